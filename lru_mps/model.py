@@ -1,0 +1,362 @@
+"""The disordered transmon array: parameters, disorder, channels and local terms.
+
+Physics (see shared/physics.md §1-4).  L qutrits, site 1 (index 0) is the
+coding qubit, site L (index L-1) is the reset site.  In the frame rotating at
+wbar N the Hamiltonian is
+
+    H = sum_l [dw_l n_l - (U_l/2) n_l (n_l - 1)] + J sum_l (a_l^dag a_{l+1} + h.c.)
+
+with dw_l uniform in [-W/2, W/2] and U_l = Ubar + 2 dw_l, so that the leakage
+energy E2 = 2 w_l - U_l is the same on every site.  Everything here is in
+units of J (energies, rates) and 1/J (times); ``J_hz`` = J/2pi in Hz only
+sets the conversion to physical units and the thermal energies.
+
+The continuous jump channels c_k = sqrt(rate_k) op_k act on one site each;
+the no-jump generator is H_eff = H - (i/2) sum_k c_k^dag c_k.  Every term of
+H_eff is either on one site or on one bond, which is what all three state
+representations (dense, fixed-N sector, MPS/MPO) are built from.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, asdict
+
+import numpy as np
+
+from . import operators as ops
+from .errors import ParameterError, require
+from .units import parse_frequency_hz, to_energy, to_kelvin, to_rate, to_time
+
+H_PLANCK = 6.62607015e-34  # J s
+K_BOLTZMANN = 1.380649e-23  # J / K
+
+RESET_KINDS = ("periodic", "random", "dissipation", "none")
+INIT_STATES = ("leakage", "qubit", "coherence")
+
+#: The paper's hardware figures (physics.md §4), physical units.
+PAPER_T1Q_US = 16.7
+PAPER_TPHI_US = 10.0
+PAPER_TEMPERATURE_K = 0.1
+
+
+@dataclass(frozen=True)
+class Reset:
+    """Last-site reset: ``kind`` in periodic|random|dissipation|none, ``rate`` G in J."""
+
+    kind: str = "periodic"
+    rate: float = 0.03
+
+    def __post_init__(self):
+        require(self.kind in RESET_KINDS, "reset", self.kind, f"one of {', '.join(RESET_KINDS)}")
+        if self.kind != "none":
+            require(
+                math.isfinite(self.rate) and self.rate > 0,
+                "rate",
+                self.rate,
+                f"a finite rate > 0 (in units of J) for the {self.kind} reset",
+            )
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """Hardware noise on every site and temperature of the initial state.
+
+    ``T1q`` and ``Tphi`` in 1/J (``inf`` = none): decay sqrt(1/T1q) a_l and
+    dephasing sqrt(2/Tphi) n_l.  ``temperature_K`` sets the thermal product
+    state of sites 2..L.
+    """
+
+    T1q: float = math.inf
+    Tphi: float = math.inf
+    temperature_K: float = 0.0
+
+    def __post_init__(self):
+        require(self.T1q > 0, "t1", self.T1q, "a time > 0 (or inf for no decay)")
+        require(self.Tphi > 0, "tphi", self.Tphi, "a time > 0 (or inf for no dephasing)")
+        require(
+            math.isfinite(self.temperature_K) and self.temperature_K >= 0,
+            "temperature",
+            self.temperature_K,
+            "a temperature >= 0 K",
+        )
+
+    @property
+    def ideal(self) -> bool:
+        """No hardware noise and zero temperature."""
+        return math.isinf(self.T1q) and math.isinf(self.Tphi) and self.temperature_K == 0.0
+
+
+@dataclass(frozen=True)
+class Realization:
+    """One disorder realization: detunings dw_l and anharmonicities U_l (units of J)."""
+
+    dw: np.ndarray
+    U: np.ndarray
+
+    @property
+    def L(self) -> int:
+        return len(self.dw)
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A continuous jump channel c = sqrt(rate) op acting on ``site`` (0-based).
+
+    ``removes`` says whether the jump lowers the excitation number N.
+    """
+
+    name: str
+    site: int
+    op: np.ndarray = field(repr=False)
+    rate: float
+    removes: bool
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """Everything that defines the physics of one ensemble (units of J).
+
+    ``L`` sites, hopping ``J_hz`` = J/2pi in Hz, mean anharmonicity ``Ubar``,
+    mean frequency ``wbar``, disorder width ``W`` (full width of the box),
+    the last-site ``reset`` and the hardware ``conditions``.
+    """
+
+    L: int = 3
+    J_hz: float = 5e6
+    Ubar: float = 50.0
+    wbar: float = 1500.0
+    W: float = 20.0
+    reset: Reset = field(default_factory=Reset)
+    conditions: Conditions = field(default_factory=Conditions)
+
+    def __post_init__(self):
+        require(isinstance(self.L, (int, np.integer)) and self.L >= 2, "length", self.L, "an integer L >= 2")
+        require(math.isfinite(self.J_hz) and self.J_hz > 0, "hopping", self.J_hz, "J/2pi > 0 Hz")
+        require(math.isfinite(self.Ubar) and self.Ubar > 0, "anharmonicity", self.Ubar, "Ubar > 0 (units of J)")
+        require(math.isfinite(self.wbar) and self.wbar > 0, "frequency", self.wbar, "wbar > 0 (units of J)")
+        require(math.isfinite(self.W) and self.W >= 0, "disorder", self.W, "W >= 0 (units of J)")
+        require(
+            self.W < self.Ubar,
+            "disorder",
+            self.W,
+            f"W < Ubar = {self.Ubar:g} J, so that every anharmonicity U_l = Ubar + 2 dw_l stays positive",
+        )
+
+    # ------------------------------------------------------------------ input
+    @classmethod
+    def from_user(
+        cls,
+        length=3,
+        hopping="5MHz",
+        anharmonicity="250MHz",
+        frequency="7.5GHz",
+        disorder="100MHz",
+        reset="periodic",
+        rate="0.03J",
+        conditions="ideal",
+        t1=None,
+        tphi=None,
+        temperature=None,
+    ) -> "ArraySpec":
+        """Build a spec from values with units as a user types them.
+
+        ``conditions`` is 'ideal' (no noise, 0 K) or 'realistic' (the paper's
+        T1q = 16.7 us, Tphi = 10 us, 100 mK); ``t1``, ``tphi`` and
+        ``temperature`` override either.
+        """
+        try:
+            L = int(length)
+        except (TypeError, ValueError):
+            raise ParameterError("length", length, "an integer L >= 2") from None
+        if isinstance(length, float) and length != L:
+            raise ParameterError("length", length, "an integer L >= 2")
+        J_hz = parse_frequency_hz(hopping, "hopping")
+        require(J_hz > 0, "hopping", hopping, "J/2pi > 0, e.g. '5MHz'")
+        require(conditions in ("ideal", "realistic"), "conditions", conditions, "ideal or realistic")
+        if conditions == "realistic":
+            T1q = PAPER_T1Q_US * 1e-6 * 2 * math.pi * J_hz
+            Tphi = PAPER_TPHI_US * 1e-6 * 2 * math.pi * J_hz
+            temp = PAPER_TEMPERATURE_K
+        else:
+            T1q, Tphi, temp = math.inf, math.inf, 0.0
+        if t1 is not None:
+            T1q = to_time(t1, "t1", J_hz)
+        if tphi is not None:
+            Tphi = to_time(tphi, "tphi", J_hz)
+        if temperature is not None:
+            temp = to_kelvin(temperature, "temperature")
+        reset_rate = to_rate(rate, "rate", J_hz) if reset != "none" else 0.0
+        return cls(
+            L=L,
+            J_hz=J_hz,
+            Ubar=to_energy(anharmonicity, "anharmonicity", J_hz),
+            wbar=to_energy(frequency, "frequency", J_hz),
+            W=to_energy(disorder, "disorder", J_hz),
+            reset=Reset(reset, reset_rate),
+            conditions=Conditions(T1q, Tphi, temp),
+        )
+
+    def replace(self, **changes) -> "ArraySpec":
+        """A copy with some fields changed (validated again)."""
+        values = {k: getattr(self, k) for k in ("L", "J_hz", "Ubar", "wbar", "W", "reset", "conditions")}
+        values.update(changes)
+        return ArraySpec(**values)
+
+    def as_dict(self) -> dict:
+        """Flat, JSON-friendly description (units in the key names)."""
+        return {
+            "L": int(self.L),
+            "J_over_2pi_Hz": self.J_hz,
+            "Ubar_J": self.Ubar,
+            "wbar_J": self.wbar,
+            "W_J": self.W,
+            "reset": self.reset.kind,
+            "rate_J": self.reset.rate,
+            "T1q_J": _json_float(self.conditions.T1q),
+            "Tphi_J": _json_float(self.conditions.Tphi),
+            "temperature_K": self.conditions.temperature_K,
+        }
+
+    # ---------------------------------------------------------------- physics
+    @property
+    def J_prop(self) -> float:
+        """Stack hopping J_prop = 2 J^2 / Ubar (units of J)."""
+        return 2.0 / self.Ubar
+
+    @property
+    def T_prop(self) -> float:
+        """Propagation time T_prop = pi / (2 J_prop) (units of 1/J)."""
+        return math.pi / (2.0 * self.J_prop)
+
+    def draw_realization(self, rng: np.random.Generator) -> Realization:
+        """Resonant-E2 disorder: dw_l ~ U[-W/2, W/2], U_l = Ubar + 2 dw_l."""
+        dw = rng.uniform(-self.W / 2.0, self.W / 2.0, size=self.L)
+        return Realization(dw=dw, U=self.Ubar + 2.0 * dw)
+
+    def clean_realization(self) -> Realization:
+        """The disorder-free array (dw = 0, U = Ubar)."""
+        dw = np.zeros(self.L)
+        return Realization(dw=dw, U=np.full(self.L, self.Ubar))
+
+    def channels(self) -> list[Channel]:
+        """All Lindblad channels of the master equation (reset and hardware noise).
+
+        Random feedback appears here as its three Lindblad operators
+        sqrt(G) |0><n|_L; the trajectory algorithm unravels those as
+        measurements at Poisson times instead (see :meth:`jump_channels`).
+        """
+        last = self.L - 1
+        chans: list[Channel] = []
+        G = self.reset.rate
+        if self.reset.kind == "dissipation":
+            chans.append(Channel("dissipation", last, ops.a, G, True))
+        elif self.reset.kind == "random":
+            for k in range(3):
+                chans.append(Channel(f"measure{k}", last, ops.reset_op(k), G, k > 0))
+        c = self.conditions
+        if math.isfinite(c.T1q):
+            chans += [Channel("decay", l, ops.a, 1.0 / c.T1q, True) for l in range(self.L)]
+        if math.isfinite(c.Tphi):
+            chans += [Channel("dephasing", l, ops.n, 2.0 / c.Tphi, False) for l in range(self.L)]
+        return chans
+
+    def jump_channels(self) -> list[Channel]:
+        """The channels unravelled by waiting-time jumps (all but random feedback).
+
+        Random feedback has sum_n P_n^dag P_n = 1, so its jumps come at Poisson
+        times of rate G whatever the state, with Born-rule outcomes: the
+        trajectory algorithm schedules them as measurements, and they add only
+        a constant -iG/2 to H_eff, which is left out.
+        """
+        return [ch for ch in self.channels() if not ch.name.startswith("measure")]
+
+    def onsite_terms(self, real: Realization) -> np.ndarray:
+        """On-site parts of H_eff, shape (L, 3, 3) complex.
+
+        Includes -(i/2) rate op^dag op of every :meth:`jump_channels` channel.
+        """
+        nd = np.array([0.0, 1.0, 2.0])
+        h = np.zeros((self.L, 3, 3), dtype=complex)
+        for l in range(self.L):
+            h[l] = np.diag(real.dw[l] * nd - 0.5 * real.U[l] * nd * (nd - 1.0))
+        for ch in self.jump_channels():
+            h[ch.site] += -0.5j * ch.rate * (ch.op.conj().T @ ch.op)
+        return h
+
+    def bond_term(self) -> np.ndarray:
+        """Hopping on one bond, J (a^dag a' + a a'^dag) as a 9x9 matrix (J = 1)."""
+        return np.kron(ops.adag, ops.a) + np.kron(ops.a, ops.adag)
+
+    def fastest_scale(self) -> float:
+        """The largest frequency in H_eff (units of J), for time-step checks."""
+        umax = self.Ubar + self.W
+        total_rate = sum(ch.rate * 2.0 for ch in self.jump_channels())  # |op|^2 <= 2
+        return max(umax, self.W / 2.0 + 2.0, total_rate, self.reset.rate)
+
+    def check_time_step(self, dt: float, name: str = "dt") -> float:
+        """Refuse a step that cannot resolve the fastest scale (dt * fastest <= 1)."""
+        fastest = self.fastest_scale()
+        limit = 1.0 / fastest
+        require(
+            math.isfinite(dt) and 0 < dt <= limit,
+            name,
+            dt,
+            f"0 < dt <= {limit:.4g}/J = 1/(fastest scale {fastest:.4g} J)",
+            "the on-site anharmonicity U_l and the channel rates must be resolved",
+        )
+        return dt
+
+    # ---------------------------------------------------------- initial state
+    def thermal_levels(self, real: Realization, rng: np.random.Generator) -> np.ndarray:
+        """Sample the J = 0 Gibbs product state of sites 2..L (level per site).
+
+        Energies E_1 = h f_l, E_2 = h (2 f_l - U_l/2pi) with the true (lab)
+        frequencies f_l = (wbar + dw_l) J/2pi.  Site 1 gets level 0 here (it
+        is prepared separately).  Always consumes L-1 uniforms from ``rng``.
+        """
+        u = rng.random(self.L - 1)
+        levels = np.zeros(self.L, dtype=int)
+        T = self.conditions.temperature_K
+        if T == 0.0:
+            return levels
+        p = self.thermal_probabilities(real)
+        cum = np.cumsum(p[1:], axis=1)
+        levels[1:] = (u[:, None] > cum[:, :2]).sum(axis=1)
+        return levels
+
+    def thermal_probabilities(self, real: Realization) -> np.ndarray:
+        """Single-site Gibbs weights, shape (L, 3) (row 0 is site 1, unused)."""
+        T = self.conditions.temperature_K
+        f1 = (self.wbar + real.dw) * self.J_hz
+        f2 = (2.0 * (self.wbar + real.dw) - real.U) * self.J_hz
+        if T == 0.0:
+            p = np.zeros((self.L, 3))
+            p[:, 0] = 1.0
+            return p
+        beta_h = H_PLANCK / (K_BOLTZMANN * T)
+        e = np.stack([np.zeros(self.L), f1, f2], axis=1) * beta_h
+        w = np.exp(-(e - e.min(axis=1, keepdims=True)))
+        return w / w.sum(axis=1, keepdims=True)
+
+
+def site1_state(init: str) -> np.ndarray:
+    """The prepared state of the coding qubit (site 1) for an initial-state name."""
+    if init == "leakage":
+        return ops.ket(2)
+    if init == "qubit":
+        return ops.ket(1)
+    if init == "coherence":
+        return (ops.ket(0) + ops.ket(1)) / np.sqrt(2.0)
+    raise ParameterError("init", init, f"one of {', '.join(INIT_STATES)}")
+
+
+def product_state(init: str, levels: np.ndarray) -> list[np.ndarray]:
+    """Site vectors of the initial product state: site 1 prepared, others in ``levels``."""
+    sites = [ops.ket(int(k)) for k in levels]
+    sites[0] = site1_state(init)
+    return sites
+
+
+def _json_float(x: float):
+    return None if math.isinf(x) else x

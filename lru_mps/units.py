@@ -1,0 +1,117 @@
+"""Quantities a physicist types, converted to the internal units of J.
+
+Internally lru-mps measures energies and rates in units of the hopping J
+(hbar = 1), times in units of 1/J and temperatures in kelvin.  At the edges a
+user may type:
+
+==============  ==========================================  =================
+kind            accepted                                    bare number means
+==============  ==========================================  =================
+frequency       ``Hz kHz MHz GHz`` (f = omega / 2 pi), ``J``  multiples of J
+rate            as frequency (Gamma / 2 pi), ``/s /ms /us /ns``  multiples of J
+                (a plain rate 1/tau), ``J``
+time            ``s ms us ns ps``, ``/J`` (e.g. ``200/J``)    multiples of 1/J
+temperature     ``K mK uK``                                 (0 only)
+==============  ==========================================  =================
+
+``inf`` is accepted for times (e.g. no hardware decay: ``--t1 inf``).
+With J/2pi = 5 MHz, 1/J = 1 / (2 pi 5 MHz) = 31.83 ns.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from .errors import ParameterError
+
+_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?inf"
+_PATTERN = re.compile(rf"^\s*({_NUMBER})\s*(.*?)\s*$", re.IGNORECASE)
+
+_FREQ = {"hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
+_TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9, "ps": 1e-12}
+_TEMP = {"k": 1.0, "mk": 1e-3, "uk": 1e-6, "µk": 1e-6}
+_J_WORDS = {"j", "*j", "xj"}
+_PER_J = {"/j", "1/j", "j^-1", "j**-1"}
+
+
+def _split(value, name: str, example: str) -> tuple[float, str]:
+    if isinstance(value, bool):
+        raise ParameterError(name, value, f"a number with a unit, e.g. {example!r}")
+    if isinstance(value, (int, float)):
+        return float(value), ""
+    match = _PATTERN.match(str(value))
+    if not match:
+        raise ParameterError(name, value, f"a number with a unit, e.g. {example!r}")
+    return float(match.group(1)), match.group(2).replace(" ", "")
+
+
+def parse_frequency_hz(value, name: str = "frequency") -> float:
+    """A frequency f = omega/2pi with an explicit unit, in Hz (used for J itself)."""
+    number, unit = _split(value, name, "5MHz")
+    key = unit.lower()
+    if key not in _FREQ:
+        raise ParameterError(name, value, "a frequency with a unit Hz, kHz, MHz or GHz, e.g. '5MHz'")
+    return number * _FREQ[key]
+
+
+def to_energy(value, name: str, J_hz: float) -> float:
+    """An energy/frequency in units of J: '250MHz' (omega/2pi), '50J' or a bare 50."""
+    number, unit = _split(value, name, "250MHz")
+    key = unit.lower()
+    if key == "" or key in _J_WORDS:
+        return number
+    if key in _FREQ:
+        return number * _FREQ[key] / J_hz
+    raise ParameterError(name, value, "a frequency in Hz/kHz/MHz/GHz (f = omega/2pi) or a multiple of J like '50J'")
+
+
+def to_rate(value, name: str, J_hz: float) -> float:
+    """A rate in units of J: '0.03J', a bare 0.03, '0.15MHz' (Gamma/2pi) or '1/us' (1/tau)."""
+    number, unit = _split(value, name, "0.03J")
+    key = unit.lower()
+    if key == "" or key in _J_WORDS:
+        return number
+    if key in _FREQ:
+        return number * _FREQ[key] / J_hz
+    if key.startswith("/") or key.startswith("1/"):
+        tkey = key.split("/", 1)[1]
+        if tkey in _TIME:
+            return number / (_TIME[tkey] * 2.0 * math.pi * J_hz)
+    raise ParameterError(
+        name, value, "a rate as a multiple of J ('0.03J'), a frequency Gamma/2pi ('0.15MHz') or per time ('2/us')"
+    )
+
+
+def to_time(value, name: str, J_hz: float) -> float:
+    """A time in units of 1/J: '200/J', a bare 200, '16.7us', 'inf'."""
+    number, unit = _split(value, name, "200/J")
+    key = unit.lower()
+    if key == "" or key in _PER_J:
+        return number
+    if key in _TIME:
+        return number * _TIME[key] * 2.0 * math.pi * J_hz
+    raise ParameterError(name, value, "a time in s/ms/us/ns or a multiple of 1/J like '200/J'")
+
+
+def to_kelvin(value, name: str = "temperature") -> float:
+    """A temperature in kelvin from '100mK', '0.1K' or 0."""
+    number, unit = _split(value, name, "100mK")
+    key = unit.lower()
+    if key == "":
+        if number == 0.0:
+            return 0.0
+        raise ParameterError(name, value, "a temperature with a unit K or mK, e.g. '100mK'")
+    if key in _TEMP:
+        return number * _TEMP[key]
+    raise ParameterError(name, value, "a temperature with a unit K or mK, e.g. '100mK'")
+
+
+def time_to_us(t_J: float, J_hz: float) -> float:
+    """Convert a time in 1/J to microseconds."""
+    return t_J / (2.0 * math.pi * J_hz) * 1e6
+
+
+def rate_to_hz(rate_J: float, J_hz: float) -> float:
+    """Convert a rate/energy in units of J to f = omega/2pi in Hz."""
+    return rate_J * J_hz
