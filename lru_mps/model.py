@@ -261,6 +261,25 @@ class ArraySpec:
             chans += [Channel("dephasing", l, ops.n, 2.0 / c.Tphi, False) for l in range(self.L)]
         return chans
 
+    def qubit_frequency(self, real: Realization, frame: str = "dressed") -> float:
+        """The coding qubit's frequency in the rotating frame (units of J).
+
+        ``dressed`` (default): the eigenfrequency of the single-excitation mode
+        of H with the largest weight on site 1, i.e. the qubit frequency an
+        experiment calibrates (dw_1 plus the hopping shift ~ J^2/(dw_1 - dw_2)).
+        ``bare``: dw_1.  The coherence C(t) is taken in the frame rotating at
+        this frequency; with the bare frequency the realization average would
+        dephase in ~ |dw_1 - dw_2| / J^2 ~ 10/J from the spread of hopping
+        shifts alone.
+        """
+        if frame == "bare":
+            return float(real.dw[0])
+        require(frame == "dressed", "qubit_frame", frame, "dressed or bare")
+        from scipy.linalg import eigh_tridiagonal
+
+        lam, vec = eigh_tridiagonal(real.dw, np.ones(self.L - 1))
+        return float(lam[np.argmax(np.abs(vec[0]) ** 2)])
+
     def jump_channels(self) -> list[Channel]:
         """The channels unravelled by waiting-time jumps (all but random feedback).
 

@@ -92,7 +92,8 @@ class TrajectoryRecord:
 
     ``populations[k, l, m]`` = probability of level m on site l at times[k]
     (unnormalized weights in branch mode); ``coherence[k]`` = <sigma^-_1> in
-    the frame of the coding qubit, exp(+i dw_1 t) rho_1[1, 0].
+    the frame of the coding qubit, exp(+i w_q t) rho_1[1, 0] with w_q from
+    :meth:`ArraySpec.qubit_frequency` (dressed by default).
     """
 
     times: np.ndarray
@@ -194,6 +195,7 @@ def run_trajectory(
     rng: np.random.Generator,
     estimator: str = "sampled",
     keep_final_state: bool = False,
+    qubit_frequency: float | None = None,
 ) -> TrajectoryRecord:
     """Evolve one trajectory from ``state`` (normalized) over the grid ``times`` (1/J).
 
@@ -212,7 +214,7 @@ def run_trajectory(
     populations = np.zeros((T, spec.L, 3))
     coherence = np.zeros(T, dtype=complex)
     events: list[Event] = []
-    dw1 = realization.dw[0]
+    w_q = spec.qubit_frequency(realization) if qubit_frequency is None else qubit_frequency
 
     threshold = rng.random() if sampled and channels else 0.0
     t = 0.0
@@ -235,7 +237,7 @@ def run_trajectory(
             rdm = state.site_rdms()
             norm = state.norm2() if sampled else 1.0
             populations[k] = np.real(np.diagonal(rdm, axis1=1, axis2=2)) / norm
-            coherence[k] = rdm[0, 1, 0] / norm * np.exp(1j * dw1 * times[k])
+            coherence[k] = rdm[0, 1, 0] / norm * np.exp(1j * w_q * times[k])
             k += 1
         else:
             _measure(state, last, rng, events, t, sampled)

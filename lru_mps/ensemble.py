@@ -1,0 +1,204 @@
+"""Run ensembles of trajectories: seeding, disorder per trajectory, accumulation.
+
+Trajectory i (0-based) of a run with ``seed`` draws its disorder realization
+from SeedSequence(seed, spawn_key=(i, 0)) and its thermal sample, measurement
+clock and events for initial state ``init`` from SeedSequence(seed,
+spawn_key=(i, 1, code(init))).  The numbers of a trajectory therefore depend
+only on (seed, i, init), never on the order or the process it runs in, and
+the three initial states of trajectory i share one disorder realization.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .backends import get_engine
+from .errors import ParameterError, require
+from .model import INIT_STATES, ArraySpec, Realization, product_state
+from .statistics import ObservableAccumulator, MeanSem
+from .trajectory import TrajectoryRecord, check_estimator, run_trajectory
+
+INIT_CODE = {name: k for k, name in enumerate(INIT_STATES)}
+
+#: which initial state each observable is measured on
+OBSERVABLE_INIT = {
+    "leakage_array": "leakage",
+    "leakage_site1": "leakage",
+    "qubit_population": "qubit",
+    "qubit_coherence": "coherence",
+}
+
+
+def disorder_rng(seed: int, index: int) -> np.random.Generator:
+    """The disorder stream of trajectory ``index``."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index, 0)))
+
+
+def event_rng(seed: int, index: int, init: str) -> np.random.Generator:
+    """The thermal-sample and event stream of trajectory ``index`` for ``init``."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index, 1, INIT_CODE[init])))
+
+
+def time_grid(t_final: float, time_points: int) -> np.ndarray:
+    """Uniform grid 0..t_final (1/J) with ``time_points`` points."""
+    require(math.isfinite(t_final) and t_final > 0, "t_final", t_final, "a finite time > 0 (units of 1/J)")
+    require(int(time_points) == time_points and time_points >= 2, "time_points", time_points, "an integer >= 2")
+    return np.linspace(0.0, float(t_final), int(time_points))
+
+
+def resolve_inits(init: str | Iterable[str]) -> tuple[str, ...]:
+    """'all' or one name or a list of names -> tuple of initial-state names."""
+    if isinstance(init, str):
+        init = INIT_STATES if init == "all" else (init,)
+    init = tuple(init)
+    for name in init:
+        require(name in INIT_STATES, "init", name, f"one of {', '.join(INIT_STATES)} or all")
+    return init
+
+
+@dataclass
+class RunSettings:
+    """How an ensemble is run (everything but the physics)."""
+
+    times: np.ndarray
+    trajectories: int = 200
+    seed: int = 0
+    engine: str = "exact"
+    estimator: str = "sampled"
+    inits: tuple[str, ...] = INIT_STATES
+    engine_options: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        require(
+            int(self.trajectories) == self.trajectories and self.trajectories >= 1,
+            "trajectories",
+            self.trajectories,
+            "an integer >= 1",
+        )
+        require(int(self.seed) == self.seed and self.seed >= 0, "seed", self.seed, "an integer >= 0")
+        self.trajectories = int(self.trajectories)
+        self.seed = int(self.seed)
+
+
+class TrajectoryRunner:
+    """Runs single trajectories of one spec with one engine, reusing propagators."""
+
+    def __init__(self, spec: ArraySpec, settings: RunSettings, realization: Realization | None = None):
+        self.spec = spec
+        self.settings = settings
+        self.engine = get_engine(settings.engine, **settings.engine_options)
+        require(
+            spec.L <= self.engine.max_length,
+            "length",
+            spec.L,
+            f"L <= {self.engine.max_length} for the {settings.engine} engine",
+        )
+        self.fixed_realization = realization
+        self._fixed_prop = None
+
+    def realization(self, index: int) -> Realization:
+        if self.fixed_realization is not None:
+            return self.fixed_realization
+        return self.spec.draw_realization(disorder_rng(self.settings.seed, index))
+
+    def propagator(self, real: Realization):
+        if self.fixed_realization is not None:
+            if self._fixed_prop is None:
+                self._fixed_prop = self.engine.prepare(self.spec, real)
+            return self._fixed_prop
+        return self.engine.prepare(self.spec, real)
+
+    def run(self, index: int, inits: Iterable[str] | None = None, keep_final_state: bool = False) -> dict[str, TrajectoryRecord]:
+        """Trajectory ``index`` for each initial state: {init: record}."""
+        real = self.realization(index)
+        prop = self.propagator(real)
+        out = {}
+        for init in inits or self.settings.inits:
+            rng = event_rng(self.settings.seed, index, init)
+            levels = self.spec.thermal_levels(real, rng)
+            state = prop.state(product_state(init, levels))
+            out[init] = run_trajectory(
+                state,
+                self.spec,
+                real,
+                self.settings.times,
+                rng,
+                estimator=self.settings.estimator,
+                keep_final_state=keep_final_state,
+            )
+        return out
+
+
+@dataclass
+class SimulationResult:
+    """Ensemble statistics of one run, plus everything needed to reproduce it."""
+
+    spec: ArraySpec
+    settings: RunSettings
+    accumulators: dict[str, ObservableAccumulator]
+
+    @property
+    def times(self) -> np.ndarray:
+        return self.settings.times
+
+    @property
+    def completed(self) -> int:
+        return min(acc.count for acc in self.accumulators.values())
+
+    def observable(self, name: str) -> MeanSem:
+        """Mean and standard error of an observable on the time grid."""
+        if name in OBSERVABLE_INIT:
+            init = OBSERVABLE_INIT[name]
+            if init not in self.accumulators:
+                raise ParameterError("observable", name, f"needs the '{init}' initial state in the run")
+            return self.accumulators[init].get(name)
+        raise ParameterError("observable", name, f"one of {', '.join(OBSERVABLE_INIT)}")
+
+    def site_resolved(self, init: str, name: str = "site_population") -> MeanSem:
+        """Per-site <n_l> ('site_population') or <|2><2|_l> ('site_leakage'), shape (T, L)."""
+        return self.accumulators[init].get(name)
+
+
+def simulate(
+    spec: ArraySpec,
+    *,
+    init: str | Iterable[str] = "all",
+    t_final: float = 1000.0,
+    time_points: int = 201,
+    trajectories: int = 200,
+    seed: int = 0,
+    engine: str = "exact",
+    estimator: str = "auto",
+    realization: Realization | None = None,
+    engine_options: dict | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> SimulationResult:
+    """Run one ensemble: ``trajectories`` trajectories, each with its own disorder.
+
+    Times in 1/J.  ``realization`` fixes the disorder for every trajectory
+    (used for checks against the density-matrix reference).  ``estimator``
+    is 'sampled', 'branch' (removal-free branch, exact in ideal conditions)
+    or 'auto' (branch where exact).  ``progress(done, total)`` is called
+    after each trajectory.
+    """
+    settings = RunSettings(
+        times=time_grid(t_final, time_points),
+        trajectories=trajectories,
+        seed=seed,
+        engine=engine,
+        estimator=check_estimator(spec, estimator),
+        inits=resolve_inits(init),
+        engine_options=dict(engine_options or {}),
+    )
+    runner = TrajectoryRunner(spec, settings, realization)
+    accs = {name: ObservableAccumulator(len(settings.times), spec.L) for name in settings.inits}
+    for i in range(settings.trajectories):
+        for name, rec in runner.run(i).items():
+            accs[name].add(rec.populations, rec.coherence)
+        if progress is not None:
+            progress(i + 1, settings.trajectories)
+    return SimulationResult(spec, settings, accs)
