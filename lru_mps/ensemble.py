@@ -133,13 +133,49 @@ class TrajectoryRunner:
         return out
 
 
+#: trajectories are accumulated in this many contiguous blocks (jackknife errors)
+MAX_BLOCKS = 16
+
+
+def block_of(index: int, trajectories: int) -> int:
+    """Block of trajectory ``index``: contiguous index ranges, at most MAX_BLOCKS."""
+    n_blocks = min(MAX_BLOCKS, trajectories)
+    return index * n_blocks // trajectories
+
+
 @dataclass
 class SimulationResult:
-    """Ensemble statistics of one run, plus everything needed to reproduce it."""
+    """Ensemble statistics of one run, plus everything needed to reproduce it.
+
+    ``blocks[init][b]`` holds the sums over the trajectories of block b
+    (contiguous index ranges, see :func:`block_of`); ``accumulators`` are
+    their totals.  Blocks give jackknife errors for derived quantities such
+    as fitted decay times, whose time points are correlated.
+    """
 
     spec: ArraySpec
     settings: RunSettings
-    accumulators: dict[str, ObservableAccumulator]
+    blocks: dict[str, list[ObservableAccumulator]]
+
+    @property
+    def accumulators(self) -> dict[str, ObservableAccumulator]:
+        out = {}
+        for init, blocks in self.blocks.items():
+            total = ObservableAccumulator(len(self.times), self.spec.L)
+            for b in blocks:
+                total.merge(b)
+            out[init] = total
+        return out
+
+    def leave_one_out(self) -> list["SimulationResult"]:
+        """Results with one block left out each (for jackknife errors); [] if fewer than 2 blocks."""
+        n_blocks = min(len(b) for b in self.blocks.values())
+        if n_blocks < 2:
+            return []
+        return [
+            SimulationResult(self.spec, self.settings, {k: v[:j] + v[j + 1 :] for k, v in self.blocks.items()})
+            for j in range(n_blocks)
+        ]
 
     @property
     def times(self) -> np.ndarray:
@@ -153,7 +189,7 @@ class SimulationResult:
         """Mean and standard error of an observable on the time grid."""
         if name in OBSERVABLE_INIT:
             init = OBSERVABLE_INIT[name]
-            if init not in self.accumulators:
+            if init not in self.blocks:
                 raise ParameterError("observable", name, f"needs the '{init}' initial state in the run")
             return self.accumulators[init].get(name)
         raise ParameterError("observable", name, f"one of {', '.join(OBSERVABLE_INIT)}")
@@ -195,10 +231,15 @@ def simulate(
         engine_options=dict(engine_options or {}),
     )
     runner = TrajectoryRunner(spec, settings, realization)
-    accs = {name: ObservableAccumulator(len(settings.times), spec.L) for name in settings.inits}
-    for i in range(settings.trajectories):
+    n = settings.trajectories
+    n_blocks = block_of(n - 1, n) + 1
+    blocks = {
+        name: [ObservableAccumulator(len(settings.times), spec.L) for _ in range(n_blocks)] for name in settings.inits
+    }
+    for i in range(n):
+        b = block_of(i, n)
         for name, rec in runner.run(i).items():
-            accs[name].add(rec.populations, rec.coherence)
+            blocks[name][b].add(rec.populations, rec.coherence)
         if progress is not None:
-            progress(i + 1, settings.trajectories)
-    return SimulationResult(spec, settings, accs)
+            progress(i + 1, n)
+    return SimulationResult(spec, settings, blocks)

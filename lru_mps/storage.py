@@ -1,0 +1,142 @@
+"""Results as labelled xarray Datasets (NetCDF) and JSON.
+
+A simulation result becomes one Dataset with coordinates ``time_J`` (1/J) and
+``site`` (1..L), variables ``<observable>_mean`` / ``<observable>_sem`` for
+every observable, the per-site ``site_population`` / ``site_leakage`` for
+each initial state that was run, and all parameters, run settings and decay
+times as attributes.  Files are written atomically (temporary file + rename).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from .analysis import decay_times
+from .ensemble import OBSERVABLE_INIT, SimulationResult
+from .units import time_to_us
+
+
+def _settings_dict(result: SimulationResult) -> dict:
+    s = result.settings
+    return {
+        "trajectories": s.trajectories,
+        "completed_trajectories": result.completed,
+        "seed": s.seed,
+        "engine": s.engine,
+        "estimator": s.estimator,
+        "init": list(s.inits),
+        "t_final_J": float(s.times[-1]),
+        "time_points": len(s.times),
+        **{f"engine_{k}": v for k, v in s.engine_options.items()},
+    }
+
+
+def parameters(result: SimulationResult) -> dict:
+    """Physics parameters and run settings of a result, JSON-friendly."""
+    return {**result.spec.as_dict(), **_settings_dict(result)}
+
+
+def to_json(result: SimulationResult) -> dict:
+    """The JSON object of `lru-mps simulate --json`."""
+    observables = {}
+    for name, init in OBSERVABLE_INIT.items():
+        if init in result.blocks:
+            ms = result.observable(name)
+            observables[name] = {"mean": ms.mean.tolist(), "sem": ms.sem.tolist()}
+        else:
+            observables[name] = None
+    J_hz = result.spec.J_hz
+    times = {k: (v.as_json(J_hz) if v is not None else None) for k, v in decay_times(result).items()}
+    return {
+        "parameters": parameters(result),
+        "time_J": result.times.tolist(),
+        "observables": observables,
+        "decay_times": times,
+    }
+
+
+def to_dataset(result: SimulationResult) -> xr.Dataset:
+    """The result as an xarray Dataset (see module docstring)."""
+    t = result.times
+    coords = {"time_J": ("time_J", t, {"units": "1/J"}), "site": np.arange(1, result.spec.L + 1)}
+    data = {}
+    for name, init in OBSERVABLE_INIT.items():
+        if init in result.blocks:
+            ms = result.observable(name)
+            data[f"{name}_mean"] = ("time_J", ms.mean)
+            data[f"{name}_sem"] = ("time_J", ms.sem)
+    for init in result.blocks:
+        for name in ("site_population", "site_leakage"):
+            ms = result.site_resolved(init, name)
+            data[f"{name}_{init}_mean"] = (("time_J", "site"), ms.mean)
+            data[f"{name}_{init}_sem"] = (("time_J", "site"), ms.sem)
+    attrs = {k: _attr(v) for k, v in parameters(result).items()}
+    attrs["time_us_per_J"] = time_to_us(1.0, result.spec.J_hz)
+    for k, v in decay_times(result).items():
+        for field, x in (v.as_json(result.spec.J_hz) if v else {"value_J": None}).items():
+            attrs[f"{k}_{field}"] = _attr(x)
+    return xr.Dataset(data, coords=coords, attrs=attrs)
+
+
+def _attr(v):
+    """NetCDF attributes cannot hold None, bools or lists of strings."""
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, float) and math.isinf(v):
+        return "inf"
+    if isinstance(v, (list, tuple)):
+        return ",".join(str(x) for x in v)
+    return v
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_netcdf(result: SimulationResult, path: str | os.PathLike) -> Path:
+    """Write the result's Dataset to ``path`` (NetCDF4 via h5netcdf), atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        to_dataset(result).to_netcdf(tmp, engine="h5netcdf")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def load_dataset(path: str | os.PathLike) -> xr.Dataset:
+    """Load a stored result (fully into memory, file closed)."""
+    with xr.open_dataset(path, engine="h5netcdf") as ds:
+        return ds.load()
+
+
+def save_json(obj: dict, path: str | os.PathLike) -> None:
+    """Write JSON atomically."""
+    atomic_write_bytes(path, (json.dumps(obj, indent=2) + "\n").encode())

@@ -1,0 +1,43 @@
+"""Readable text summaries of results."""
+
+from __future__ import annotations
+
+from .analysis import decay_times, fit_window_start
+from .ensemble import OBSERVABLE_INIT, SimulationResult
+from .units import time_to_us
+
+
+def format_summary(result: SimulationResult) -> str:
+    """Parameters, estimator, decay times (1/J and us) and final values."""
+    spec, s = result.spec, result.settings
+    c = spec.conditions
+    cond = "ideal" if c.ideal else f"T1q={_t(c.T1q, spec)}, Tphi={_t(c.Tphi, spec)}, T={c.temperature_K * 1e3:g} mK"
+    lines = [
+        f"L={spec.L}  J/2pi={spec.J_hz / 1e6:g} MHz  Ubar={spec.Ubar:g} J  W={spec.W:g} J  "
+        f"reset={spec.reset.kind}" + (f" G={spec.reset.rate:g} J" if spec.reset.kind != "none" else ""),
+        f"conditions: {cond}",
+        f"engine={s.engine}  estimator={s.estimator}  trajectories={result.completed}  seed={s.seed}  "
+        f"t_final={s.times[-1]:g}/J ({time_to_us(s.times[-1], spec.J_hz):.3g} us)",
+        f"fit window: t > (L-1) T_prop = {fit_window_start(result):.4g}/J",
+        "",
+        f"{'time':8s} {'value [1/J]':>22s} {'value [us]':>22s}",
+    ]
+    for name, d in decay_times(result).items():
+        if d is None:
+            lines.append(f"{name:8s} {'not measured/resolved':>22s}")
+            continue
+        lines.append(
+            f"{name:8s} {d.value:11.4g} +- {d.error:<8.2g} "
+            f"{time_to_us(d.value, spec.J_hz):11.4g} +- {time_to_us(d.error, spec.J_hz):<8.2g}"
+        )
+    lines.append("")
+    lines.append(f"at t = {s.times[-1]:g}/J:")
+    for name, init in OBSERVABLE_INIT.items():
+        if init in result.blocks:
+            ms = result.observable(name)
+            lines.append(f"  {name:18s} {ms.mean[-1]:.4g} +- {ms.sem[-1]:.2g}")
+    return "\n".join(lines)
+
+
+def _t(t_J: float, spec) -> str:
+    return "inf" if t_J == float("inf") else f"{time_to_us(t_J, spec.J_hz):.3g} us"

@@ -1,0 +1,74 @@
+"""`lru-mps simulate`: JSON contract, NetCDF output, clear errors."""
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from lru_mps.storage import load_dataset
+from lru_mps_cli.main import main
+
+DECAY_KEYS = {"value_J", "error_J", "value_us", "error_us"}
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_simulate_json_contract(tmp_path):
+    out = tmp_path / "run.nc"
+    res = run("simulate", "-L", "2", "--trajectories", "16", "--t-final", "300/J", "--time-points", "31", "--json", "--out", str(out))
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert set(data) == {"parameters", "time_J", "observables", "decay_times"}
+    assert len(data["time_J"]) == 31 and data["time_J"][-1] == pytest.approx(300.0)
+    for name in ("leakage_array", "leakage_site1", "qubit_population", "qubit_coherence"):
+        obs = data["observables"][name]
+        assert set(obs) == {"mean", "sem"} and len(obs["mean"]) == 31 and len(obs["sem"]) == 31
+    assert data["observables"]["leakage_array"]["mean"][0] == pytest.approx(1.0)
+    assert data["observables"]["qubit_coherence"]["mean"][0] == pytest.approx(0.5)
+    assert set(data["decay_times"]) == {"T_prop", "T_star", "T1", "T2"}
+    tp = data["decay_times"]["T_prop"]
+    assert set(tp) == DECAY_KEYS
+    assert tp["value_J"] == pytest.approx(np.pi / (2 * 2 / 50.0))
+    # 1/J = 31.83 ns at J/2pi = 5 MHz
+    assert tp["value_us"] == pytest.approx(tp["value_J"] * 0.0318309886, rel=1e-8)
+    p = data["parameters"]
+    assert p["L"] == 2 and p["reset"] == "periodic" and p["rate_J"] == pytest.approx(0.03)
+    assert p["estimator"] == "sampled"  # realistic conditions by default
+    ds = load_dataset(out)
+    np.testing.assert_allclose(ds["leakage_array_mean"].values, data["observables"]["leakage_array"]["mean"])
+    assert ds.attrs["L"] == 2 and ds.attrs["reset"] == "periodic"
+    assert ds["site_population_qubit_mean"].shape == (31, 2)
+
+
+def test_simulate_summary_and_units():
+    res = run(
+        "simulate", "-L", "2", "--trajectories", "4", "--t-final", "2us", "--time-points", "11",
+        "--conditions", "ideal", "--reset", "dissipation", "--rate", "0.2MHz", "--disorder", "20J",
+    )
+    assert res.exit_code == 0, res.output
+    assert "estimator=branch" in res.output and "T_prop" in res.output
+    assert "G=0.04 J" in res.output  # 0.2 MHz / 5 MHz
+
+
+@pytest.mark.parametrize(
+    "args, name",
+    [
+        (["-L", "1"], "length"),
+        (["--rate", "-0.1J"], "rate"),
+        (["--rate", "0"], "rate"),
+        (["--disorder", "-5MHz"], "disorder"),
+        (["--temperature", "-10mK"], "temperature"),
+        (["--hopping", "5parsec"], "hopping"),
+        (["--t-final", "10 fortnights"], "t_final"),
+        (["--conditions", "ideal", "--estimator", "branch", "--t1", "10us"], "estimator"),
+        (["-L", "9"], "length"),
+    ],
+)
+def test_bad_input_is_a_clear_error(args, name):
+    res = CliRunner().invoke(main, ["simulate", "--trajectories", "1", *args])
+    assert res.exit_code == 2
+    assert "Traceback" not in res.output
+    assert f"{name}=" in res.output and "not allowed" in res.output
