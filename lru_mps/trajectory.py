@@ -63,8 +63,11 @@ class TrajectoryState(Protocol):
     def norm2(self) -> float:
         """<psi|psi>."""
 
-    def site_rdms(self) -> np.ndarray:
-        """Unnormalized one-site reduced density matrices, shape (L, 3, 3): rho_l[i, j] = <psi| (|j><i|)_l |psi>."""
+    def site_populations(self) -> np.ndarray:
+        """Unnormalized level populations of every site, shape (L, 3): <psi| (|m><m|)_l |psi>."""
+
+    def site_rdm(self, site: int) -> np.ndarray:
+        """Unnormalized reduced density matrix of one site (3, 3): rho[i, j] = <psi| (|j><i|)_site |psi>."""
 
     def apply_local(self, op: np.ndarray, site: int) -> None:
         """|psi> <- op_site |psi> (op a 3x3 matrix, site 0-based)."""
@@ -234,10 +237,9 @@ def run_trajectory(
             threshold /= n2
             state.scale(1.0 / math.sqrt(n2))
         if times[k] <= clock.next:
-            rdm = state.site_rdms()
             norm = state.norm2() if sampled else 1.0
-            populations[k] = np.real(np.diagonal(rdm, axis1=1, axis2=2)) / norm
-            coherence[k] = rdm[0, 1, 0] / norm * np.exp(1j * w_q * times[k])
+            populations[k] = state.site_populations() / norm
+            coherence[k] = state.site_rdm(0)[1, 0] / norm * np.exp(1j * w_q * times[k])
             k += 1
         else:
             _measure(state, last, rng, events, t, sampled)
@@ -253,10 +255,8 @@ def run_trajectory(
 
 def _jump(state, channels, rng, events, t) -> None:
     """Pick a channel with probability ~ rate <op^dag op>, apply it, renormalize."""
-    rdm = state.site_rdms()
-    weights = np.array(
-        [ch.rate * np.real(np.trace(ch.op.conj().T @ ch.op @ rdm[ch.site])) for ch in channels]
-    )
+    pops = state.site_populations()
+    weights = np.array([ch.rate * _occupation_weight(ch, pops, state) for ch in channels])
     weights = np.clip(weights, 0.0, None)
     total = weights.sum()
     u = rng.random() * total
@@ -268,14 +268,21 @@ def _jump(state, channels, rng, events, t) -> None:
     events.append(Event(t, ch.name, ch.site))
 
 
+def _occupation_weight(ch, pops, state) -> float:
+    """<op^dag op> on the channel's site (from the populations when op^dag op is diagonal)."""
+    m = ch.op.conj().T @ ch.op
+    if np.count_nonzero(m - np.diag(np.diagonal(m))) == 0:
+        return float(np.real(np.diagonal(m)) @ pops[ch.site])
+    return float(np.real(np.trace(m @ state.site_rdm(ch.site))))
+
+
 def _measure(state, site, rng, events, t, sampled) -> None:
     """Feedback measurement of n on ``site`` followed by |0><n|."""
     if not sampled:
         state.apply_local(ops.reset_op(0), site)
         events.append(Event(t, "measurement", site, 0))
         return
-    rdm = state.site_rdms()[site]
-    p = np.clip(np.real(np.diagonal(rdm)), 0.0, None)
+    p = np.clip(state.site_populations()[site], 0.0, None)
     p = p / p.sum()
     outcome = int(np.searchsorted(np.cumsum(p), rng.random(), side="right"))
     outcome = min(outcome, 2)

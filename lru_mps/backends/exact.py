@@ -123,14 +123,14 @@ class ExactState:
     def norm2(self) -> float:
         return float(np.vdot(self.psi, self.psi).real)
 
-    def site_rdms(self) -> np.ndarray:
+    def site_populations(self) -> np.ndarray:
         L = self.prop.L
-        t = self.psi.reshape((3,) * L)
-        out = np.empty((L, 3, 3), dtype=complex)
-        for l in range(L):
-            m = np.moveaxis(t, l, 0).reshape(3, -1)
-            out[l] = m @ m.conj().T
-        return out
+        p = (np.abs(self.psi) ** 2).reshape((3,) * L)
+        return np.array([p.sum(axis=tuple(k for k in range(L) if k != l)) for l in range(L)])
+
+    def site_rdm(self, site: int) -> np.ndarray:
+        m = np.moveaxis(self.psi.reshape((3,) * self.prop.L), site, 0).reshape(3, -1)
+        return m @ m.conj().T
 
     def apply_local(self, op: np.ndarray, site: int) -> None:
         L = self.prop.L
