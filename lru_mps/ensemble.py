@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from .backends import get_engine
 from .errors import ParameterError, require
@@ -236,10 +237,13 @@ def simulate(
     blocks = {
         name: [ObservableAccumulator(len(settings.times), spec.L) for _ in range(n_blocks)] for name in settings.inits
     }
-    for i in range(n):
-        b = block_of(i, n)
-        for name, rec in runner.run(i).items():
-            blocks[name][b].add(rec.populations, rec.coherence)
-        if progress is not None:
-            progress(i + 1, n)
+    # The matrices here are small: one BLAS thread per process is fastest, and
+    # several spinning BLAS threads on a loaded machine can be 100x slower.
+    with threadpool_limits(limits=1, user_api="blas"):
+        for i in range(n):
+            b = block_of(i, n)
+            for name, rec in runner.run(i).items():
+                blocks[name][b].add(rec.populations, rec.coherence)
+            if progress is not None:
+                progress(i + 1, n)
     return SimulationResult(spec, settings, blocks)

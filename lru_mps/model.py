@@ -314,14 +314,14 @@ class ArraySpec:
         return max(umax, self.W / 2.0 + 2.0, total_rate, self.reset.rate)
 
     def check_time_step(self, dt: float, name: str = "dt") -> float:
-        """Refuse a step that cannot resolve the fastest scale (dt * fastest <= 1)."""
+        """Refuse a step that cannot resolve the fastest scale (Nyquist: dt * fastest < pi)."""
         fastest = self.fastest_scale()
-        limit = 1.0 / fastest
+        limit = math.pi / fastest
         require(
-            math.isfinite(dt) and 0 < dt <= limit,
+            math.isfinite(dt) and 0 < dt < limit,
             name,
             dt,
-            f"0 < dt <= {limit:.4g}/J = 1/(fastest scale {fastest:.4g} J)",
+            f"0 < dt < {limit:.4g}/J = pi/(fastest scale {fastest:.4g} J)",
             "the on-site anharmonicity U_l and the channel rates must be resolved",
         )
         return dt

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from ..errors import ParameterError
 from .exact import ExactEngine
+from .mps import MPSEngine
+from .sector import SectorEngine
 
-ENGINES = {"exact": ExactEngine}
+ENGINES = {"exact": ExactEngine, "sector": SectorEngine, "mps": MPSEngine}
 
 
 def get_engine(name: str, **options):

@@ -1,0 +1,270 @@
+"""Exact fixed-excitation-number (N-sector) backend for long arrays.
+
+Every channel keeps a definite excitation number between events (a_l lowers
+N by one, n_l and the projectors keep it, |0><n|_L lowers it by n), and H_eff
+conserves N.  A trajectory state is therefore held exactly as a direct sum of
+state vectors on fixed-N bases of L qutrits (dimension L(L+1)/2 for N = 2 and
+L(L-1) + C(L,3) for N = 3), with sparse H_eff per sector and exact
+propagation: eigendecomposition for sectors up to ``eig_max_dim`` states,
+Krylov-type ``scipy.sparse.linalg.expm_multiply`` above.  Sector bases are
+shared between realizations; H_eff blocks are built on demand and cached per
+realization.
+
+A basis state is a multiset of occupied positions p_1 <= ... <= p_N (site
+indices, 0-based, each repeated n_l times); its key sum_k p_k L^(N-1-k) is
+unique and sorts the basis lexicographically.
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import expm_multiply
+
+from ..errors import require
+from ..model import ArraySpec, Realization
+from .exact import _Block
+
+MAX_SECTOR_DIM = 400_000
+
+
+class SectorBasis:
+    """Occupations of all L-qutrit configurations with total N, lexicographic."""
+
+    def __init__(self, L: int, N: int):
+        self.L, self.N = L, N
+        combos = [c for c in itertools.combinations_with_replacement(range(L), N) if _max_mult(c) <= 2]
+        require(
+            len(combos) <= MAX_SECTOR_DIM,
+            "length",
+            L,
+            f"an N = {N} sector of at most {MAX_SECTOR_DIM} states (this one has {len(combos)})",
+            "use the MPS engine for many excitations on long arrays",
+        )
+        pos = np.array(combos, dtype=np.int64).reshape(len(combos), N)
+        self.dim = len(combos)
+        self.occ = np.zeros((self.dim, L), dtype=np.int8)
+        if N:
+            np.add.at(self.occ, (np.repeat(np.arange(self.dim), N), pos.ravel()), 1)
+        self.keys = self._keys_from_positions(pos)
+        assert np.all(np.diff(self.keys) > 0)
+        # indicator matrices for level populations: (dim, L) sparse, per level 1, 2
+        self.indicator = {
+            k: sp.csr_matrix((self.occ == k).astype(float)) for k in (1, 2)
+        }
+
+    def _keys_from_positions(self, pos: np.ndarray) -> np.ndarray:
+        weights = self.L ** np.arange(self.N - 1, -1, -1, dtype=np.int64)
+        return pos @ weights if self.N else np.zeros(len(pos), dtype=np.int64)
+
+    def index_of(self, occ: np.ndarray) -> np.ndarray:
+        """Indices of configurations given as occupation rows (m, L) with total N."""
+        m = len(occ)
+        if m == 0:
+            return np.zeros(0, dtype=np.int64)
+        pos = np.repeat(np.tile(np.arange(self.L), m), occ.astype(np.int64).ravel()).reshape(m, self.N)
+        idx = np.searchsorted(self.keys, self._keys_from_positions(pos))
+        return idx
+
+
+def _max_mult(c) -> int:
+    best = run = 0
+    prev = None
+    for x in c:
+        run = run + 1 if x == prev else 1
+        best = max(best, run)
+        prev = x
+    return best
+
+
+@lru_cache(maxsize=32)
+def sector_basis(L: int, N: int) -> SectorBasis:
+    """The (cached) basis of the N-excitation sector of L qutrits."""
+    return SectorBasis(L, N)
+
+
+@lru_cache(maxsize=4096)
+def transition(L: int, N: int, site: int, j: int, i: int):
+    """Map of |i><j|_site from sector N to sector N + i - j: (source indices, destination indices)."""
+    src_basis = sector_basis(L, N)
+    src = np.nonzero(src_basis.occ[:, site] == j)[0]
+    if N + i - j < 0 or len(src) == 0:
+        return src[:0], src[:0]
+    occ = src_basis.occ[src].copy()
+    occ[:, site] = i
+    dst = sector_basis(L, N + i - j).index_of(occ)
+    return src, dst
+
+
+def sector_hamiltonian(spec: ArraySpec, real: Realization, N: int, onsite: np.ndarray | None = None) -> sp.csr_matrix:
+    """Sparse H_eff on the N sector: diagonal on-site terms plus hopping J = 1."""
+    L = spec.L
+    basis = sector_basis(L, N)
+    onsite = spec.onsite_terms(real) if onsite is None else onsite
+    diag_terms = np.array([np.diagonal(onsite[l]) for l in range(L)])  # (L, 3)
+    off = onsite - np.array([np.diag(d) for d in diag_terms])
+    require(np.allclose(off, 0.0), "channels", "non-diagonal op^dag op", "number-conserving on-site terms for the sector engine")
+    diag = diag_terms[np.arange(L)[None, :], basis.occ].sum(axis=1) if N else np.zeros(1, dtype=complex)
+    rows, cols, vals = [np.arange(basis.dim)], [np.arange(basis.dim)], [diag.astype(complex)]
+    occ = basis.occ
+    for l in range(L - 1):
+        # a_l^dag a_{l+1}: one boson from l+1 to l, amplitude sqrt(n_l + 1) sqrt(n_{l+1})
+        src = np.nonzero((occ[:, l + 1] >= 1) & (occ[:, l] <= 1))[0]
+        if len(src) == 0:
+            continue
+        new = occ[src].copy()
+        amp = np.sqrt((new[:, l] + 1.0) * new[:, l + 1])
+        new[:, l] += 1
+        new[:, l + 1] -= 1
+        dst = basis.index_of(new)
+        rows += [dst, src]
+        cols += [src, dst]
+        vals += [amp.astype(complex), amp.astype(complex)]
+    H = sp.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(basis.dim, basis.dim)
+    )
+    return H
+
+
+class _SparseBlock:
+    """exp(-i H t) v for a large sparse sector by expm_multiply."""
+
+    def __init__(self, H: sp.csr_matrix):
+        self.H = H.tocsc()
+
+    def apply(self, x: np.ndarray, t: float) -> np.ndarray:
+        return expm_multiply(-1j * t * self.H, x)
+
+
+class SectorPropagator:
+    """Sector H_eff blocks of one realization, built on demand."""
+
+    def __init__(self, spec: ArraySpec, real: Realization, eig_max_dim: int = 600):
+        self.spec, self.realization, self.L = spec, real, spec.L
+        self.eig_max_dim = eig_max_dim
+        self._onsite = spec.onsite_terms(real)
+        self._blocks: dict[int, object] = {}
+
+    def block(self, N: int):
+        blk = self._blocks.get(N)
+        if blk is None:
+            H = sector_hamiltonian(self.spec, self.realization, N, self._onsite)
+            blk = _Block(H.toarray()) if H.shape[0] <= self.eig_max_dim else _SparseBlock(H)
+            self._blocks[N] = blk
+        return blk
+
+    def state(self, site_vectors) -> "SectorState":
+        """Product state of the given site vectors, expanded into sectors."""
+        supports = [np.nonzero(np.abs(v) > 0)[0] for v in site_vectors]
+        n_terms = int(np.prod([len(s) for s in supports], dtype=float))
+        require(n_terms <= 100_000, "initial state", f"{n_terms} product terms", "a product state with few levels per site")
+        comps: dict[int, dict[int, complex]] = {}
+        for levels in itertools.product(*supports):
+            amp = np.prod([site_vectors[l][k] for l, k in enumerate(levels)])
+            N = int(sum(levels))
+            occ = np.array(levels, dtype=np.int8)[None, :]
+            idx = int(sector_basis(self.L, N).index_of(occ)[0])
+            comps.setdefault(N, {})
+            comps[N][idx] = comps[N].get(idx, 0.0) + amp
+        vecs = {}
+        for N, entries in comps.items():
+            v = np.zeros(sector_basis(self.L, N).dim, dtype=complex)
+            for idx, amp in entries.items():
+                v[idx] = amp
+            vecs[N] = v
+        return SectorState(self, vecs)
+
+
+class SectorState:
+    """Direct sum of fixed-N state vectors; implements TrajectoryState."""
+
+    time_step = None
+
+    def __init__(self, prop: SectorPropagator, vecs: dict[int, np.ndarray]):
+        self.prop = prop
+        self.vecs = vecs
+
+    def evolve(self, dt: float) -> None:
+        self.vecs = {N: (self.prop.block(N).apply(v, dt) if np.any(v) else v) for N, v in self.vecs.items()}
+
+    def norm2(self) -> float:
+        return float(sum(np.vdot(v, v).real for v in self.vecs.values()))
+
+    def site_populations(self) -> np.ndarray:
+        L = self.prop.L
+        pops = np.zeros((L, 3))
+        total = 0.0
+        for N, v in self.vecs.items():
+            w = np.abs(v) ** 2
+            total += w.sum()
+            if N:
+                basis = sector_basis(L, N)
+                pops[:, 1] += basis.indicator[1].T @ w
+                pops[:, 2] += basis.indicator[2].T @ w
+        pops[:, 0] = total - pops[:, 1] - pops[:, 2]
+        return pops
+
+    def site_rdm(self, site: int) -> np.ndarray:
+        L = self.prop.L
+        rho = np.zeros((3, 3), dtype=complex)
+        for N, v in self.vecs.items():
+            for i in range(3):
+                for j in range(3):
+                    target = self.vecs.get(N + j - i)
+                    if target is None:
+                        continue
+                    src, dst = transition(L, N, site, i, j)
+                    if len(src):
+                        rho[i, j] += np.vdot(target[dst], v[src])
+        return rho
+
+    def apply_local(self, op: np.ndarray, site: int) -> None:
+        L = self.prop.L
+        out: dict[int, np.ndarray] = {}
+        for N, v in self.vecs.items():
+            for i in range(3):
+                for j in range(3):
+                    if op[i, j] == 0:
+                        continue
+                    src, dst = transition(L, N, site, j, i)
+                    if len(src) == 0:
+                        continue
+                    M = N + i - j
+                    if M not in out:
+                        out[M] = np.zeros(sector_basis(L, M).dim, dtype=complex)
+                    np.add.at(out[M], dst, op[i, j] * v[src])
+        self.vecs = out
+
+    def scale(self, factor: float) -> None:
+        self.vecs = {N: v * factor for N, v in self.vecs.items()}
+
+    def copy(self) -> "SectorState":
+        return SectorState(self.prop, {N: v.copy() for N, v in self.vecs.items()})
+
+    def dense(self) -> np.ndarray:
+        """The full 3^L vector (small L only; site 1 most significant)."""
+        L = self.prop.L
+        psi = np.zeros(3**L, dtype=complex)
+        digits = 3 ** np.arange(L - 1, -1, -1)
+        for N, v in self.vecs.items():
+            psi[sector_basis(L, N).occ.astype(np.int64) @ digits] += v
+        return psi
+
+
+class SectorEngine:
+    """Exact fixed-N sector engine (few excitations, long arrays)."""
+
+    name = "sector"
+    max_length = 400
+
+    def __init__(self, eig_max_dim: int = 600):
+        self.eig_max_dim = eig_max_dim
+
+    def prepare(self, spec: ArraySpec, real: Realization) -> SectorPropagator:
+        return SectorPropagator(spec, real, self.eig_max_dim)
+
+    def describe(self) -> dict:
+        return {"engine": self.name, "eig_max_dim": self.eig_max_dim}
