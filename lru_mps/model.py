@@ -310,7 +310,7 @@ class ArraySpec:
     def fastest_scale(self) -> float:
         """The largest frequency in H_eff (units of J), for time-step checks."""
         umax = self.Ubar + self.W
-        total_rate = sum(ch.rate * 2.0 for ch in self.jump_channels())  # |op|^2 <= 2
+        total_rate = sum(ch.rate * np.abs(ch.op.conj().T @ ch.op).max() for ch in self.jump_channels())
         return max(umax, self.W / 2.0 + 2.0, total_rate, self.reset.rate)
 
     def check_time_step(self, dt: float, name: str = "dt") -> float:

@@ -28,11 +28,12 @@ from .errors import ParameterError
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?inf"
 _PATTERN = re.compile(rf"^\s*({_NUMBER})\s*(.*?)\s*$", re.IGNORECASE)
 
-_FREQ = {"hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
+# Unit symbols are case-sensitive: 'mHz' is not 'MHz', 'Ms' is not 'ms'.
+_FREQ = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
 _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9, "ps": 1e-12}
-_TEMP = {"k": 1.0, "mk": 1e-3, "uk": 1e-6, "µk": 1e-6}
-_J_WORDS = {"j", "*j", "xj"}
-_PER_J = {"/j", "1/j", "j^-1", "j**-1"}
+_TEMP = {"K": 1.0, "mK": 1e-3, "uK": 1e-6, "µK": 1e-6}
+_J_WORDS = {"J", "*J", "xJ", "j"}
+_PER_J = {"/J", "1/J", "J^-1", "J**-1", "/j", "1/j"}
 
 
 def _split(value, name: str, example: str) -> tuple[float, str]:
@@ -49,7 +50,7 @@ def _split(value, name: str, example: str) -> tuple[float, str]:
 def parse_frequency_hz(value, name: str = "frequency") -> float:
     """A frequency f = omega/2pi with an explicit unit, in Hz (used for J itself)."""
     number, unit = _split(value, name, "5MHz")
-    key = unit.lower()
+    key = unit
     if key not in _FREQ:
         raise ParameterError(name, value, "a frequency with a unit Hz, kHz, MHz or GHz, e.g. '5MHz'")
     return number * _FREQ[key]
@@ -58,7 +59,7 @@ def parse_frequency_hz(value, name: str = "frequency") -> float:
 def to_energy(value, name: str, J_hz: float) -> float:
     """An energy/frequency in units of J: '250MHz' (omega/2pi), '50J' or a bare 50."""
     number, unit = _split(value, name, "250MHz")
-    key = unit.lower()
+    key = unit
     if key == "" or key in _J_WORDS:
         return number
     if key in _FREQ:
@@ -69,7 +70,7 @@ def to_energy(value, name: str, J_hz: float) -> float:
 def to_rate(value, name: str, J_hz: float) -> float:
     """A rate in units of J: '0.03J', a bare 0.03, '0.15MHz' (Gamma/2pi) or '1/us' (1/tau)."""
     number, unit = _split(value, name, "0.03J")
-    key = unit.lower()
+    key = unit
     if key == "" or key in _J_WORDS:
         return number
     if key in _FREQ:
@@ -86,7 +87,7 @@ def to_rate(value, name: str, J_hz: float) -> float:
 def to_time(value, name: str, J_hz: float) -> float:
     """A time in units of 1/J: '200/J', a bare 200, '16.7us', 'inf'."""
     number, unit = _split(value, name, "200/J")
-    key = unit.lower()
+    key = unit
     if key == "" or key in _PER_J:
         return number
     if key in _TIME:
@@ -97,7 +98,7 @@ def to_time(value, name: str, J_hz: float) -> float:
 def to_kelvin(value, name: str = "temperature") -> float:
     """A temperature in kelvin from '100mK', '0.1K' or 0."""
     number, unit = _split(value, name, "100mK")
-    key = unit.lower()
+    key = unit
     if key == "":
         if number == 0.0:
             return 0.0
