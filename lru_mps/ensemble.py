@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .backends import get_engine
+from .backends import choose_engine, get_engine
 from .errors import ParameterError, require
 from .model import INIT_STATES, ArraySpec, Realization, product_state
 from .statistics import ObservableAccumulator, MeanSem
@@ -157,6 +157,8 @@ class SimulationResult:
     spec: ArraySpec
     settings: RunSettings
     blocks: dict[str, list[ObservableAccumulator]]
+    #: per-trajectory engine diagnostics {init: {name: array over trajectories}} (MPS: truncation, norm, Trotter)
+    diagnostics: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
     @property
     def accumulators(self) -> dict[str, ObservableAccumulator]:
@@ -200,6 +202,10 @@ class SimulationResult:
         return self.accumulators[init].get(name)
 
 
+#: engine options that only the MPS engine takes (dropped for the exact engines)
+MPS_ONLY_OPTIONS = ("dt", "order", "max_bond", "cutoff", "kernel", "track_energy")
+
+
 def simulate(
     spec: ArraySpec,
     *,
@@ -222,6 +228,10 @@ def simulate(
     or 'auto' (branch where exact).  ``progress(done, total)`` is called
     after each trajectory.
     """
+    if engine == "auto":
+        engine, _ = choose_engine(spec)
+    if engine != "mps":
+        engine_options = {k: v for k, v in (engine_options or {}).items() if k not in MPS_ONLY_OPTIONS}
     settings = RunSettings(
         times=time_grid(t_final, time_points),
         trajectories=trajectories,
@@ -239,11 +249,17 @@ def simulate(
     }
     # The matrices here are small: one BLAS thread per process is fastest, and
     # several spinning BLAS threads on a loaded machine can be 100x slower.
+    diagnostics: dict[str, dict[str, list]] = {name: {} for name in settings.inits}
     with threadpool_limits(limits=1, user_api="blas"):
         for i in range(n):
             b = block_of(i, n)
             for name, rec in runner.run(i).items():
                 blocks[name][b].add(rec.populations, rec.coherence)
+                for key, value in rec.diagnostics.items():
+                    diagnostics[name].setdefault(key, []).append(value)
+                if rec.diagnostics:
+                    runner.engine.check_diagnostics(rec.diagnostics, f"trajectory {i} ({name})")
             if progress is not None:
                 progress(i + 1, n)
-    return SimulationResult(spec, settings, blocks)
+    diag = {name: {k: np.asarray(v) for k, v in d.items()} for name, d in diagnostics.items() if d}
+    return SimulationResult(spec, settings, blocks, diag)

@@ -40,7 +40,17 @@ def _settings_dict(result: SimulationResult) -> dict:
 
 def parameters(result: SimulationResult) -> dict:
     """Physics parameters and run settings of a result, JSON-friendly."""
-    return {**result.spec.as_dict(), **_settings_dict(result)}
+    return {**result.spec.as_dict(), **_settings_dict(result), **diagnostics_summary(result)}
+
+
+def diagnostics_summary(result: SimulationResult) -> dict:
+    """Worst engine diagnostics over all trajectories (MPS: discarded weight, bond, norm error, <H> drift)."""
+    out = {}
+    for diag in result.diagnostics.values():
+        for key, values in diag.items():
+            if len(values):
+                out[f"max_{key}"] = max(out.get(f"max_{key}", -np.inf), float(np.max(values)))
+    return out
 
 
 def to_json(result: SimulationResult) -> dict:
@@ -77,6 +87,9 @@ def to_dataset(result: SimulationResult) -> xr.Dataset:
             ms = result.site_resolved(init, name)
             data[f"{name}_{init}_mean"] = (("time_J", "site"), ms.mean)
             data[f"{name}_{init}_sem"] = (("time_J", "site"), ms.sem)
+    for init, diag in result.diagnostics.items():
+        for key, values in diag.items():
+            data[f"{key}_{init}"] = ("trajectory", np.asarray(values, dtype=float))
     attrs = {k: _attr(v) for k, v in parameters(result).items()}
     attrs["time_us_per_J"] = time_to_us(1.0, result.spec.J_hz)
     for k, v in decay_times(result).items():

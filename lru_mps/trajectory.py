@@ -244,12 +244,14 @@ def run_trajectory(
         else:
             _measure(state, last, rng, events, t, sampled)
             clock.advance()
+    diagnostics = state.diagnostics() if hasattr(state, "diagnostics") else {}
     return TrajectoryRecord(
         times=times,
         populations=populations,
         coherence=coherence,
         events=events,
         final_state=state if keep_final_state else None,
+        diagnostics=diagnostics,
     )
 
 

@@ -14,8 +14,30 @@ from .sector import SectorEngine
 ENGINES = {"exact": ExactEngine, "sector": SectorEngine, "mps": MPSEngine}
 
 
+#: the exact engine is the cheapest up to this length (3^6 = 729 states)
+EXACT_AUTO_MAX_LENGTH = 6
+
+
+def choose_engine(spec) -> tuple[str, str]:
+    """The cheapest exact-or-converged engine for ``spec``, with the reason.
+
+    exact for L <= 6; the fixed-N sector engine where no thermal excitations
+    can add to the excitation number (T = 0: N <= 2 throughout); the MPS
+    engine otherwise (thermal states on long arrays reach sectors too large
+    to hold exactly).
+    """
+    if spec.L <= EXACT_AUTO_MAX_LENGTH:
+        return "exact", f"L = {spec.L} <= {EXACT_AUTO_MAX_LENGTH}: full 3^L space, exact propagation"
+    if spec.conditions.temperature_K == 0.0:
+        return "sector", "T = 0: at most 2 excitations, exact fixed-N sectors"
+    return "mps", "T > 0 on a long array: thermal excitations make the sectors too large; TEBD on an MPS"
+
+
 def get_engine(name: str, **options):
-    """The engine called ``name`` (exact; mps and sector come with their modules)."""
+    """The engine called ``name``: exact, sector or mps (options go to its constructor)."""
     if name not in ENGINES:
-        raise ParameterError("engine", name, f"one of {', '.join(sorted(ENGINES))}")
-    return ENGINES[name](**options)
+        raise ParameterError("engine", name, f"one of {', '.join(sorted(ENGINES))} or auto")
+    try:
+        return ENGINES[name](**options)
+    except TypeError as err:
+        raise ParameterError("engine options", options, f"options accepted by the {name} engine ({err})") from None

@@ -158,5 +158,8 @@ class ExactEngine:
     def prepare(self, spec: ArraySpec, real: Realization) -> ExactPropagator:
         return ExactPropagator(spec, real)
 
+    def check_diagnostics(self, diag: dict, label: str) -> None:
+        """Exact propagation: nothing to check."""
+
     def describe(self) -> dict:
         return {"engine": self.name}

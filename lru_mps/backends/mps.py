@@ -360,6 +360,9 @@ class MPSEngine:
         spec.check_time_step(self.dt, "dt")
         return MPSPropagator(spec, real, self)
 
+    def check_diagnostics(self, diag: dict, label: str) -> None:
+        warn_diagnostics(diag, label)
+
     def describe(self) -> dict:
         return {"engine": self.name, "dt": self.dt, "order": self.order, "max_bond": self.max_bond,
                 "cutoff": self.cutoff, "kernel": self.kernel}

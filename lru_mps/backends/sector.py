@@ -266,5 +266,8 @@ class SectorEngine:
     def prepare(self, spec: ArraySpec, real: Realization) -> SectorPropagator:
         return SectorPropagator(spec, real, self.eig_max_dim)
 
+    def check_diagnostics(self, diag: dict, label: str) -> None:
+        """Exact propagation: nothing to check."""
+
     def describe(self) -> dict:
         return {"engine": self.name, "eig_max_dim": self.eig_max_dim}
