@@ -37,6 +37,22 @@ class _Progress:
         )
 
 
+#: MPS defaults, from the convergence study recorded in BENCHMARKS.md
+DEFAULT_MPS = {"dt": "0.01/J", "order": 4, "max_bond": 64, "cutoff": 1e-12}
+
+
+def mps_options(spec, dt, order, max_bond, cutoff) -> dict:
+    """MPS engine options from the CLI values (units parsed; None -> default)."""
+    from lru_mps.units import to_time
+
+    return {
+        "dt": to_time(dt if dt is not None else DEFAULT_MPS["dt"], "dt", spec.J_hz),
+        "order": int(order) if order is not None else DEFAULT_MPS["order"],
+        "max_bond": max_bond if max_bond is not None else DEFAULT_MPS["max_bond"],
+        "cutoff": cutoff if cutoff is not None else DEFAULT_MPS["cutoff"],
+    }
+
+
 def _fail(err: ParameterError):
     raise click.UsageError(str(err))
 
@@ -117,7 +133,17 @@ def main():
 @click.option("--time-points", default=201, show_default=True, type=int, help="Points of the time grid.")
 @click.option("--trajectories", default=500, show_default=True, type=int, help="Trajectories, each with its own disorder realization.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the run (trajectory i uses SeedSequence(seed, (i, ...))).")
-@click.option("--engine", type=click.Choice(["exact"]), default="exact", show_default=True, help="State backend.")
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "exact", "sector", "mps"]),
+    default="auto",
+    show_default=True,
+    help="State backend: exact (3^L, L <= 7), sector (fixed-N, exact), mps (TEBD); auto picks the cheapest exact or converged one.",
+)
+@click.option("--dt", default=None, help=f"MPS time step (default {DEFAULT_MPS['dt']}/J).")
+@click.option("--order", default=None, type=click.Choice(["2", "4"]), help=f"MPS Trotter order (default {DEFAULT_MPS['order']}).")
+@click.option("--max-bond", default=None, type=int, help=f"MPS maximum bond dimension (default {DEFAULT_MPS['max_bond']}).")
+@click.option("--cutoff", default=None, type=float, help=f"MPS absolute singular-value cutoff (default {DEFAULT_MPS['cutoff']:g}).")
 @click.option(
     "--estimator",
     type=click.Choice(["auto", "sampled", "branch"]),
@@ -127,16 +153,23 @@ def main():
 )
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the result as NetCDF (xarray Dataset).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
-def simulate(init, t_final, time_points, trajectories, seed, engine, estimator, out, as_json, **model):
+def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, max_bond, cutoff, estimator, out, as_json,
+             **model):
     """Run one ensemble of trajectories and print a summary."""
     from lru_mps.ensemble import simulate as run
     from lru_mps.storage import save_netcdf, to_json
     from lru_mps.summary import format_summary
+    from lru_mps.backends import choose_engine
     from lru_mps.units import to_time
 
     try:
         spec = build_spec(**model)
         t_final_J = to_time(t_final, "t_final", spec.J_hz)
+        engine_options = mps_options(spec, dt, order, max_bond, cutoff)
+        if engine == "auto":
+            engine, reason = choose_engine(spec)
+            if not as_json:
+                click.echo(f"engine auto -> {engine}: {reason}", err=True)
         progress = _Progress(enabled=not as_json and sys.stderr.isatty())
         result = run(
             spec,
@@ -147,6 +180,7 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, estimator, 
             seed=seed,
             engine=engine,
             estimator=estimator,
+            engine_options=engine_options,
             progress=progress,
         )
     except ParameterError as err:

@@ -157,36 +157,35 @@ class _MeasurementClock:
 def _advance(state, duration: float, threshold: float):
     """Evolve by ``duration`` unless the squared norm reaches ``threshold`` first.
 
-    Returns (state, elapsed, jumped).  Exact backends locate the crossing by
-    root finding (the norm is non-increasing); stepped backends take steps of
-    at most ``state.time_step`` and jump at the end of the step that crosses.
+    Returns (state, elapsed, jumped).  The evolution is cut into steps: one
+    step for exact backends (``time_step`` None), steps of at most
+    ``time_step`` for integrators.  When a step crosses the threshold, the
+    crossing time inside it is found by root finding from the state saved
+    before the step (the norm is non-increasing), so the jump time has no
+    step-size bias beyond the integrator's own error.
     """
     if duration <= 0.0:
         return state, 0.0, False
-    if state.time_step is None:
-        trial = state.copy()
-        trial.evolve(duration)
-        if trial.norm2() > threshold:
-            return trial, duration, False
-
-        def excess(tau):
-            s = state.copy()
-            s.evolve(tau)
-            return s.norm2() - threshold
-
-        tau = brentq(excess, 0.0, duration, xtol=1e-12 * max(1.0, duration), rtol=1e-14)
-        state.evolve(tau)
-        return state, tau, True
+    dt = state.time_step or duration
     elapsed = 0.0
-    dt = state.time_step
     while elapsed < duration:
         step = min(dt, duration - elapsed)
         if duration - elapsed - step < 1e-12 * dt:
             step = duration - elapsed
+        before = state.copy()
         state.evolve(step)
-        elapsed += step
-        if state.norm2() <= threshold:
-            return state, elapsed, True
+        if state.norm2() > threshold:
+            elapsed += step
+            continue
+
+        def excess(tau):
+            s = before.copy()
+            s.evolve(tau)
+            return s.norm2() - threshold
+
+        tau = brentq(excess, 0.0, step, xtol=1e-12 * max(1.0, step), rtol=1e-14)
+        before.evolve(tau)
+        return before, elapsed + tau, True
     return state, duration, False
 
 

@@ -1,0 +1,165 @@
+"""MPS/TEBD backend: agreement with the exact and sector engines, Trotter order, quimb reference, MPO."""
+
+import numpy as np
+import pytest
+
+from conftest import long_scale
+from lru_mps.backends.exact import ExactPropagator, hamiltonian_eff
+from lru_mps.backends.mps import MPSEngine, hamiltonian_mpo
+from lru_mps.ensemble import RunSettings, TrajectoryRunner, simulate, time_grid
+from lru_mps.errors import ParameterError
+from lru_mps.model import ArraySpec, Conditions, Reset, product_state
+
+RESETS = ("periodic", "random", "dissipation")
+
+
+def _noisy_spec(L, reset):
+    return ArraySpec.from_user(
+        length=L, conditions="realistic", reset=reset, rate="0.3J", t1="50/J", tphi="80/J", temperature="300mK"
+    )
+
+
+def _compare_runs(spec, engine_a, engine_b, opts_b, times, n_traj, inits=("leakage", "coherence"), seed=3):
+    """Max observable difference and whether the event records agree, trajectory by trajectory."""
+    run_a = TrajectoryRunner(spec, RunSettings(times=times, seed=seed, engine=engine_a, inits=inits))
+    run_b = TrajectoryRunner(spec, RunSettings(times=times, seed=seed, engine=engine_b, inits=inits, engine_options=opts_b))
+    err, n_events = 0.0, 0
+    for i in range(n_traj):
+        a, b = run_a.run(i), run_b.run(i)
+        for init in inits:
+            ra, rb = a[init], b[init]
+            assert [(e.channel, e.site, e.outcome) for e in ra.events] == [
+                (e.channel, e.site, e.outcome) for e in rb.events
+            ], (i, init)
+            for ea, eb in zip(ra.events, rb.events):
+                assert abs(ea.time - eb.time) < 1e-3
+            n_events += len(ra.events)
+            err = max(err, np.abs(ra.populations - rb.populations).max(), np.abs(ra.coherence - rb.coherence).max())
+    return err, n_events
+
+
+@pytest.mark.parametrize("reset", RESETS)
+@pytest.mark.parametrize("L", [2, 3, 4])
+def test_mps_follows_exact_trajectory(L, reset):
+    """Same seed, same trajectory: same events and observables within 1e-6 (noise and temperature on)."""
+    err, n_events = _compare_runs(_noisy_spec(L, reset), "exact", "mps", {"dt": 0.004, "order": 4}, time_grid(6.0, 4), 2)
+    assert n_events > 0
+    assert err < 1e-6
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("L", [5, 6])
+def test_mps_follows_exact_trajectory_long(L):
+    n_traj = max(1, int(round(4 * long_scale())))
+    t_final = 10.0 * long_scale()
+    total_events = 0
+    for reset in RESETS:
+        err, n_events = _compare_runs(_noisy_spec(L, reset), "exact", "mps", {"dt": 0.004, "order": 4}, time_grid(t_final, 4), n_traj)
+        total_events += n_events
+        assert err < 1e-6, (reset, err)
+    assert total_events > 0
+
+
+@pytest.mark.parametrize("order, slope", [(2, 2.0), (4, 4.0)])
+def test_trotter_error_falls_with_the_order(order, slope):
+    """Global error of the state after a fixed time ~ dt^order."""
+    spec = ArraySpec(L=4, reset=Reset("dissipation", 0.3), conditions=Conditions(T1q=100.0))
+    real = spec.draw_realization(np.random.default_rng(1))
+    sites = product_state("leakage", np.array([0, 1, 0, 0]))
+    exact = ExactPropagator(spec, real).state(sites)
+    exact.evolve(2.0)
+    dts = np.array([0.02, 0.01, 0.005])
+    errs = []
+    for dt in dts:
+        st = MPSEngine(dt=dt, order=order).prepare(spec, real).state(sites)
+        for _ in range(int(round(2.0 / dt))):
+            st.evolve(dt)
+        errs.append(np.abs(st.dense() - exact.dense()).max())
+    fitted = np.polyfit(np.log(dts), np.log(errs), 1)[0]
+    assert abs(fitted - slope) < 0.25, (errs, fitted)
+
+
+def test_quimb_reference_and_lean_kernel_agree():
+    spec = _noisy_spec(5, "dissipation")
+    real = spec.draw_realization(np.random.default_rng(2))
+    sites = product_state("coherence", np.array([0, 1, 0, 2, 1]))
+    lean = MPSEngine(dt=0.01, order=2).prepare(spec, real).state(sites)
+    ref = MPSEngine(dt=0.01, order=2, kernel="quimb").prepare(spec, real).state(sites)
+    for _ in range(30):
+        lean.evolve(0.01)
+        ref.evolve(0.01)
+    lean.apply_local(np.diag([0.0, 1.0, 2.0]), 2)
+    ref.apply_local(np.diag([0.0, 1.0, 2.0]), 2)
+    for _ in range(10):
+        lean.evolve(0.01)
+        ref.evolve(0.01)
+    assert np.abs(lean.dense() - ref.dense()).max() < 1e-10
+    assert np.abs(lean.dense()).max() > 0.1
+    q = lean.to_quimb()
+    assert abs(q.H @ q - lean.norm2()) < 1e-12
+
+
+def test_mpo_equals_exact_hamiltonian():
+    """One model, three representations: the MPO contracts to the dense H."""
+    spec = _noisy_spec(4, "dissipation")
+    real = spec.draw_realization(np.random.default_rng(5))
+    H = hamiltonian_eff(spec, real, hermitian_only=True).toarray()
+    np.testing.assert_allclose(hamiltonian_mpo(spec, real).to_dense(), H, atol=1e-12)
+    Heff = hamiltonian_eff(spec, real).toarray()
+    np.testing.assert_allclose(hamiltonian_mpo(spec, real, hermitian_only=False).to_dense(), Heff, atol=1e-12)
+
+
+def test_local_operations_at_any_centre():
+    """Populations, RDMs, jumps and norms agree with the dense state wherever the centre is."""
+    spec = _noisy_spec(5, "random")
+    real = spec.draw_realization(np.random.default_rng(8))
+    sites = product_state("coherence", np.array([0, 2, 1, 0, 1]))
+    ex = ExactPropagator(spec, real).state(sites)
+    mp = MPSEngine(dt=0.005, order=4).prepare(spec, real).state(sites)
+    for _ in range(200):
+        mp.evolve(0.005)
+    ex.evolve(1.0)
+    for site in (4, 0, 2):
+        op = np.array([[0, 1, 0], [0, 0, np.sqrt(2)], [0, 0, 0]], dtype=complex)
+        ex.apply_local(op, site)
+        mp.apply_local(op, site)
+        assert mp.centre == site
+        np.testing.assert_allclose(mp.site_populations(), ex.site_populations(), atol=1e-8)
+        for s in range(5):
+            np.testing.assert_allclose(mp.site_rdm(s), ex.site_rdm(s), atol=1e-8)
+        assert mp.norm2() == pytest.approx(ex.norm2(), abs=1e-8)
+    assert mp.diagnostics()["norm_error"] < 1e-10
+
+
+def test_mps_matches_sector_on_a_long_array():
+    """L = 30 (reduced from the long marker's 60): MPS vs the exact sector engine along the grid."""
+    L = 30
+    t_final = 3.0 if long_scale() < 1 else 20.0
+    for conditions in (Conditions(), Conditions(T1q=50.0, Tphi=80.0)):
+        spec = ArraySpec(L=L, reset=Reset("dissipation", 0.5), conditions=conditions)
+        err, _ = _compare_runs(spec, "sector", "mps", {"dt": 0.01, "order": 4}, time_grid(t_final, 4), 1, inits=("leakage", "qubit"))
+        assert err < 1e-5
+
+
+@pytest.mark.long
+def test_mps_matches_sector_at_L60():
+    spec = ArraySpec(L=60, reset=Reset("dissipation", 0.5), conditions=Conditions(T1q=50.0, Tphi=80.0))
+    t_final = 20.0 * long_scale()
+    err, _ = _compare_runs(spec, "sector", "mps", {"dt": 0.005, "order": 4}, time_grid(t_final, 5), 1, inits=("leakage",))
+    assert err < 1e-5
+
+
+def test_truncation_is_tracked_and_warned():
+    spec = ArraySpec(L=6, reset=Reset("dissipation", 0.3))
+    with pytest.warns(RuntimeWarning, match="discarded weight"):
+        res = simulate(spec, engine="mps", engine_options={"dt": 0.01, "order": 2, "max_bond": 1}, t_final=5.0,
+                       time_points=3, trajectories=1, init="leakage", estimator="sampled")
+    d = res.diagnostics["leakage"]
+    assert d["discarded_weight"][0] > 1e-6 and d["max_bond"][0] == 1
+
+
+def test_bad_mps_options():
+    with pytest.raises(ParameterError, match="order"):
+        MPSEngine(order=3)
+    with pytest.raises(ParameterError, match="dt"):
+        MPSEngine(dt=0.5).prepare(ArraySpec(), ArraySpec().clean_realization())
