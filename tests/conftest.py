@@ -12,3 +12,12 @@ def long_scale() -> float:
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    """Small matrices: one BLAS thread (threaded OpenBLAS on a busy 2-core machine is 10-100x slower)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield

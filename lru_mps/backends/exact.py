@@ -21,7 +21,7 @@ from ..model import ArraySpec, Realization
 from .. import operators as ops
 
 MAX_LENGTH = 7
-_COND_LIMIT = 1e8
+_COND_LIMIT = 1e6
 
 
 def embed(op: np.ndarray, site: int, L: int) -> sp.csr_matrix:

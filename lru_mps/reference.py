@@ -1,0 +1,338 @@
+"""Exact density-matrix (Lindblad) reference for small arrays (L <= 4).
+
+Physics (shared/physics.md §1-4): the model of the trajectories, written as a
+master equation for the full 3^L x 3^L density matrix in the frame rotating
+at wbar N,
+
+    d rho/dt = -i [H, rho] + sum_k ( c_k rho c_k^dag - 1/2 {c_k^dag c_k, rho} ),
+
+with H = ``hamiltonian_eff(spec, real, hermitian_only=True)`` and
+c_k = sqrt(rate_k) op_k for every channel of ``spec.channels()``: engineered
+dissipation, the three measurement operators sqrt(G) |0><n|_L of random
+feedback, hardware decay and dephasing.  Periodic feedback adds, at the times
+t0 + k/G (k = 0, 1, ...), the measurement rho -> sum_n P_n rho P_n^dag with
+P_n = |0><n|_L.  The unknown phase t0 is averaged over [0, 1/G) by the
+midpoint rule with M = ``t0_nodes`` nodes.  An observable at a fixed time is
+a smooth function of t0 except where a measurement time crosses that time,
+where it jumps; the midpoint rule therefore converges like O(1/M) (at most
+|jump| / (2M) per crossing: largest when a crossing falls on a node, O(1/M^2)
+when it falls on a cell boundary), not O(1/M^2) in general.  As in the trajectory code, a
+measurement at exactly a grid time acts after the observables are recorded.
+
+Initial state: site 1 in ``site1_state(init)``, sites 2..L in the diagonal
+J = 0 Gibbs state ``spec.thermal_probabilities(real)``, ordered as np.kron
+over the sites with site 1 first.
+
+Units: energies and rates in J, times in 1/J (hbar = 1).
+
+Observables are those of :class:`~lru_mps.trajectory.TrajectoryRecord`: the
+level populations of every site and <sigma^-_1> = Tr(|0><1|_1 rho) in the
+frame of the coding qubit, exp(+i w_q t) rho_1[1, 0], with w_q chosen as in
+:func:`~lru_mps.trajectory.run_trajectory` (``qubit_frequency`` None: the
+dressed frequency ``spec.qubit_frequency(real)``; pass ``real.dw[0]`` for
+the bare frame), so that a trajectory ensemble mean can be compared with
+them field by field.
+
+Main solver (:func:`lindblad_observables`).  The superoperator acts on
+rho flattened row-major (vec(A rho B) = (A kron B^T) vec(rho)).  H and every
+op^dag op conserve N, and every jump and measurement lowers N equally on the
+ket and the bra side, so the Liouvillian and the measurement keep the charge
+q = N_ket - N_bra of a matrix element.  Each sector q present in the initial
+state (q = 0, and q = 1 for the coherence state; q < 0 follows by Hermiticity)
+is propagated on its own: its Liouvillian is diagonalized once, so the
+evolution over any time is exact and costs one elementwise exponential, and
+the measurement and the whole period "evolve 1/G, measure" are fixed matrices
+in that eigenbasis.  A sector whose eigenvectors are too ill-conditioned
+falls back to scipy.linalg.expm (exact but slow for many t0 nodes).
+
+:func:`lindblad_observables_ode` is an independent check: it integrates the
+matrix-form equation d rho/dt = -i (H_eff rho - rho H_eff^dag) + sum_k c_k rho
+c_k^dag, H_eff = H - i/2 sum_k c_k^dag c_k, with scipy's solve_ivp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import reduce
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+from scipy.integrate import solve_ivp
+from threadpoolctl import threadpool_limits
+
+from . import operators as ops
+from .backends.exact import embed, hamiltonian_eff, number_of_excitations
+from .errors import require
+from .model import ArraySpec, Realization, site1_state
+
+MAX_LENGTH = 4
+_COND_LIMIT = 1e6  # eigenvector condition number above which expm is used (error ~ cond * eps)
+
+
+@dataclass
+class ReferenceResult:
+    """Ensemble-averaged observables on the time grid (fields as in TrajectoryRecord).
+
+    ``populations[k, l, m]`` = probability of level m on site l at times[k];
+    ``coherence[k]`` = <sigma^-_1> = Tr(|0><1|_1 rho) exp(+i w_q t).
+    """
+
+    times: np.ndarray
+    populations: np.ndarray
+    coherence: np.ndarray
+
+
+# ----------------------------------------------------------------- public API
+def lindblad_observables(
+    spec: ArraySpec, real: Realization, init: str, times, t0_nodes: int = 400, qubit_frequency: float | None = None
+) -> ReferenceResult:
+    """Observables of the master equation, propagated exactly (units of J, 1/J).
+
+    ``qubit_frequency`` sets the coherence frame as in run_trajectory (None: dressed).
+    """
+    rho = lindblad_density_matrices(spec, real, init, times, t0_nodes)
+    return _observables(rho, spec, real, np.asarray(times, dtype=float), qubit_frequency)
+
+
+def lindblad_density_matrices(spec: ArraySpec, real: Realization, init: str, times, t0_nodes: int = 400) -> np.ndarray:
+    """The (t0-averaged) density matrices rho(t), shape (T, 3^L, 3^L), of the main solver."""
+    times = _check(spec, real, times, t0_nodes)
+    with _one_blas_thread():
+        return _density_matrices(spec, real, init, times, t0_nodes)
+
+
+def lindblad_observables_ode(
+    spec: ArraySpec, real: Realization, init: str, times, t0_nodes: int = 400, qubit_frequency: float | None = None
+) -> ReferenceResult:
+    """The same observables from solve_ivp on the matrix-form master equation (slow; for checks)."""
+    times = _check(spec, real, times, t0_nodes)
+    with _one_blas_thread():
+        rho = _density_matrices_ode(spec, real, init, times, t0_nodes)
+    return _observables(rho, spec, real, times, qubit_frequency)
+
+
+def _one_blas_thread():
+    """Small dense matrices: BLAS threads only add overhead and contention (as in ensemble.py)."""
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+# ------------------------------------------------------------------ the model
+def _check(spec: ArraySpec, real: Realization, times, t0_nodes) -> np.ndarray:
+    require(
+        spec.L <= MAX_LENGTH,
+        "length",
+        spec.L,
+        f"2 <= L <= {MAX_LENGTH} for the density-matrix reference (3^L x 3^L density matrix)",
+        "use the trajectory engines for longer arrays",
+    )
+    require(real.L == spec.L, "realization", real.L, f"a realization of L = {spec.L} sites")
+    times = np.asarray(times, dtype=float)
+    require(
+        times.ndim == 1 and np.all(np.isfinite(times)) and np.all(times >= 0) and np.all(np.diff(times) >= 0),
+        "times",
+        times,
+        "a 1-D, non-decreasing grid of finite times >= 0 (units of 1/J)",
+    )
+    require(
+        isinstance(t0_nodes, (int, np.integer)) and t0_nodes >= 1,
+        "t0_nodes",
+        t0_nodes,
+        "an integer number of t0 nodes >= 1",
+    )
+    return times
+
+
+def _jump_operators(spec: ArraySpec) -> list[sp.csr_matrix]:
+    """c_k = sqrt(rate) op on the full space, for every channel of the master equation."""
+    return [np.sqrt(ch.rate) * embed(ch.op, ch.site, spec.L) for ch in spec.channels()]
+
+
+def _measurement_operators(spec: ArraySpec) -> list[sp.csr_matrix]:
+    """P_n = |0><n| on the last site (periodic feedback), n = 0, 1, 2."""
+    return [embed(ops.reset_op(n), spec.L - 1, spec.L) for n in range(3)]
+
+
+def _t0_nodes(spec: ArraySpec, t0_nodes: int) -> tuple[np.ndarray, float]:
+    """Midpoint nodes for t0 in [0, 1/G) and the period 1/G; one node at inf without periodic feedback."""
+    if spec.reset.kind != "periodic":
+        return np.array([np.inf]), np.inf
+    period = 1.0 / spec.reset.rate
+    return (np.arange(t0_nodes) + 0.5) * period / t0_nodes, period
+
+
+def _initial_rho(spec: ArraySpec, real: Realization, init: str) -> np.ndarray:
+    """Site 1 in the prepared pure state, sites 2..L in their diagonal thermal states."""
+    psi = site1_state(init)
+    p = spec.thermal_probabilities(real)
+    return reduce(np.kron, [np.outer(psi, psi.conj())] + [np.diag(p[l]).astype(complex) for l in range(1, spec.L)])
+
+
+def _observables(rho: np.ndarray, spec: ArraySpec, real: Realization, times, qubit_frequency) -> ReferenceResult:
+    """Site populations and <sigma^-_1> (coding-qubit frame) from rho(t), shape (T, 3^L, 3^L)."""
+    T, L = len(times), real.L
+    w_q = spec.qubit_frequency(real) if qubit_frequency is None else qubit_frequency
+    populations = np.empty((T, L, 3))
+    for l in range(L):
+        r = rho.reshape(T, 3**l, 3, 3 ** (L - l - 1), 3**l, 3, 3 ** (L - l - 1))
+        rdm = np.einsum("taibajb->tij", r)
+        populations[:, l] = np.real(np.diagonal(rdm, axis1=1, axis2=2))
+        if l == 0:
+            coherence = rdm[:, 1, 0] * np.exp(1j * w_q * times)
+    return ReferenceResult(times=times, populations=populations, coherence=coherence)
+
+
+# ------------------------------------------------------------- ODE check
+def _density_matrices_ode(spec: ArraySpec, real: Realization, init: str, times, t0_nodes: int) -> np.ndarray:
+    """rho(t) averaged over the t0 nodes: solve_ivp on -i(H_eff rho - rho H_eff^dag) + sum_k c_k rho c_k^dag."""
+    H = hamiltonian_eff(spec, real, hermitian_only=True).toarray()
+    cs = np.array([c.toarray() for c in _jump_operators(spec)]).reshape(-1, *H.shape)
+    cdag = cs.conj().transpose(0, 2, 1)
+    heff = H - 0.5j * (cdag @ cs).sum(axis=0)
+    projs = [P.toarray() for P in _measurement_operators(spec)]
+    D = H.shape[0]
+
+    def rhs(t, y):
+        rho = y.reshape(D, D)
+        drho = -1j * (heff @ rho - rho @ heff.conj().T) + (cs @ rho @ cdag).sum(axis=0)
+        return drho.ravel()
+
+    def evolve(rho, t_from, t_to):
+        if t_to <= t_from:
+            return rho
+        sol = solve_ivp(rhs, (t_from, t_to), rho.ravel(), method="DOP853", rtol=1e-10, atol=1e-12)
+        return sol.y[:, -1].reshape(D, D)
+
+    offsets, period = _t0_nodes(spec, t0_nodes)
+    rho0 = _initial_rho(spec, real, init)
+    mean = np.zeros((len(times), D, D), dtype=complex)
+    for t0 in offsets:
+        rho, t, t_meas = rho0, 0.0, t0
+        for k, t_grid in enumerate(times):
+            while t_meas < t_grid:  # a measurement at exactly t_grid comes after recording
+                rho = evolve(rho, t, t_meas)
+                rho = sum(P @ rho @ P.conj().T for P in projs)
+                t, t_meas = t_meas, t_meas + period
+            rho = evolve(rho, t, t_grid)
+            t = t_grid
+            mean[k] += rho / len(offsets)
+    return mean
+
+
+# -------------------------------------------------------------- main solver
+def _density_matrices(spec: ArraySpec, real: Realization, init: str, times: np.ndarray, t0_nodes: int) -> np.ndarray:
+    """rho(t) averaged over the t0 nodes, assembled from its charge sectors q = N_ket - N_bra."""
+    H = hamiltonian_eff(spec, real, hermitian_only=True)
+    D = H.shape[0]
+    cs = _jump_operators(spec)
+    heff = H - 0.5j * sum((c.conj().T @ c for c in cs), sp.csr_matrix(H.shape))
+    eye = sp.identity(D, format="csr")
+    liouvillian = -1j * (sp.kron(heff, eye) - sp.kron(eye, heff.conj()))
+    liouvillian = (liouvillian + sum((sp.kron(c, c.conj()) for c in cs), sp.csr_matrix(liouvillian.shape))).tocsr()
+    measurement = sum(sp.kron(P, P.conj()) for P in _measurement_operators(spec)).tocsr()
+    offsets, period = _t0_nodes(spec, t0_nodes)
+    counts = _measurement_counts(times, offsets, period)
+
+    rho0 = _initial_rho(spec, real, init).ravel()
+    N = number_of_excitations(spec.L)
+    charge = (N[:, None] - N[None, :]).ravel()
+    rho = np.zeros((len(times), D * D), dtype=complex)
+    for q in range(0, 2 * spec.L + 1):
+        idx = np.flatnonzero(charge == q)
+        if not np.any(rho0[idx]):
+            continue
+        sector = _Sector(liouvillian[idx][:, idx].toarray(), measurement[idx][:, idx].toarray(), period)
+        rho[:, idx] = _propagate(sector, rho0[idx], times, offsets, counts)
+    rho = rho.reshape(len(times), D, D)
+    below = charge.reshape(D, D) < 0  # q < 0 elements are the conjugates of the q > 0 ones
+    rho[:, below] = np.conj(np.transpose(rho, (0, 2, 1))[:, below])
+    return rho
+
+
+def _measurement_counts(times: np.ndarray, offsets: np.ndarray, period: float) -> np.ndarray:
+    """counts[i, j] = number of measurement times t0_j + k/G (k >= 0) strictly before times[i]."""
+    if not np.isfinite(period):
+        return np.zeros((len(times), len(offsets)), dtype=int)
+    t = times[:, None]
+    c = np.maximum(np.ceil((t - offsets) / period), 0.0)
+    c -= (c > 0) & (offsets + (c - 1) * period >= t)  # exact in floating point:
+    c += offsets + c * period < t  # t0 + (c-1)/G < t <= t0 + c/G
+    return c.astype(int)
+
+
+class _Sector:
+    """One charge sector: Liouvillian, measurement and one feedback period, in the eigenbasis if possible."""
+
+    def __init__(self, liouvillian: np.ndarray, measurement: np.ndarray, period: float):
+        self.generator = liouvillian
+        self.period = period
+        if np.allclose(liouvillian, -liouvillian.conj().T, rtol=0, atol=1e-13 * max(1.0, np.abs(liouvillian).max())):
+            w, V = np.linalg.eigh(1j * liouvillian)  # unitary dynamics: normal, V unitary
+            lam, Vinv = -1j * w, V.conj().T
+            self.eig = True
+        else:
+            lam, V = np.linalg.eig(liouvillian)
+            self.eig = np.linalg.cond(V) < _COND_LIMIT
+            Vinv = np.linalg.inv(V) if self.eig else None
+        if self.eig:
+            self.lam, self.V, self.Vinv = lam, V, Vinv
+            self.measure_matrix = Vinv @ measurement @ V
+        else:
+            self.measure_matrix = measurement
+        self._powers: dict[int, np.ndarray] = {}
+
+    def to_coords(self, x: np.ndarray) -> np.ndarray:
+        return self.Vinv @ x if self.eig else x
+
+    def from_coords(self, y: np.ndarray) -> np.ndarray:
+        return self.V @ y if self.eig else y
+
+    def evolve(self, Y: np.ndarray, dt) -> np.ndarray:
+        """Columns of Y evolved by dt (a scalar or one time per column)."""
+        dt = np.broadcast_to(np.asarray(dt, dtype=float), (Y.shape[1],))
+        if self.eig:
+            return np.exp(self.lam[:, None] * dt[None, :]) * Y
+        out = np.empty_like(Y)
+        for step in np.unique(dt):
+            cols = dt == step
+            out[:, cols] = sla.expm(self.generator * step) @ Y[:, cols]
+        return out
+
+    def measure(self, Y: np.ndarray) -> np.ndarray:
+        return self.measure_matrix @ Y
+
+    def periods(self, Y: np.ndarray, k: int) -> np.ndarray:
+        """k times (evolve one period 1/G, then measure)."""
+        if k == 0:
+            return Y
+        if k not in self._powers:
+            one = self.measure(self.evolve(np.eye(len(self.generator), dtype=complex), self.period))
+            self._powers[k] = np.linalg.matrix_power(one, k)
+        return self._powers[k] @ Y
+
+
+def _propagate(sector: _Sector, x0: np.ndarray, times, offsets, counts) -> np.ndarray:
+    """Sector vectors at the grid times, averaged over the t0 nodes, shape (T, n).
+
+    All nodes are carried together from grid time to grid time; in each
+    interval [t_prev, t) a node meets d = 0, 1, 2, ... measurements (the
+    nodes differ by at most one), evolved as: to the first measurement,
+    measure, d - 1 full periods, then on to t.
+    """
+    Y = np.repeat(sector.to_coords(x0)[:, None], len(offsets), axis=1)
+    out = np.empty((len(times), len(x0)), dtype=complex)
+    t_prev, c_prev = 0.0, np.zeros(len(offsets), dtype=int)
+    for i, t in enumerate(times):
+        d = counts[i] - c_prev
+        for dd in np.unique(d):
+            cols = d == dd
+            if dd == 0:
+                Y[:, cols] = sector.evolve(Y[:, cols], t - t_prev)
+                continue
+            first = offsets[cols] + c_prev[cols] * sector.period
+            last = offsets[cols] + (counts[i, cols] - 1) * sector.period
+            y = sector.measure(sector.evolve(Y[:, cols], first - t_prev))
+            Y[:, cols] = sector.evolve(sector.periods(y, dd - 1), t - last)
+        out[i] = sector.from_coords(Y.mean(axis=1))
+        t_prev, c_prev = t, counts[i]
+    return out
