@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .analysis import decay_times, fit_window_start
+from .storage import diagnostics_summary
 from .ensemble import OBSERVABLE_INIT, SimulationResult
 from .units import time_to_us
 
@@ -19,6 +20,13 @@ def format_summary(result: SimulationResult) -> str:
         f"engine={s.engine}  estimator={s.estimator}  trajectories={result.completed}  seed={s.seed}  "
         f"t_final={s.times[-1]:g}/J ({time_to_us(s.times[-1], spec.J_hz):.3g} us)",
         f"fit window: t > (L-1) T_prop = {fit_window_start(result):.4g}/J",
+    ]
+    if s.engine_options:
+        lines.append("engine options: " + ", ".join(f"{k}={v}" for k, v in s.engine_options.items()))
+    worst = diagnostics_summary(result)
+    if worst:
+        lines.append("engine diagnostics (worst trajectory): " + ", ".join(f"{k}={v:.3g}" for k, v in worst.items()))
+    lines += [
         "",
         f"{'time':8s} {'value [1/J]':>22s} {'value [us]':>22s}",
     ]
