@@ -151,15 +151,17 @@ def main():
     show_default=True,
     help="branch: removal-free branch weighted by its probability (exact in ideal conditions); auto: branch where exact.",
 )
+@click.option("--workers", default=None, type=int, help="Worker processes (default: all cores).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the result as NetCDF (xarray Dataset).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
-def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, max_bond, cutoff, estimator, out, as_json,
-             **model):
+def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, max_bond, cutoff, estimator, workers, out,
+             as_json, **model):
     """Run one ensemble of trajectories and print a summary."""
     from lru_mps.ensemble import simulate as run
     from lru_mps.storage import save_netcdf, to_json
     from lru_mps.summary import format_summary
     from lru_mps.backends import choose_engine
+    from lru_mps.runner import default_workers
     from lru_mps.units import to_time
 
     try:
@@ -182,6 +184,7 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
             estimator=estimator,
             engine_options=engine_options,
             progress=progress,
+            workers=workers if workers is not None else default_workers(),
         )
     except ParameterError as err:
         _fail(err)

@@ -206,6 +206,122 @@ class SimulationResult:
 MPS_ONLY_OPTIONS = ("dt", "order", "max_bond", "cutoff", "kernel", "track_energy")
 
 
+@dataclass
+class BlockResult:
+    """Sums over the trajectories of one block, per initial state, plus engine diagnostics."""
+
+    index: int
+    accumulators: dict[str, ObservableAccumulator]
+    diagnostics: dict[str, dict[str, np.ndarray]]
+    trajectories: int
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        out = {"index": np.array(self.index), "trajectories": np.array(self.trajectories)}
+        for init, acc in self.accumulators.items():
+            out.update({f"acc/{init}/{k}": v for k, v in acc.state().items()})
+        for init, diag in self.diagnostics.items():
+            out.update({f"diag/{init}/{k}": np.asarray(v) for k, v in diag.items()})
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays) -> "BlockResult":
+        accs: dict[str, dict] = {}
+        diags: dict[str, dict] = {}
+        for key in arrays:
+            if key.startswith("acc/"):
+                _, init, name = key.split("/", 2)
+                accs.setdefault(init, {})[name] = arrays[key]
+            elif key.startswith("diag/"):
+                _, init, name = key.split("/", 2)
+                diags.setdefault(init, {})[name] = np.asarray(arrays[key])
+        return cls(
+            int(arrays["index"]),
+            {init: ObservableAccumulator.from_state(st) for init, st in accs.items()},
+            diags,
+            int(arrays["trajectories"]),
+        )
+
+
+def block_range(block: int, trajectories: int) -> range:
+    """Trajectory indices of ``block`` (contiguous; see :func:`block_of`)."""
+    idx = [i for i in range(trajectories) if block_of(i, trajectories) == block]
+    return range(idx[0], idx[-1] + 1)
+
+
+def n_blocks(trajectories: int) -> int:
+    return block_of(trajectories - 1, trajectories) + 1
+
+
+def run_block(
+    spec: ArraySpec,
+    settings: RunSettings,
+    block: int,
+    realization: Realization | None = None,
+    on_trajectory: Callable[[], None] | None = None,
+) -> BlockResult:
+    """Run the trajectories of one block (one BLAS thread)."""
+    runner = TrajectoryRunner(spec, settings, realization)
+    T = len(settings.times)
+    accs = {name: ObservableAccumulator(T, spec.L) for name in settings.inits}
+    diagnostics: dict[str, dict[str, list]] = {name: {} for name in settings.inits}
+    indices = block_range(block, settings.trajectories)
+    # The matrices here are small: one BLAS thread per process is fastest, and
+    # several spinning BLAS threads on a loaded machine can be 100x slower.
+    with threadpool_limits(limits=1, user_api="blas"):
+        for i in indices:
+            for name, rec in runner.run(i).items():
+                accs[name].add(rec.populations, rec.coherence)
+                for key, value in rec.diagnostics.items():
+                    diagnostics[name].setdefault(key, []).append(value)
+                if rec.diagnostics:
+                    runner.engine.check_diagnostics(rec.diagnostics, f"trajectory {i} ({name})")
+            if on_trajectory is not None:
+                on_trajectory()
+    diag = {name: {k: np.asarray(v) for k, v in d.items()} for name, d in diagnostics.items() if d}
+    return BlockResult(block, accs, diag, len(indices))
+
+
+def make_settings(
+    spec: ArraySpec,
+    *,
+    init="all",
+    t_final: float = 1000.0,
+    time_points: int = 201,
+    trajectories: int = 200,
+    seed: int = 0,
+    engine: str = "exact",
+    estimator: str = "auto",
+    engine_options: dict | None = None,
+) -> RunSettings:
+    """Validated run settings (engine 'auto' resolved, MPS-only options dropped for other engines)."""
+    if engine == "auto":
+        engine, _ = choose_engine(spec)
+    if engine != "mps":
+        engine_options = {k: v for k, v in (engine_options or {}).items() if k not in MPS_ONLY_OPTIONS}
+    return RunSettings(
+        times=time_grid(t_final, time_points),
+        trajectories=trajectories,
+        seed=seed,
+        engine=engine,
+        estimator=check_estimator(spec, estimator),
+        inits=resolve_inits(init),
+        engine_options=dict(engine_options or {}),
+    )
+
+
+def assemble(spec: ArraySpec, settings: RunSettings, blocks: list[BlockResult]) -> SimulationResult:
+    """Merge block results (in block order) into a SimulationResult."""
+    blocks = sorted(blocks, key=lambda b: b.index)
+    per_init = {name: [b.accumulators[name] for b in blocks] for name in settings.inits}
+    diag: dict[str, dict[str, np.ndarray]] = {}
+    for b in blocks:
+        for name, d in b.diagnostics.items():
+            for key, values in d.items():
+                prev = diag.setdefault(name, {}).get(key)
+                diag[name][key] = np.asarray(values) if prev is None else np.concatenate([prev, values])
+    return SimulationResult(spec, settings, per_init, diag)
+
+
 def simulate(
     spec: ArraySpec,
     *,
@@ -219,47 +335,37 @@ def simulate(
     realization: Realization | None = None,
     engine_options: dict | None = None,
     progress: Callable[[int, int], None] | None = None,
+    workers: int = 1,
+    store=None,
 ) -> SimulationResult:
     """Run one ensemble: ``trajectories`` trajectories, each with its own disorder.
 
     Times in 1/J.  ``realization`` fixes the disorder for every trajectory
     (used for checks against the density-matrix reference).  ``estimator``
     is 'sampled', 'branch' (removal-free branch, exact in ideal conditions)
-    or 'auto' (branch where exact).  ``progress(done, total)`` is called
-    after each trajectory.
+    or 'auto' (branch where exact).  ``engine`` is exact, sector, mps or
+    auto (:func:`lru_mps.backends.choose_engine`); ``engine_options`` go to
+    the engine (MPS: dt, order, max_bond, cutoff, kernel).
+
+    The trajectories run in up to 16 contiguous blocks; ``workers`` > 1 runs
+    blocks in a process pool.  With ``store`` (a :class:`lru_mps.runstore.RunStore`
+    or a folder), every finished block is saved atomically and a repeated
+    call skips the saved ones, so an interrupted run resumes and ends with
+    exactly the numbers of an uninterrupted one.  ``progress(done, total)``
+    is called as trajectories finish.
     """
-    if engine == "auto":
-        engine, _ = choose_engine(spec)
-    if engine != "mps":
-        engine_options = {k: v for k, v in (engine_options or {}).items() if k not in MPS_ONLY_OPTIONS}
-    settings = RunSettings(
-        times=time_grid(t_final, time_points),
+    from .runner import run_blocks
+
+    settings = make_settings(
+        spec,
+        init=init,
+        t_final=t_final,
+        time_points=time_points,
         trajectories=trajectories,
         seed=seed,
         engine=engine,
-        estimator=check_estimator(spec, estimator),
-        inits=resolve_inits(init),
-        engine_options=dict(engine_options or {}),
+        estimator=estimator,
+        engine_options=engine_options,
     )
-    runner = TrajectoryRunner(spec, settings, realization)
-    n = settings.trajectories
-    n_blocks = block_of(n - 1, n) + 1
-    blocks = {
-        name: [ObservableAccumulator(len(settings.times), spec.L) for _ in range(n_blocks)] for name in settings.inits
-    }
-    # The matrices here are small: one BLAS thread per process is fastest, and
-    # several spinning BLAS threads on a loaded machine can be 100x slower.
-    diagnostics: dict[str, dict[str, list]] = {name: {} for name in settings.inits}
-    with threadpool_limits(limits=1, user_api="blas"):
-        for i in range(n):
-            b = block_of(i, n)
-            for name, rec in runner.run(i).items():
-                blocks[name][b].add(rec.populations, rec.coherence)
-                for key, value in rec.diagnostics.items():
-                    diagnostics[name].setdefault(key, []).append(value)
-                if rec.diagnostics:
-                    runner.engine.check_diagnostics(rec.diagnostics, f"trajectory {i} ({name})")
-            if progress is not None:
-                progress(i + 1, n)
-    diag = {name: {k: np.asarray(v) for k, v in d.items()} for name, d in diagnostics.items() if d}
-    return SimulationResult(spec, settings, blocks, diag)
+    blocks = run_blocks(spec, settings, realization=realization, workers=workers, store=store, progress=progress)
+    return assemble(spec, settings, blocks)

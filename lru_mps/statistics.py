@@ -88,6 +88,20 @@ class ObservableAccumulator:
         out.update(sum_z=self.z, sum_z2=self.z2, sum_zabs2=self.zabs2)
         return out
 
+    @classmethod
+    def from_state(cls, state: dict) -> "ObservableAccumulator":
+        """Rebuild an accumulator from :meth:`state` (e.g. loaded from disk)."""
+        T, L = state["sum_site_population"].shape
+        acc = cls(T, L)
+        acc.count = int(state["count"])
+        for k in acc.sums:
+            acc.sums[k] = np.array(state[f"sum_{k}"], dtype=float)
+            acc.squares[k] = np.array(state[f"sumsq_{k}"], dtype=float)
+        acc.z = np.array(state["sum_z"], dtype=complex)
+        acc.z2 = np.array(state["sum_z2"], dtype=complex)
+        acc.zabs2 = np.array(state["sum_zabs2"], dtype=float)
+        return acc
+
     def get(self, name: str) -> MeanSem:
         """Mean and standard error of an observable over the trajectories so far."""
         n = self.count

@@ -64,7 +64,9 @@ def test_simulate_summary_and_units():
         (["--hopping", "5parsec"], "hopping"),
         (["--t-final", "10 fortnights"], "t_final"),
         (["--conditions", "ideal", "--estimator", "branch", "--t1", "10us"], "estimator"),
-        (["-L", "9"], "length"),
+        (["-L", "9", "--engine", "exact"], "length"),
+        (["--engine", "mps", "--dt", "0.5/J"], "dt"),
+        (["--engine", "mps", "--max-bond", "0"], "max_bond"),
     ],
 )
 def test_bad_input_is_a_clear_error(args, name):

@@ -1,0 +1,89 @@
+"""Resumable storage of finished work: one file per block of trajectories.
+
+A run is identified by a key, a hash of everything that determines its
+numbers (the physics spec, the run settings, a fixed realization if any).
+Each finished block is written atomically (temporary file + rename) as
+``<folder>/<key>/block_NNN.npz``; a repeated run loads the blocks that exist
+and computes only the missing ones.  Because a trajectory's numbers depend
+only on (seed, index, init) and blocks are merged in block order, a resumed
+run ends with exactly the numbers of an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .ensemble import BlockResult, RunSettings
+from .model import ArraySpec, Realization
+
+
+def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | None = None) -> str:
+    """A short stable hash of everything that determines a run's numbers."""
+    desc = {
+        "spec": spec.as_dict(),
+        "times": [float(x) for x in settings.times],
+        "trajectories": settings.trajectories,
+        "seed": settings.seed,
+        "engine": settings.engine,
+        "estimator": settings.estimator,
+        "inits": list(settings.inits),
+        "engine_options": {k: settings.engine_options[k] for k in sorted(settings.engine_options)},
+    }
+    if realization is not None:
+        desc["realization"] = [list(map(float, realization.dw)), list(map(float, realization.U))]
+    text = json.dumps(desc, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16], desc
+
+
+class RunStore:
+    """A folder of finished blocks, keyed by run."""
+
+    def __init__(self, folder: str | os.PathLike):
+        self.folder = Path(folder)
+
+    def _dir(self, key: str) -> Path:
+        return self.folder / key
+
+    def describe(self, key: str, desc: dict) -> None:
+        """Write a human-readable manifest of the run once."""
+        path = self._dir(key) / "manifest.json"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _atomic_write(path, (json.dumps(desc, indent=1, default=str) + "\n").encode())
+
+    def load(self, key: str, block: int) -> BlockResult | None:
+        path = self._dir(key) / f"block_{block:03d}.npz"
+        if not path.exists():
+            return None
+        with np.load(path, allow_pickle=False) as data:
+            return BlockResult.from_arrays({k: data[k] for k in data.files})
+
+    def save(self, key: str, result: BlockResult) -> None:
+        path = self._dir(key) / f"block_{result.index:03d}.npz"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".block.", suffix=".npz")
+        os.close(fd)
+        try:
+            np.savez(tmp, **result.to_arrays())
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
