@@ -198,5 +198,17 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
             click.echo(f"written: {out}")
 
 
+
+
+def _register_studies():
+    from .study import plot_command, study_group
+
+    main.add_command(study_group)
+    main.add_command(plot_command)
+
+
+_register_studies()
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,215 @@
+"""What every study shares: configuration, running context, outputs.
+
+A study is a named recipe (length-scaling, rate-sweep, ...) with defaults
+that ship as TOML files in the repository's ``studies/`` folder (identical to
+:data:`lru_mps.studies.DEFAULTS`; a user copies one, edits it and passes it
+with ``--config``, or overrides fields on the command line).  Running a study
+writes into one output folder:
+
+``config.toml``     the resolved configuration (defaults + file + overrides)
+``results.nc``      an xarray Dataset with everything the figures need
+``summary.json``    the JSON object that ``--json`` prints
+``figures/``        PNG and PDF figures (redrawn by ``lru-mps plot DIR``)
+``work/``           finished blocks of trajectories; rerunning the same
+                    command after an interruption continues from them and
+                    ends with exactly the numbers of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..errors import ParameterError, require
+from ..model import ArraySpec
+from ..storage import atomic_write_bytes
+
+#: model fields of a study config, with the names of `lru-mps simulate`'s options
+MODEL_KEYS = ("length", "hopping", "anharmonicity", "frequency", "disorder", "reset", "rate", "conditions", "t1",
+              "tphi", "temperature")
+
+
+@dataclass
+class StudyContext:
+    """Where and how a study runs (not physics)."""
+
+    out: Path
+    workers: int = 1
+    progress: Callable[[str, int, int], None] | None = None
+    quiet: bool = False
+
+    @property
+    def store(self) -> Path:
+        return self.out / "work"
+
+    def report(self, label: str):
+        """A progress callback (done, total) for one stage."""
+        if self.progress is None:
+            return None
+        return lambda done, total: self.progress(label, done, total)
+
+
+def parse_lengths(text) -> list[int]:
+    """'2:40' (every L), '2:40:2' (step), '2,4,8,16' or a list -> sorted unique lengths >= 2."""
+    if isinstance(text, (list, tuple)):
+        values = [int(x) for x in text]
+    else:
+        text = str(text).strip()
+        try:
+            if ":" in text:
+                parts = [int(p) for p in text.split(":")]
+                require(len(parts) in (2, 3), "lengths", text, "'start:stop' or 'start:stop:step' or a list '2,4,8'")
+                step = parts[2] if len(parts) == 3 else 1
+                require(step >= 1, "lengths", text, "a positive step")
+                values = list(range(parts[0], parts[1] + 1, step))
+            else:
+                values = [int(p) for p in text.split(",") if p.strip()]
+        except ValueError:
+            raise ParameterError("lengths", text, "'start:stop', 'start:stop:step' or a list like '2,4,8,16'") from None
+    require(len(values) >= 1 and min(values) >= 2, "lengths", text, "lengths L >= 2")
+    return sorted(set(values))
+
+
+def load_config(name: str, defaults: dict, config_file: str | os.PathLike | None, overrides: dict) -> dict:
+    """Defaults, then a TOML file, then command-line overrides (None = not given)."""
+    cfg = json.loads(json.dumps(defaults))  # deep copy
+    if config_file is not None:
+        path = Path(config_file)
+        if not path.exists():
+            raise ParameterError("config", str(config_file), "an existing TOML file")
+        with open(path, "rb") as fh:
+            try:
+                data = tomllib.load(fh)
+            except tomllib.TOMLDecodeError as err:
+                raise ParameterError("config", str(config_file), f"valid TOML ({err})") from None
+        if data.get("study", name) != name:
+            raise ParameterError("config", str(config_file), f"a '{name}' study file (it says study = {data['study']!r})")
+        _merge(cfg, data, str(config_file))
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if key in cfg and not isinstance(cfg[key], dict):
+            cfg[key] = value  # a study-level key (e.g. conditions: ideal|realistic|both)
+        elif key in MODEL_KEYS:
+            cfg.setdefault("model", {})[key] = value
+        else:
+            cfg[key] = value
+    return cfg
+
+
+def _merge(cfg: dict, data: dict, where: str) -> None:
+    for key, value in data.items():
+        if key not in cfg:
+            raise ParameterError(key, value, f"one of the keys of this study ({', '.join(sorted(cfg))})", f"in {where}")
+        if isinstance(cfg[key], dict):
+            require(isinstance(value, dict), key, value, "a table", f"in {where}")
+            for k, v in value.items():
+                require(k in MODEL_KEYS or k in cfg[key], f"{key}.{k}", v, f"one of {', '.join(cfg[key])}", f"in {where}")
+                cfg[key][k] = v
+        else:
+            cfg[key] = value
+
+
+def base_spec(cfg: dict, **changes) -> ArraySpec:
+    """The ArraySpec of the config's model table (with changes, e.g. length or conditions)."""
+    model = {**cfg["model"], **changes}
+    return ArraySpec.from_user(**{k: model[k] for k in MODEL_KEYS if k in model})
+
+
+def to_toml(cfg: dict) -> str:
+    """A small TOML writer for flat tables of strings, numbers and booleans."""
+
+    def val(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(val(x) for x in v) + "]"
+        return json.dumps(str(v))
+
+    lines = [f"{k} = {val(v)}" for k, v in cfg.items() if not isinstance(v, dict) and v is not None]
+    for k, v in cfg.items():
+        if isinstance(v, dict):
+            lines += ["", f"[{k}]"] + [f"{kk} = {val(vv)}" for kk, vv in v.items() if vv is not None]
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(ctx: StudyContext, cfg: dict, dataset, summary: dict) -> None:
+    """config.toml, results.nc and summary.json, each written atomically."""
+    ctx.out.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(ctx.out / "config.toml", to_toml(cfg).encode())
+    tmp = ctx.out / ".results.nc.tmp"
+    dataset.to_netcdf(tmp, engine="h5netcdf")
+    os.replace(tmp, ctx.out / "results.nc")
+    atomic_write_bytes(ctx.out / "summary.json", (json.dumps(summary, indent=2, default=_json_default) + "\n").encode())
+
+
+def _json_default(x):
+    if isinstance(x, (np.floating, np.integer)):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(type(x))
+
+
+def finite_or_none(x):
+    """JSON-friendly float: None for nan/inf/None."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def time_json(value_J, error_J, J_hz: float) -> dict:
+    """{"value_J", "error_J", "value_us", "error_us"} with None where not available."""
+    from ..units import time_to_us
+
+    v, e = finite_or_none(value_J), finite_or_none(error_J)
+    return {
+        "value_J": v,
+        "error_J": e,
+        "value_us": None if v is None else time_to_us(v, J_hz),
+        "error_us": None if e is None else time_to_us(e, J_hz),
+    }
+
+
+@dataclass
+class StudyResult:
+    """What a study returns: its output folder, summary (the JSON) and a printable table."""
+
+    name: str
+    out: Path
+    summary: dict
+    table: str
+    dataset: object = field(default=None, repr=False)
+
+
+def read_config(folder) -> dict:
+    """The resolved config.toml of a stored study (with a clear error if the folder is not one)."""
+    path = Path(folder) / "config.toml"
+    if not path.exists() or not (Path(folder) / "results.nc").exists():
+        raise ParameterError("folder", str(folder), "a study output folder (with config.toml and results.nc)")
+    with open(path, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def save_figure(fig, figdir: Path, name: str) -> list[Path]:
+    """Save a matplotlib figure as PNG and PDF; returns the paths."""
+    figdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for ext in ("png", "pdf"):
+        path = figdir / f"{name}.{ext}"
+        fig.savefig(path, dpi=150, bbox_inches="tight")
+        paths.append(path)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return paths

@@ -1,0 +1,394 @@
+"""Study `length-scaling`: T_prop, T_star, T1, T2 and the localization length vs L.
+
+Physics (shared/physics.md §7, §9, §10).  For each array length L and each
+condition (ideal, realistic) one ensemble is run from the three initial
+states: in ideal conditions with the removal-free branch estimator (one
+exact evolution per disorder realization), in realistic conditions with
+sampled trajectories.  Per L it reports
+
+* T_prop = pi / (2 J_prop) (formula) and the transit (L-1) T_prop;
+* T_star, T1, T2 from fits A exp(-t/tau) of the ensemble curves P_star^(L),
+  <n_1> and 2C over t > (L-1) T_prop (jackknife errors);
+* in ideal conditions, per realization, the qubit's decay rates from the
+  removal-free branch (:mod:`lru_mps.localization`): exact in the N = 1
+  sector where double precision resolves them, and continued in log space
+  past the floating-point floor (the study says where), so T1 far beyond any
+  simulated time is still measured; their typical value exp<ln T1>;
+* the localization length xi from ln T1_typ = a + L/xi, next to the
+  strong-disorder value 1/xi = 2 ln(W/J) - 3 and the transfer-matrix value
+  at the qubit's energies (the Lyapunov exponent averaged over the qubit
+  modes' energies of the realizations); and the linear growth of T_star with L.
+
+Ensembles (the curves and their fits) run up to ``ensemble_max_length``;
+the per-realization rates, which cost an L x L eigenproblem or a log-space
+recursion, are computed at every length.  The simulated time grows with L (t_final = t_base + t_per_hop (L-1) T_prop)
+so that the late-time window covers the slow leakage tail.  Realistic
+conditions run on ``realistic_lengths`` (default L <= 6, where the exact
+engine is cheap): thermal excitations on long arrays need the MPS engine,
+whose cost per trajectory (~10 ms per step at L = 40) puts long realistic
+arrays beyond a 30-minute default run; extend ``realistic_lengths`` and the
+time budget (or a cluster) to go further.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import xarray as xr
+
+from .. import analytic
+from ..analysis import decay_times
+from ..ensemble import disorder_rng, simulate
+from ..units import time_to_us
+from .base import (
+    StudyContext,
+    StudyResult,
+    base_spec,
+    finite_or_none,
+    parse_lengths,
+    save_figure,
+    time_json,
+    write_outputs,
+)
+
+NAME = "length-scaling"
+
+DEFAULTS = {
+    "study": NAME,
+    "model": {
+        "hopping": "5MHz",
+        "anharmonicity": "250MHz",
+        "frequency": "7.5GHz",
+        "disorder": "100MHz",
+        "reset": "periodic",
+        "rate": "0.03J",
+    },
+    "lengths": "2,3,4,5,6,8,10,12,16,20,24,28,32,36,40",
+    "conditions": "both",
+    "realistic_lengths": "2:6",
+    "ensemble_max_length": 40,
+    "realizations": 64,
+    "trajectories": 400,
+    "time_points": 201,
+    "t_base": "1000/J",
+    "t_per_hop": 10.0,
+    "engine": "auto",
+    "seed": 0,
+}
+
+QUICK = {
+    "lengths": "2,3,4,6,8,12",
+    "realistic_lengths": "2:3",
+    "realizations": 8,
+    "trajectories": 24,
+    "time_points": 61,
+}
+
+DECAYS = ("T_star", "T1", "T2")
+
+
+def _t_final(spec, cfg) -> float:
+    from ..units import to_time
+
+    return to_time(cfg["t_base"], "t_base", spec.J_hz) + float(cfg["t_per_hop"]) * (spec.L - 1) * spec.T_prop
+
+
+def run(cfg: dict, ctx: StudyContext) -> StudyResult:
+    """Run the study described by ``cfg`` into ``ctx.out``."""
+    from ..localization import qubit_rates
+
+    conds = ["ideal", "realistic"] if cfg["conditions"] == "both" else [cfg["conditions"]]
+    lengths = {
+        "ideal": parse_lengths(cfg["lengths"]),
+        "realistic": parse_lengths(cfg["realistic_lengths"]) if cfg["conditions"] == "both" else parse_lengths(cfg["lengths"]),
+    }
+    all_L = sorted(set().union(*(lengths[c] for c in conds)))
+    T = int(cfg["time_points"])
+    n_real = int(cfg["realizations"])
+    seed = int(cfg["seed"])
+    spec0 = base_spec(cfg, length=all_L[0], conditions=conds[0])
+    J_hz = spec0.J_hz
+
+    shape = (len(conds), len(all_L))
+    fits = {k: np.full(shape + (2,), np.nan) for k in DECAYS}
+    curves = {k: np.full(shape + (T, 2), np.nan) for k in ("leakage_array", "qubit_population", "qubit_coherence")}
+    time_J = np.full((len(all_L), T), np.nan)
+    log_T1 = np.full((len(all_L), n_real), np.nan)
+    energy = np.full((len(all_L), n_real), np.nan)
+    method = np.full((len(all_L), n_real), "", dtype=object)
+    engines = {}
+    for ci, cond in enumerate(conds):
+        for L in lengths[cond]:
+            li = all_L.index(L)
+            spec = base_spec(cfg, length=L, conditions=cond)
+            ideal = spec.conditions.ideal
+            if ideal:
+                for i in range(n_real):
+                    real = spec.draw_realization(disorder_rng(seed, i))
+                    r = qubit_rates(spec, real)
+                    log_T1[li, i] = -r.log_gamma1
+                    energy[li, i] = r.energy
+                    method[li, i] = r.method
+            if L > int(cfg["ensemble_max_length"]):
+                engines[(cond, L)] = "-"
+                continue
+            res = simulate(
+                spec,
+                init="all",
+                t_final=_t_final(spec, cfg),
+                time_points=T,
+                trajectories=n_real if ideal else int(cfg["trajectories"]),
+                seed=seed,
+                engine=cfg["engine"],
+                estimator="branch" if ideal else "sampled",
+                workers=ctx.workers,
+                store=ctx.store,
+                progress=ctx.report(f"{cond} L={L}"),
+            )
+            engines[(cond, L)] = res.settings.engine
+            time_J[li] = res.times
+            for name in curves:
+                ms = res.observable(name)
+                curves[name][ci, li, :, 0] = ms.mean
+                curves[name][ci, li, :, 1] = ms.sem
+            for name, d in decay_times(res).items():
+                if name in fits and d is not None:
+                    fits[name][ci, li] = (d.value, d.error)
+
+    ds, summary, table = _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0,
+                                   energy)
+    write_outputs(ctx, cfg, ds, summary)
+    plot(ds, summary, ctx.out / "figures")
+    return StudyResult(NAME, ctx.out, summary, table, ds)
+
+
+def _typical(log_values: np.ndarray) -> tuple[float, float]:
+    """Mean of ln T1 over realizations and its standard error."""
+    v = log_values[np.isfinite(log_values)]
+    if len(v) == 0:
+        return math.nan, math.nan
+    err = v.std(ddof=1) / math.sqrt(len(v)) if len(v) > 1 else math.nan
+    return float(v.mean()), float(err)
+
+
+def _linear_fit(x, y, err):
+    """Weighted straight line y = a + b x: (a, b, err_a, err_b); unweighted if errors are missing."""
+    x, y, err = map(np.asarray, (x, y, err))
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y, err = x[ok], y[ok], err[ok]
+    if len(x) < 2:
+        return (math.nan,) * 4
+    weighted = np.all(np.isfinite(err)) and np.all(err > 0)
+    w = 1.0 / err**2 if weighted else np.ones_like(x)
+    A = np.vstack([np.ones_like(x), x]).T
+    cov = np.linalg.inv(A.T @ (w[:, None] * A))
+    a, b = cov @ (A.T @ (w * y))
+    if not weighted or len(x) > 2:
+        resid = y - (a + b * x)
+        dof = max(len(x) - 2, 1)
+        chi2 = float(np.sum(w * resid**2) / dof)
+        scale = chi2 if not weighted else max(1.0, chi2)  # never shrink errors below the statistics
+        cov = cov * scale
+    return float(a), float(b), float(math.sqrt(cov[0, 0])), float(math.sqrt(cov[1, 1]))
+
+
+def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0) -> dict:
+    """Reference localization lengths (probability convention, T1 ~ exp(L/xi)).
+
+    strong: 1/xi = 2 ln(W/J) - 3 (typical, box disorder; needs W > e^1.5 J).
+    transfer: 1/xi = <2 gamma(E_q)>, gamma the Lyapunov exponent of the
+    disordered chain at energy E, averaged over the energies E_q of the
+    qubit modes of the realizations (at weak disorder these are not uniform
+    in [-W/2, W/2]: the mode most localized on site 1 is preferred, which
+    shortens xi by ~20% at W = 4 J); without energies, uniform in
+    [-W/2, W/2].
+    """
+    W = spec.W
+    strong = analytic.xi_strong(W) if W > math.e**1.5 else math.nan
+    if W == 0:
+        return {"strong": strong, "transfer": math.inf}
+    rng = np.random.default_rng(seed)
+    if qubit_energies is None or not np.any(np.isfinite(qubit_energies)):
+        qubit_energies = (np.arange(n_grid) + 0.5) / n_grid * W - W / 2
+    qubit_energies = np.asarray(qubit_energies)[np.isfinite(qubit_energies)]
+    lo, hi = float(qubit_energies.min()), float(qubit_energies.max())
+    grid = np.linspace(lo, hi, n_grid) if hi > lo else np.array([lo])
+    gam = []
+    for E in grid:
+        g = analytic.lyapunov_exponent(W, E, n_sites=4000, realizations=4, rng=rng)
+        gam.append(g[0] if isinstance(g, tuple) else g)
+    gq = np.interp(qubit_energies, grid, np.array(gam)) if len(grid) > 1 else np.full(len(qubit_energies), gam[0])
+    return {"strong": strong, "transfer": 1.0 / (2.0 * float(np.mean(gq)))}
+
+
+def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy):
+    J_hz = spec0.J_hz
+    T_prop = spec0.T_prop
+    typ = np.array([_typical(log_T1[li]) for li in range(len(all_L))])  # (L, 2): mean ln T1, error
+    ideal_L = lengths.get("ideal", []) if "ideal" in conds else []
+    idx = [all_L.index(L) for L in ideal_L]
+    a, inv_xi, a_err, inv_xi_err = _linear_fit(np.array(ideal_L, float), typ[idx, 0], typ[idx, 1]) if idx else (math.nan,) * 4
+    xi = 1.0 / inv_xi if inv_xi and math.isfinite(inv_xi) and inv_xi > 0 else math.nan
+    xi_err = inv_xi_err / inv_xi**2 if math.isfinite(xi) else math.nan
+    theory = xi_theory(spec0, energy[all_L.index(max(ideal_L))] if idx else None, seed=int(cfg["seed"]))
+    log_space = [L for L in ideal_L if np.any(method[all_L.index(L)] == "log-space")]
+
+    by_cond = {}
+    for ci, cond in enumerate(conds):
+        Ls = lengths[cond]
+        sel = [all_L.index(L) for L in Ls]
+        entry = {"lengths": Ls, "T_prop": [time_json(T_prop, 0.0, J_hz) for _ in Ls]}
+        for name in DECAYS:
+            entry[name] = [time_json(fits[name][ci, li, 0], fits[name][ci, li, 1], J_hz) for li in sel]
+        entry["engines"] = [engines[(cond, L)] for L in Ls]
+        ok = [i for i, li in enumerate(sel) if np.isfinite(fits["T_star"][ci, li, 0])]
+        ts = _linear_fit(np.array(Ls, float)[ok], fits["T_star"][ci, sel, 0][ok], fits["T_star"][ci, sel, 1][ok])
+        entry["T_star_slope"] = {"value": finite_or_none(ts[1]), "error": finite_or_none(ts[3]), "units": "1/J per site"}
+        if cond == "ideal":
+            entry["T1_typical"] = [
+                {
+                    "value": finite_or_none(math.exp(typ[li, 0])) if typ[li, 0] < 700 else None,
+                    "error": finite_or_none(math.exp(typ[li, 0]) * typ[li, 1]) if typ[li, 0] < 700 else None,
+                    "log_value": finite_or_none(typ[li, 0]),
+                    "log_error": finite_or_none(typ[li, 1]),
+                    "value_us": finite_or_none(time_to_us(math.exp(typ[li, 0]), J_hz)) if typ[li, 0] < 700 else None,
+                    "method": "log-space" if L in log_space else "exact",
+                }
+                for L, li in zip(Ls, sel)
+            ]
+            entry["xi"] = {"value": finite_or_none(xi), "error": finite_or_none(xi_err)}
+            entry["xi_theory_strong"] = finite_or_none(theory["strong"])
+            entry["xi_theory_transfer"] = finite_or_none(theory["transfer"])
+            entry["floating_point_floor"] = {
+                "lengths_past_floor": log_space,
+                "note": "per-realization rates at these L are below double precision relative to the energies; "
+                "they come from the log-space continuation of the localized eigenvector, not from an eigenvalue",
+            }
+        by_cond[cond] = entry
+    primary = "ideal" if "ideal" in by_cond else conds[0]
+    summary = {"study": NAME, "conditions": primary, **by_cond[primary], "by_conditions": by_cond,
+               "parameters": {**spec0.as_dict(), "L": None, "realizations": int(cfg["realizations"]),
+                              "trajectories": int(cfg["trajectories"]), "seed": int(cfg["seed"])}}
+    for key in ("T1_typical", "xi", "xi_theory_strong", "xi_theory_transfer"):
+        summary.setdefault(key, None)
+
+    ds = xr.Dataset(
+        {
+            **{f"{k}_J": (("conditions", "L"), fits[k][..., 0], {"units": "1/J"}) for k in DECAYS},
+            **{f"{k}_error_J": (("conditions", "L"), fits[k][..., 1], {"units": "1/J"}) for k in DECAYS},
+            "T_prop_J": ("L", np.full(len(all_L), T_prop), {"units": "1/J"}),
+            "log_T1_realization": (("L", "realization"), log_T1, {"units": "ln(T1 J)", "convention": "T1 ~ exp(L/xi)"}),
+            "log_T1_typical": ("L", typ[:, 0], {"units": "ln(T1 J)"}),
+            "log_T1_typical_error": ("L", typ[:, 1]),
+            "rate_method": (("L", "realization"), method.astype(str)),
+            "qubit_energy_J": (("L", "realization"), energy, {"units": "J", "frame": "rotating at wbar"}),
+            "time_J": (("L", "t"), time_J, {"units": "1/J"}),
+            **{f"{k}_mean": (("conditions", "L", "t"), v[..., 0]) for k, v in curves.items()},
+            **{f"{k}_sem": (("conditions", "L", "t"), v[..., 1]) for k, v in curves.items()},
+        },
+        coords={"conditions": list(conds), "L": all_L, "realization": np.arange(log_T1.shape[1])},
+        attrs={
+            "study": NAME,
+            "J_over_2pi_Hz": J_hz,
+            "time_us_per_J": time_to_us(1.0, J_hz),
+            "xi": finite_or_none(xi) or "none",
+            "xi_error": finite_or_none(xi_err) or "none",
+            "xi_intercept": finite_or_none(a) or "none",
+            "xi_theory_strong": finite_or_none(theory["strong"]) or "none",
+            "xi_theory_transfer": finite_or_none(theory["transfer"]) or "none",
+        },
+    )
+    return ds, summary, _table(summary, J_hz)
+
+
+def _fmt(t: dict | None) -> str:
+    if not t or t.get("value_J") is None:
+        return f"{'-':>17s}"
+    return f"{t['value_J']:9.4g}+-{(t['error_J'] or 0):<6.2g}"
+
+
+def _table(summary: dict, J_hz: float) -> str:
+    lines = []
+    for cond, e in summary["by_conditions"].items():
+        lines.append(f"{cond} conditions (times in 1/J; 1/J = {time_to_us(1.0, J_hz) * 1e3:.2f} ns)")
+        head = f"{'L':>4} {'engine':>7} {'T_prop':>9} {'T_star':>17} {'T1 (fit)':>17} {'T2 (fit)':>17}"
+        if "T1_typical" in e:
+            head += f" {'ln T1_typ':>16}"
+        lines.append(head)
+        for k, L in enumerate(e["lengths"]):
+            row = f"{L:4d} {e['engines'][k]:>7} {e['T_prop'][k]['value_J']:9.4g} {_fmt(e['T_star'][k])} {_fmt(e['T1'][k])} {_fmt(e['T2'][k])}"
+            if "T1_typical" in e:
+                t = e["T1_typical"][k]
+                mark = "*" if t["method"] == "log-space" else " "
+                row += f" {t['log_value']:9.3f}+-{(t['log_error'] or 0):<5.2g}{mark}" if t["log_value"] is not None else f" {'-':>16}"
+            lines.append(row)
+        if "xi" in e:
+            xi = e["xi"]
+            lines.append(
+                f"xi = {xi['value']:.4g} +- {xi['error']:.2g} sites (fit of ln T1_typ vs L); "
+                f"strong disorder 1/(2 ln(W/J) - 3) = {e['xi_theory_strong']}; transfer matrix = {e['xi_theory_transfer']:.4g}"
+                if xi["value"] is not None else "xi: not resolved"
+            )
+            if e["floating_point_floor"]["lengths_past_floor"]:
+                lines.append(f"* past the floating-point floor (log-space continuation): L = {e['floating_point_floor']['lengths_past_floor']}")
+        s = e["T_star_slope"]
+        if s["value"] is not None:
+            lines.append(f"T_star grows by {s['value']:.3g} +- {s['error']:.2g} /J per site")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot(ds, summary: dict, figdir) -> list:
+    """T1, T2, T_star, T_prop vs L (log scale) and ln T1 vs L with the xi fit and theory lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    us = float(ds.attrs["time_us_per_J"])
+    paths = []
+    fig, axes = plt.subplots(1, len(ds.conditions), figsize=(5.2 * len(ds.conditions), 4.0), squeeze=False)
+    for ax, cond in zip(axes[0], ds.conditions.values):
+        run = np.isfinite(ds["leakage_array_mean"].sel(conditions=cond).isel(t=0).values)
+        L = ds.L.values
+        for name, marker in (("T_star", "o"), ("T1", "s"), ("T2", "^")):
+            v = ds[f"{name}_J"].sel(conditions=cond).values * us
+            e = ds[f"{name}_error_J"].sel(conditions=cond).values * us
+            ok = np.isfinite(v)
+            if ok.any():
+                ax.errorbar(L[ok], v[ok], yerr=e[ok], fmt=marker + "-", capsize=2, label=f"{name} (fit)")
+        ax.plot(L[run], ds["T_prop_J"].values[run] * us, "k--", label="T_prop")
+        if cond == "ideal":
+            lt = ds["log_T1_typical"].values
+            ok = np.isfinite(lt) & (lt < 700)
+            ax.plot(L[ok], np.exp(lt[ok]) * us, "D:", color="C3", label="T1 typical (branch rates)")
+        ax.set_yscale("log")
+        ax.set_xlabel("array length L")
+        ax.set_ylabel("time (us)")
+        ax.set_title(f"{cond} conditions")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    paths += save_figure(fig, figdir, "decay_times_vs_L")
+
+    if "ideal" in ds.conditions.values:
+        fig, ax = plt.subplots(figsize=(5.2, 4.0))
+        L = ds.L.values
+        lt, le = ds["log_T1_typical"].values, ds["log_T1_typical_error"].values
+        ok = np.isfinite(lt)
+        ax.errorbar(L[ok], lt[ok], yerr=le[ok], fmt="o", capsize=2, label="ln T1_typ (per-realization rates)")
+        xi = ds.attrs.get("xi")
+        if isinstance(xi, (int, float, np.floating)) and np.isfinite(xi):
+            a = float(ds.attrs["xi_intercept"])
+            xx = np.linspace(L.min(), L.max(), 50)
+            ax.plot(xx, a + xx / xi, "-", label=f"fit: xi = {xi:.3g}")
+            for key, style in (("xi_theory_strong", ":"), ("xi_theory_transfer", "--")):
+                th = ds.attrs.get(key)
+                if isinstance(th, (int, float, np.floating)) and np.isfinite(th):
+                    ax.plot(xx, a + xx / th, style, label=f"{key.replace('xi_theory_', '')}: xi = {th:.3g}")
+        ax.set_xlabel("array length L")
+        ax.set_ylabel("ln(T1 J)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        paths += save_figure(fig, figdir, "localization_length")
+    return paths
