@@ -46,6 +46,19 @@ def test_quick_study_outputs(tmp_path):
     for name in ("decay_times_vs_L", "localization_length"):
         for ext in ("png", "pdf"):
             assert (tmp_path / "figures" / f"{name}.{ext}").stat().st_size > 1000
+    # `lru-mps plot DIR` redraws them from the stored results
+    import shutil
+
+    from click.testing import CliRunner
+
+    from lru_mps_cli.main import main
+
+    shutil.rmtree(tmp_path / "figures")
+    out = CliRunner().invoke(main, ["plot", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    assert (tmp_path / "figures" / "localization_length.pdf").exists()
+    bad = CliRunner().invoke(main, ["plot", str(tmp_path / "figures")])
+    assert bad.exit_code == 2 and "study output folder" in bad.output
 
 
 def _xi_run(tmp_path, disorder, lengths, realizations):

@@ -142,7 +142,7 @@ class _SparseBlock:
 class SectorPropagator:
     """Sector H_eff blocks of one realization, built on demand."""
 
-    def __init__(self, spec: ArraySpec, real: Realization, eig_max_dim: int = 600):
+    def __init__(self, spec: ArraySpec, real: Realization, eig_max_dim: int = 1000):
         self.spec, self.realization, self.L = spec, real, spec.L
         self.eig_max_dim = eig_max_dim
         self._onsite = spec.onsite_terms(real)
@@ -260,7 +260,7 @@ class SectorEngine:
     name = "sector"
     max_length = 400
 
-    def __init__(self, eig_max_dim: int = 600):
+    def __init__(self, eig_max_dim: int = 1000):
         self.eig_max_dim = eig_max_dim
 
     def prepare(self, spec: ArraySpec, real: Realization) -> SectorPropagator:
