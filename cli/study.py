@@ -53,6 +53,7 @@ def _study_options(name: str):
             click.option("--trajectories", default=None, type=int, help="Trajectories per point where sampling is needed."),
             click.option("--engine", default=None, type=click.Choice(["auto", "exact", "sector", "mps"]), help="State backend."),
             click.option("--workers", default=None, type=int, help="Worker processes (default: all cores)."),
+            click.option("--scheduler", default=None, help="Run on a Dask cluster: the scheduler address."),
             click.option("--seed", default=None, type=int, help="Seed."),
             click.option("--out", default=None, type=click.Path(file_okay=False), help=f"Output folder (default runs/{name})."),
             click.option("--config", "config_file", default=None, type=click.Path(dir_okay=False),
@@ -67,7 +68,7 @@ def _study_options(name: str):
     return deco
 
 
-def _run(name, out, workers, as_json, quick, config_file, **overrides):
+def _run(name, out, workers, scheduler, as_json, quick, config_file, **overrides):
     from lru_mps.runner import default_workers
     from lru_mps.studies import run_study
     from lru_mps.studies.base import StudyContext
@@ -78,6 +79,7 @@ def _run(name, out, workers, as_json, quick, config_file, **overrides):
         workers=workers or default_workers(),
         progress=_StageProgress(enabled=not as_json and sys.stderr.isatty()),
         quiet=as_json,
+        client=scheduler,
     )
     try:
         result = run_study(name, ctx, config_file=config_file, overrides=overrides, quick=quick)

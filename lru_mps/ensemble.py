@@ -337,6 +337,7 @@ def simulate(
     progress: Callable[[int, int], None] | None = None,
     workers: int = 1,
     store=None,
+    client=None,
 ) -> SimulationResult:
     """Run one ensemble: ``trajectories`` trajectories, each with its own disorder.
 
@@ -351,8 +352,10 @@ def simulate(
     blocks in a process pool.  With ``store`` (a :class:`lru_mps.runstore.RunStore`
     or a folder), every finished block is saved atomically and a repeated
     call skips the saved ones, so an interrupted run resumes and ends with
-    exactly the numbers of an uninterrupted one.  ``progress(done, total)``
-    is called as trajectories finish.
+    exactly the numbers of an uninterrupted one.  ``client`` (a
+    dask.distributed Client or a scheduler address) runs the blocks on a Dask
+    cluster instead.  ``progress(done, total)`` is called as trajectories
+    finish.
     """
     from .runner import run_blocks
 
@@ -367,5 +370,6 @@ def simulate(
         estimator=estimator,
         engine_options=engine_options,
     )
-    blocks = run_blocks(spec, settings, realization=realization, workers=workers, store=store, progress=progress)
+    blocks = run_blocks(spec, settings, realization=realization, workers=workers, store=store, progress=progress,
+                        client=client)
     return assemble(spec, settings, blocks)

@@ -12,7 +12,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable
 
 from .ensemble import BlockResult, RunSettings, n_blocks, run_block
-from .errors import require
+from .errors import ParameterError, require
 from .model import ArraySpec, Realization
 
 
@@ -27,6 +27,37 @@ def _init_worker() -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
+def client_for(scheduler):
+    """A dask.distributed Client for ``scheduler``: an address ('tcp://host:8786'), a Client, or None."""
+    if scheduler is None:
+        return None
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise ParameterError("scheduler", scheduler, "dask.distributed installed (pip install 'lru-mps[dask]')") from None
+    if isinstance(scheduler, Client):
+        return scheduler
+    try:
+        return Client(scheduler, timeout="20s")
+    except OSError as err:
+        raise ParameterError("scheduler", scheduler, f"the address of a running Dask scheduler ({err})") from None
+
+
+def _dask_blocks(client, spec, settings, realization, todo, key, finished, on_block):
+    """Run blocks as Dask tasks; a task lost with a dying worker is recomputed by the scheduler."""
+    from dask.distributed import as_completed as dask_completed
+
+    futures = [
+        client.submit(run_block, spec, settings, b, realization, key=f"lru-mps-{key or 'run'}-block-{b}", pure=False,
+                      retries=2)
+        for b in todo
+    ]
+    for fut in dask_completed(futures):
+        res = fut.result()
+        finished(res)
+        on_block(res)
+
+
 def run_blocks(
     spec: ArraySpec,
     settings: RunSettings,
@@ -35,8 +66,14 @@ def run_blocks(
     workers: int = 1,
     store=None,
     progress: Callable[[int, int], None] | None = None,
+    client=None,
 ) -> list[BlockResult]:
-    """All blocks of a run, loading finished ones from ``store`` and saving new ones."""
+    """All blocks of a run, loading finished ones from ``store`` and saving new ones.
+
+    Blocks run in this process (``workers`` = 1), in a local process pool, or
+    as tasks on a Dask cluster (``client``: a dask.distributed Client or a
+    scheduler address).  Either way the merged numbers are the same.
+    """
     require(int(workers) == workers and workers >= 1, "workers", workers, "an integer >= 1")
     from .runstore import RunStore, run_key
 
@@ -63,7 +100,20 @@ def run_blocks(
         if store is not None:
             store.save(key, res)
 
-    if workers == 1 or len(todo) <= 1:
+    client = client_for(client)
+    if client is not None:
+        from .runstore import run_key as _rk
+
+        state = {"n": count}
+
+        def on_block(res):
+            state["n"] += res.trajectories
+            if progress is not None:
+                progress(state["n"], total)
+
+        _dask_blocks(client, spec, settings, realization, todo, key or _rk(spec, settings, realization)[0], finished,
+                     on_block)
+    elif workers == 1 or len(todo) <= 1:
         for b in todo:
             state = {"n": count}
 

@@ -44,6 +44,15 @@ class StudyContext:
     workers: int = 1
     progress: Callable[[str, int, int], None] | None = None
     quiet: bool = False
+    #: a dask.distributed Client or scheduler address: run the blocks on a cluster
+    client: object = None
+
+    def run_options(self, label: str) -> dict:
+        """The keyword arguments of :func:`lru_mps.ensemble.simulate` that say where and how to run."""
+        from ..runner import client_for
+
+        self.client = client_for(self.client)
+        return {"workers": self.workers, "store": self.store, "progress": self.report(label), "client": self.client}
 
     @property
     def store(self) -> Path:

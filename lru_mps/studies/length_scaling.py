@@ -142,9 +142,7 @@ def run(cfg: dict, ctx: StudyContext) -> StudyResult:
                 seed=seed,
                 engine=cfg["engine"],
                 estimator="branch" if ideal else "sampled",
-                workers=ctx.workers,
-                store=ctx.store,
-                progress=ctx.report(f"{cond} L={L}"),
+                **ctx.run_options(f"{cond} L={L}"),
             )
             engines[(cond, L)] = res.settings.engine
             time_J[li] = res.times
