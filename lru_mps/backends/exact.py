@@ -53,10 +53,20 @@ def number_of_excitations(L: int) -> np.ndarray:
 
 
 class _Block:
-    """exp(-i H_N t) for one N-block."""
+    """exp(-i H_N t) for one N-block.
+
+    A Hermitian block (no anti-Hermitian channel part, e.g. feedback only) is
+    diagonalized with eigh (unitary eigenvectors, V^-1 = V^dag); a general
+    non-Hermitian one with eig, falling back to expm near exceptional points.
+    """
 
     def __init__(self, H: np.ndarray):
         self.H = H
+        self._expm_cache: dict[float, np.ndarray] = {}
+        if np.array_equal(H, H.conj().T):
+            lam, V = np.linalg.eigh(H)
+            self.use_eig, self.lam, self.V, self.Vinv = True, lam.astype(complex), V, V.conj().T
+            return
         lam, V = np.linalg.eig(H)
         cond = np.linalg.cond(V) if len(lam) > 1 else 1.0
         self.use_eig = cond < _COND_LIMIT
@@ -64,7 +74,6 @@ class _Block:
             self.lam = lam
             self.V = V
             self.Vinv = np.linalg.inv(V)
-        self._expm_cache: dict[float, np.ndarray] = {}
 
     def apply(self, x: np.ndarray, t: float) -> np.ndarray:
         if self.use_eig:
