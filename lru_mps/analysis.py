@@ -58,7 +58,9 @@ def decay_times(result: SimulationResult) -> dict[str, DecayTime | None]:
     trajectory blocks when it has at least 8 of them (the points of one
     curve come from the same trajectories and are correlated, so the fit's
     own error, which treats them as independent, is too small); with fewer
-    blocks it is the larger of the fit error and the jackknife error.
+    blocks it is the larger of the fit error and the jackknife error.  A
+    decay that some leave-one-block-out fit cannot resolve is reported as
+    not resolved (None) rather than with an infinite error.
     """
     out: dict[str, DecayTime | None] = {"T_prop": DecayTime(result.spec.T_prop, 0.0)}
     partial = result.leave_one_out()
@@ -75,7 +77,11 @@ def decay_times(result: SimulationResult) -> dict[str, DecayTime | None]:
             taus = np.array([_fit(r, obs, factor).tau for r in partial])
             taus = taus[np.isfinite(taus)]
             B = len(partial)
-            jack = math.sqrt((B - 1) / B * np.sum((taus - taus.mean()) ** 2)) if len(taus) == B else math.inf
+            if len(taus) < B:
+                # leaving out one block already loses the decay: not resolved by these data
+                out[name] = None
+                continue
+            jack = math.sqrt((B - 1) / B * np.sum((taus - taus.mean()) ** 2))
             error = jack if B >= 8 else max(jack, fit.tau_err)
         out[name] = DecayTime(fit.tau, error, fit)
     return out
