@@ -14,13 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from .ensemble import BlockResult, RunSettings
 from .model import ArraySpec, Realization
+from .storage import atomic_target, atomic_write_bytes
 
 
 def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | None = None) -> str:
@@ -55,7 +55,7 @@ class RunStore:
         path = self._dir(key) / "manifest.json"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(path, (json.dumps(desc, indent=1, default=str) + "\n").encode())
+            atomic_write_bytes(path, (json.dumps(desc, indent=1, default=str) + "\n").encode())
 
     def load(self, key: str, block: int) -> BlockResult | None:
         path = self._dir(key) / f"block_{block:03d}.npz"
@@ -65,25 +65,5 @@ class RunStore:
             return BlockResult.from_arrays({k: data[k] for k in data.files})
 
     def save(self, key: str, result: BlockResult) -> None:
-        path = self._dir(key) / f"block_{result.index:03d}.npz"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".block.", suffix=".npz")
-        os.close(fd)
-        try:
+        with atomic_target(self._dir(key) / f"block_{result.index:03d}.npz", suffix=".npz") as tmp:
             np.savez(tmp, **result.to_arrays())
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -111,15 +112,20 @@ def _attr(v):
     return v
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
+@contextmanager
+def atomic_target(path: str | os.PathLike, suffix: str = ".tmp"):
+    """Yield a temporary path next to ``path``; on success fsync it and rename it onto ``path``.
+
+    A reader never sees a half-written file, and an interrupted write leaves
+    at most a hidden temporary file behind.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
+        yield tmp
+        with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -128,20 +134,17 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_target(path) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)
+
+
 def save_netcdf(result: SimulationResult, path: str | os.PathLike) -> Path:
     """Write the result's Dataset to ``path`` (NetCDF4 via h5netcdf), atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with atomic_target(path) as tmp:
         to_dataset(result).to_netcdf(tmp, engine="h5netcdf")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    return Path(path)
 
 
 def load_dataset(path: str | os.PathLike) -> xr.Dataset:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import ParameterError, require
 from ..model import ArraySpec
-from ..storage import atomic_write_bytes
+from ..storage import atomic_target, atomic_write_bytes
 
 #: model fields of a study config, with the names of `lru-mps simulate`'s options
 MODEL_KEYS = ("length", "hopping", "anharmonicity", "frequency", "disorder", "reset", "rate", "conditions", "t1",
@@ -155,9 +155,8 @@ def write_outputs(ctx: StudyContext, cfg: dict, dataset, summary: dict) -> None:
     """config.toml, results.nc and summary.json, each written atomically."""
     ctx.out.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(ctx.out / "config.toml", to_toml(cfg).encode())
-    tmp = ctx.out / ".results.nc.tmp"
-    dataset.to_netcdf(tmp, engine="h5netcdf")
-    os.replace(tmp, ctx.out / "results.nc")
+    with atomic_target(ctx.out / "results.nc") as tmp:
+        dataset.to_netcdf(tmp, engine="h5netcdf")
     atomic_write_bytes(ctx.out / "summary.json", (json.dumps(summary, indent=2, default=_json_default) + "\n").encode())
 
 
