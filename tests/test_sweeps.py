@@ -1,0 +1,278 @@
+"""The sweep studies of lru_mps.studies.sweeps (paper Figs. 2 and 3) in their --quick form.
+
+Each study runs once per test module (a module-scoped fixture with its own
+tmp_path_factory folder), the tests then check its outputs; the rerun test
+runs the rate-sweep a second time in the same folder.  Total well under a
+minute on one core.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lru_mps import analytic
+from lru_mps.errors import ParameterError
+from lru_mps.storage import load_dataset
+from lru_mps.studies import StudyContext, get_study, run_study
+from lru_mps.studies.base import MODEL_KEYS
+from lru_mps.studies.sweeps import STUDIES
+
+ROOT = Path(__file__).resolve().parents[1]
+TIME_KEYS = {"value_J", "error_J", "value_us", "error_us"}
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    """{name: (StudyResult, seconds)} for every study run with --quick in its own folder."""
+    runs = {}
+    for name in STUDIES:
+        out = tmp_path_factory.mktemp(name)
+        t0 = time.perf_counter()
+        res = run_study(name, StudyContext(out=out, workers=1), quick=True)
+        runs[name] = (res, time.perf_counter() - t0)
+    return runs
+
+
+def _blocks(folder: Path) -> dict[str, int]:
+    """Every stored block file of a study's work folder with its modification time."""
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in (folder / "work").rglob("block_*.npz")}
+
+
+# ------------------------------------------------------------------ definitions
+@pytest.mark.parametrize("name", list(STUDIES))
+def test_toml_equals_defaults(name):
+    with open(ROOT / "studies" / f"{name}.toml", "rb") as fh:
+        assert tomllib.load(fh) == STUDIES[name].DEFAULTS
+
+
+@pytest.mark.parametrize("name", list(STUDIES))
+def test_study_definition(name):
+    study = get_study(name)
+    assert study is STUDIES[name]
+    assert study.NAME == name and study.DEFAULTS["study"] == name
+    assert json.loads(json.dumps(study.DEFAULTS)) == study.DEFAULTS
+    assert set(study.DEFAULTS["model"]) <= set(MODEL_KEYS)
+    assert set(study.QUICK) <= set(study.DEFAULTS)
+    for key in ("realizations", "trajectories", "engine", "seed"):
+        assert key in study.DEFAULTS
+    assert callable(study.run) and callable(study.plot)
+
+
+def test_hopping_sweep_holds_rate_at_fixed_multiple_of_J_prop():
+    """Paper App. B: G = c J_prop with G = 0.03 J at J/2pi = 5 MHz; W and Ubar stay fixed in MHz."""
+    study = STUDIES["hopping-sweep"]
+    cfg = json.loads(json.dumps(study.DEFAULTS))
+    for J_MHz in (2.0, 5.0, 10.0):
+        spec = study._point_spec(cfg, f"{J_MHz}MHz", "ideal")
+        assert spec.J_hz == pytest.approx(J_MHz * 1e6)
+        assert spec.Ubar * J_MHz == pytest.approx(250.0) and spec.W * J_MHz == pytest.approx(100.0)
+        assert spec.reset.rate / spec.J_prop == pytest.approx(0.03 / (2.0 / 50.0))
+        assert spec.reset.rate == pytest.approx(0.03 * J_MHz / 5.0)
+    cfg["rate_scaling"] = "fixed"
+    assert study._point_spec(cfg, "10MHz", "ideal").reset.rate == pytest.approx(0.03)
+
+
+# --------------------------------------------------------------------- outputs
+@pytest.mark.parametrize("name", list(STUDIES))
+def test_quick_outputs_exist(quick, name):
+    res, _ = quick[name]
+    out = res.out
+    assert res.name == name
+    for f in ("config.toml", "results.nc", "summary.json"):
+        assert (out / f).stat().st_size > 0
+    assert json.loads((out / "summary.json").read_text()) == json.loads(json.dumps(res.summary))
+    with open(out / "config.toml", "rb") as fh:
+        cfg = tomllib.load(fh)
+    assert cfg["study"] == name and cfg["quick"] is True
+    figs = sorted((out / "figures").iterdir())
+    stems = {p.stem for p in figs}
+    assert stems
+    for stem in stems:
+        for ext in (".png", ".pdf"):
+            assert (out / "figures" / f"{stem}{ext}").stat().st_size > 1000
+    assert isinstance(res.table, str) and res.table.count("\n") >= 4
+
+
+def test_rate_sweep_outputs(quick):
+    res, _ = quick["rate-sweep"]
+    s = res.summary
+    q = STUDIES["rate-sweep"].QUICK
+    n = q["rate_points"]
+    kinds = q["resets"]
+    assert s["resets"] == kinds and s["t_eval_J"] == 200 and s["estimator"] == "branch"
+    assert len(s["rates_J"]) == n and s["rates_J"][0] == pytest.approx(1e-3) and s["rates_J"][-1] == pytest.approx(1e3)
+    assert s["rates_MHz"][0] == pytest.approx(1e-3 * 5)
+    for kind in kinds:
+        assert len(s["leakage"][kind]["mean"]) == n and len(s["leakage"][kind]["sem"]) == n
+        assert set(s["optima_J"][kind]) == {"low", "high"}
+        assert set(s["analytic_optima_J"][kind]) == {"low", "high"}
+        assert s["minimiser_evaluations"][kind] > 0
+    # periodic feedback stops at feedback_rate_max (100 J in --quick)
+    rates = np.array(s["rates_J"])
+    assert all(v is None for v, g in zip(s["leakage"]["periodic"]["mean"], rates) if g > 100.5)
+    assert all(v is not None for v in s["leakage"]["dissipation"]["mean"])
+    Jp = analytic.J_prop(50.0)
+    assert s["analytic_optima_J"]["periodic"] == {"low": pytest.approx(2 * Jp), "high": pytest.approx(50.0)}
+    assert s["analytic_optima_J"]["dissipation"] == {"low": pytest.approx(math.sqrt(2) * Jp), "high": pytest.approx(100.0)}
+
+    ds = load_dataset(res.out / "results.nc")
+    assert ds["leakage_mean"].dims == ("reset", "rate_J") and ds["leakage_mean"].shape == (len(kinds), n)
+    assert list(ds["reset"].values) == kinds
+    assert ds["rate_J"].attrs["units"] == "J" and ds["rate_MHz"].attrs["units"] == "MHz"
+    assert ds["optimum_rate_J"].dims == ("reset", "optimum") and list(ds["optimum"].values) == ["low", "high"]
+    assert ds["optimum_rate_J"].attrs["units"] == "J"
+    assert ds["analytic_optimum_rate_J"].attrs["units"] == "J"
+    assert ds.attrs["t_eval_J"] == 200 and ds.attrs["L"] == 3
+    np.testing.assert_allclose(ds["optimum_rate_J"].sel(reset="dissipation").values,
+                               [s["optima_J"]["dissipation"]["low"], s["optima_J"]["dissipation"]["high"]])
+    # P_star^(L) is a probability; at the optima it is far below its value between them
+    m = ds["leakage_mean"].values
+    assert np.nanmin(m) >= 0 and np.nanmax(m) <= 1 + 1e-9
+
+
+def test_rate_sweep_two_dissipation_minima_near_analytic(quick):
+    """Dissipation at L = 3 has two optimal rates, near the L = 2 analytic ones of physics.md §8.
+
+    Analytic (L = 2): low sqrt2 J_prop = 0.057 J (stack propagation), high
+    2 Ubar = 100 J (disintegration).  Allowed: a factor 2 either way.  Why
+    not closer: at L = 3 the stack crosses a bulk site and the two edge
+    sites are shifted by J_prop (edge localization, paper App. "L = 3 with
+    edge-localization", Eq. L3_diss_prop_edgelocalization); this slows the
+    propagation, which lowers the low optimum and, as the paper argues after
+    Eq. norm_split_dissipation, raises the high one.  The objective is also
+    P_star^(L) at t = 200/J (about 5 T_prop), not an asymptotic rate.  The
+    paper's own L = 3 numerics find 0.04 J (0.71x) and 130 J (1.3x).  A
+    factor 2 allows these O(1) finite-L corrections but not the wrong branch
+    (the two optima are three decades apart) or a grid artefact; the
+    direction of the shifts (low below, high above the L = 2 value) is
+    asserted as well.
+    """
+    res, _ = quick["rate-sweep"]
+    s = res.summary
+    low, high = s["optima_J"]["dissipation"]["low"], s["optima_J"]["dissipation"]["high"]
+    a_low, a_high = s["analytic_optima_J"]["dissipation"]["low"], s["analytic_optima_J"]["dissipation"]["high"]
+    assert low is not None and high is not None
+    assert a_low / 2 < low < 2 * a_low
+    assert a_high / 2 < high < 2 * a_high
+    assert low < a_low and high > a_high  # edge localization (see docstring)
+    # two genuine minima: both well below the maximum between them
+    rates = np.array(s["rates_J"])
+    mean = np.array(s["leakage"]["dissipation"]["mean"], dtype=float)
+    between = mean[(rates > low) & (rates < high)].max()
+    p_low = s["optima_leakage"]["dissipation"]["low"]["mean"]
+    p_high = s["optima_leakage"]["dissipation"]["high"]["mean"]
+    assert p_low < 0.25 * between and p_high < 0.25 * between
+    # the refinement is a local minimisation: its optimum is no worse than the grid's
+    grid = mean[np.isfinite(mean)]
+    for b, p in (("low", p_low), ("high", p_high)):
+        g = s["grid_optima_J"]["dissipation"][b]
+        assert p <= grid[np.argmin(np.abs(rates - g))] + 1e-12
+
+
+@pytest.mark.parametrize("name,dim,key", [("disorder-sweep", "disorder", "disorders"), ("hopping-sweep", "hopping", "hoppings")])
+def test_decay_sweep_outputs(quick, name, dim, key):
+    res, _ = quick[name]
+    s = res.summary
+    values = STUDIES[name].QUICK[key]
+    P = len(values)
+    assert s["conditions"] == ["ideal", "realistic"]
+    assert s["ensembles"]["ideal"]["estimator"] == "branch" and s["ensembles"]["realistic"]["estimator"] == "sampled"
+    if dim == "disorder":
+        assert s["disorders_MHz"] == pytest.approx([float(v.removesuffix("MHz")) for v in values])
+        assert s["disorders_J"] == pytest.approx([float(v.removesuffix("MHz")) / 5.0 for v in values])
+    else:
+        assert s["hoppings_MHz"] == pytest.approx([float(v.removesuffix("MHz")) for v in values])
+        # rate held at 0.75 J_prop: 0.03 J at 5 MHz, 0.06 J at 10 MHz
+        assert s["rates_J"] == pytest.approx([0.03 * float(v.removesuffix("MHz")) / 5.0 for v in values])
+    for cond in ("ideal", "realistic"):
+        for q in ("T_star", "T_prop", "T1", "T2"):
+            assert len(s[cond][q]) == P
+            assert all(set(t) == TIME_KEYS for t in s[cond][q])
+        # T_prop = pi Ubar / (4 J^2): 1.25 us at J/2pi = 5 MHz, Ubar/2pi = 250 MHz, scaling like 1/J^2
+        for i, t in enumerate(s[cond]["T_prop"]):
+            J_MHz = s["hoppings_MHz"][i] if dim == "hopping" else 5.0
+            assert t["value_us"] == pytest.approx(1.25 * (5.0 / J_MHz) ** 2)
+        # the leakage decay is resolved and slower than one hop
+        for t in s[cond]["T_star"]:
+            assert t["value_us"] is not None and t["value_us"] > 0
+    ds = load_dataset(res.out / "results.nc")
+    assert ds[dim].attrs["units"] == "MHz" and ds[dim].size == P
+    for q in ("T_star", "T_prop", "T1", "T2"):
+        assert ds[f"{q}_us"].dims == ("conditions", dim) and ds[f"{q}_us"].shape == (2, P)
+        assert ds[f"{q}_us"].attrs["units"] == "us" and ds[f"{q}_J"].attrs["units"] == "1/J"
+        np.testing.assert_allclose(
+            ds[f"{q}_us"].sel(conditions="realistic").values,
+            [np.nan if t["value_us"] is None else t["value_us"] for t in s["realistic"][q]],
+        )
+    T = STUDIES[name].QUICK["time_points"]
+    assert ds["leakage_array_mean"].shape == (2, P, T) and ds["qubit_population_mean"].shape == (2, P, T)
+    assert ds["time_us"].attrs["units"] == "us" and ds["leakage_time_us"].attrs["units"] == "us"
+    # the leakage ensemble runs to (L - 1 + leakage_tail_tprop) T_prop, the qubit ones to t_final
+    k = STUDIES[name].DEFAULTS["leakage_tail_tprop"]
+    for i, t in enumerate(s["ideal"]["T_prop"]):
+        assert s["t_final_J"]["leakage"][i] == pytest.approx((2 + k) * t["value_J"])
+        assert s["t_final_us"]["qubit"][i] == pytest.approx(float(STUDIES[name].QUICK["t_final"].removesuffix("us")))
+        # the leakage fit window starts after the transit (L - 1) T_prop
+        assert s["ideal"]["fits"]["T_star"][i]["window_J"][0] >= 2 * t["value_J"] - 1e-9
+    assert list(ds["conditions"].values) == ["ideal", "realistic"]
+
+
+def test_dynamics_outputs(quick):
+    res, _ = quick["dynamics"]
+    s = res.summary
+    T = STUDIES["dynamics"].QUICK["time_points"]
+    assert len(s["time_J"]) == T and s["time_J"][-1] == pytest.approx(200.0)
+    assert s["rates"] == ["0.03J", "50J"] and s["rates_J"] == pytest.approx([0.03, 50.0])
+    for lab in s["rates"]:
+        for obs in ("leakage_site1", "leakage_array"):
+            c = s["curves"][lab][obs]
+            assert len(c["mean"]) == T and len(c["sem"]) == T
+            assert c["mean"][0] == pytest.approx(1.0)  # |2> on site 1 at t = 0
+        # the qubit site empties within ~T_prop, before the array does
+        k = int(np.searchsorted(s["time_J"], s["T_prop_J"]))
+        assert s["curves"][lab]["leakage_site1"]["mean"][k] < s["curves"][lab]["leakage_array"]["mean"][k]
+    ds = load_dataset(res.out / "results.nc")
+    assert ds["leakage_array_mean"].dims == ("rate", "time_J") and ds["leakage_array_mean"].shape == (2, T)
+    assert ds["time_J"].attrs["units"] == "1/J" and ds["time_us"].attrs["units"] == "us"
+    assert ds["rate_J"].attrs["units"] == "J"
+    assert ds["site_leakage_mean"].shape == (2, T, 3)
+    np.testing.assert_allclose(ds["leakage_array_mean"].values, ds["site_leakage_mean"].sum("site").values, atol=1e-12)
+
+
+# ----------------------------------------------------------------------- reuse
+def test_rerun_reuses_stored_work(quick):
+    """A second run in the same folder loads every block (none recomputed) and gives the same summary."""
+    res, first = quick["rate-sweep"]
+    before = _blocks(res.out)
+    assert before
+    t0 = time.perf_counter()
+    again = run_study("rate-sweep", StudyContext(out=res.out, workers=1), quick=True)
+    second = time.perf_counter() - t0
+    assert _blocks(res.out) == before  # no block added or rewritten: the minimiser revisits the same rates
+    assert json.loads(json.dumps(again.summary)) == json.loads(json.dumps(res.summary))
+    assert json.loads((res.out / "summary.json").read_text()) == json.loads(json.dumps(res.summary))
+    assert second < first
+
+
+# ------------------------------------------------------------------- overrides
+def test_reset_override_picks_one_kind(tmp_path):
+    """--reset (model.reset) selects one kind; the rate itself cannot be fixed in a rate sweep."""
+    res = run_study(
+        "rate-sweep", StudyContext(out=tmp_path, workers=1), quick=True,
+        overrides={"reset": "dissipation", "rate_points": 7, "realizations": 2, "optimize": False},
+    )
+    assert res.summary["resets"] == ["dissipation"]
+    assert len(res.summary["rates_J"]) == 7
+    assert res.summary["minimiser_evaluations"] == {"dissipation": 0}
+    assert res.summary["optima_J"]["dissipation"]["low"] == res.summary["grid_optima_J"]["dissipation"]["low"]
+    with pytest.raises(ParameterError):
+        run_study("rate-sweep", StudyContext(out=tmp_path / "x", workers=1), quick=True, overrides={"rate": "1J"})
+    with pytest.raises(ParameterError):
+        run_study("dynamics", StudyContext(out=tmp_path / "y", workers=1), quick=True, overrides={"conditions": "both"})
