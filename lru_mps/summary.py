@@ -17,7 +17,9 @@ def format_summary(result: SimulationResult) -> str:
         f"L={spec.L}  J/2pi={spec.J_hz / 1e6:g} MHz  Ubar={spec.Ubar:g} J  W={spec.W:g} J  "
         f"reset={spec.reset.kind}" + (f" G={spec.reset.rate:g} J" if spec.reset.kind != "none" else ""),
         f"conditions: {cond}",
-        f"engine={s.engine}  estimator={s.estimator}  trajectories={result.completed}  seed={s.seed}  "
+        f"engine={s.engine}  estimator={s.estimator}"
+        + (" (removal-free branch: exact ensemble average, ideal conditions)" if s.estimator == "branch" else "")
+        + f"  trajectories={result.completed}  seed={s.seed}  "
         f"t_final={s.times[-1]:g}/J ({time_to_us(s.times[-1], spec.J_hz):.3g} us)",
         f"fit window: t > (L-1) T_prop = {fit_window_start(result):.4g}/J",
     ]

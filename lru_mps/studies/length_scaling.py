@@ -115,6 +115,7 @@ def run(cfg: dict, ctx: StudyContext) -> StudyResult:
     curves = {k: np.full(shape + (T, 2), np.nan) for k in ("leakage_array", "qubit_population", "qubit_coherence")}
     time_J = np.full((len(all_L), T), np.nan)
     log_T1 = np.full((len(all_L), n_real), np.nan)
+    log_T2 = np.full((len(all_L), n_real), np.nan)
     energy = np.full((len(all_L), n_real), np.nan)
     method = np.full((len(all_L), n_real), "", dtype=object)
     engines = {}
@@ -128,6 +129,7 @@ def run(cfg: dict, ctx: StudyContext) -> StudyResult:
                     real = spec.draw_realization(disorder_rng(seed, i))
                     r = qubit_rates(spec, real)
                     log_T1[li, i] = -r.log_gamma1
+                    log_T2[li, i] = -r.log_gamma2
                     energy[li, i] = r.energy
                     method[li, i] = r.method
             if L > int(cfg["ensemble_max_length"]):
@@ -155,7 +157,7 @@ def run(cfg: dict, ctx: StudyContext) -> StudyResult:
                     fits[name][ci, li] = (d.value, d.error)
 
     ds, summary, table = _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0,
-                                   energy)
+                                   energy, log_T2)
     write_outputs(ctx, cfg, ds, summary)
     plot(ds, summary, ctx.out / "figures")
     return StudyResult(NAME, ctx.out, summary, table, ds)
@@ -220,10 +222,11 @@ def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0) -> dic
     return {"strong": strong, "transfer": 1.0 / (2.0 * float(np.mean(gq)))}
 
 
-def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy):
+def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy, log_T2):
     J_hz = spec0.J_hz
     T_prop = spec0.T_prop
     typ = np.array([_typical(log_T1[li]) for li in range(len(all_L))])  # (L, 2): mean ln T1, error
+    typ2 = np.array([_typical(log_T2[li]) for li in range(len(all_L))])
     ideal_L = lengths.get("ideal", []) if "ideal" in conds else []
     idx = [all_L.index(L) for L in ideal_L]
     a, inv_xi, a_err, inv_xi_err = _linear_fit(np.array(ideal_L, float), typ[idx, 0], typ[idx, 1]) if idx else (math.nan,) * 4
@@ -255,6 +258,11 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
                 }
                 for L, li in zip(Ls, sel)
             ]
+            entry["T2_typical"] = [
+                {"log_value": finite_or_none(typ2[li, 0]), "log_error": finite_or_none(typ2[li, 1]),
+                 "value": finite_or_none(math.exp(typ2[li, 0])) if typ2[li, 0] < 700 else None}
+                for li in sel
+            ]
             entry["xi"] = {"value": finite_or_none(xi), "error": finite_or_none(xi_err)}
             entry["xi_theory_strong"] = finite_or_none(theory["strong"])
             entry["xi_theory_transfer"] = finite_or_none(theory["transfer"])
@@ -277,6 +285,7 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
             **{f"{k}_error_J": (("conditions", "L"), fits[k][..., 1], {"units": "1/J"}) for k in DECAYS},
             "T_prop_J": ("L", np.full(len(all_L), T_prop), {"units": "1/J"}),
             "log_T1_realization": (("L", "realization"), log_T1, {"units": "ln(T1 J)", "convention": "T1 ~ exp(L/xi)"}),
+            "log_T2_realization": (("L", "realization"), log_T2, {"units": "ln(T2 J)"}),
             "log_T1_typical": ("L", typ[:, 0], {"units": "ln(T1 J)"}),
             "log_T1_typical_error": ("L", typ[:, 1]),
             "rate_method": (("L", "realization"), method.astype(str)),
