@@ -34,6 +34,7 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
         "estimator": settings.estimator,
         "inits": list(settings.inits),
         "engine_options": {k: settings.engine_options[k] for k in sorted(settings.engine_options)},
+        "batched": settings.batched and settings.engine == "exact",
     }
     if realization is not None:
         desc["realization"] = [list(map(float, realization.dw)), list(map(float, realization.U))]

@@ -1,0 +1,148 @@
+"""The batched exact engine gives the unbatched engine's trajectories (issue: Throughput).
+
+Every check compares ``run_batch`` with ``TrajectoryRunner(...).run(i)``
+trajectory by trajectory: populations, coherence and the event records
+(time, channel, site, outcome) to 1e-10.  Parameters are chosen so that
+every kind of event happens often (W = 4 J hybridizes the array, fast
+feedback, strong noise, a hot initial state) on short runs: the Monte-Carlo
+unravelling amplifies rounding differences at every jump (a jump time that
+moves by dt shifts the state by ~U dt), so on long runs with many jumps the
+two engines -- or the unbatched engine against itself with a state perturbed
+by one ulp -- drift apart by more than 1e-10.
+"""
+
+import numpy as np
+import pytest
+
+import lru_mps.batched as batched
+import lru_mps.trajectory as trajectory
+from lru_mps.backends import exact
+from lru_mps.batched import records_differ, run_batch
+from lru_mps.ensemble import RunSettings, TrajectoryRunner, make_settings, run_block, time_grid
+from lru_mps.errors import ParameterError
+from lru_mps.model import ArraySpec, Conditions, Reset
+
+NOISY = Conditions(T1q=50.0, Tphi=30.0, temperature_K=0.3)
+
+
+def _spec(L, reset, conditions):
+    return ArraySpec(L=L, W=4.0, reset=Reset(reset, 0.3 if reset != "none" else 0.0), conditions=conditions)
+
+
+def _compare(spec, estimator, n=12, times=None, realization=None, seed=3, **kw):
+    """run_batch vs the unbatched runner on n indices; returns the number of events seen."""
+    times = time_grid(60.0, 31) if times is None else times
+    settings = RunSettings(times=times, trajectories=n, seed=seed, engine="exact", estimator=estimator)
+    got = run_batch(spec, settings, range(n), realization, **kw)
+    runner = TrajectoryRunner(spec, settings, realization)
+    events = 0
+    assert len(got) == n
+    for i in range(n):
+        ref = runner.run(i)
+        problems = records_differ(got[i], ref, tol=1e-10)
+        assert not problems, (i, problems[:3])
+        events += sum(len(r.events) for r in ref.values())
+        for init, rec in got[i].items():
+            assert rec.populations.shape == ref[init].populations.shape
+            assert rec.final_state is None and rec.diagnostics == {}
+    return events
+
+
+@pytest.mark.parametrize("L", [2, 3, 4])
+@pytest.mark.parametrize("reset", ["periodic", "random", "dissipation", "none"])
+def test_sampled_with_noise_and_temperature(L, reset):
+    events = _compare(_spec(L, reset, NOISY), "sampled")
+    assert events > 50  # jumps (and measurements) must happen for this to test anything
+
+
+@pytest.mark.parametrize("L", [2, 3, 4])
+@pytest.mark.parametrize("reset", ["periodic", "random", "dissipation", "none"])
+def test_branch_in_ideal_conditions(L, reset):
+    events = _compare(_spec(L, reset, Conditions()), "branch")
+    if reset in ("periodic", "random"):
+        assert events > 50
+
+
+@pytest.mark.parametrize("reset", ["periodic", "random"])
+def test_sampled_without_jump_channels(reset):
+    """Ideal conditions, sampled estimator: no waiting-time jumps, Born-rule measurements only."""
+    assert _compare(_spec(3, reset, Conditions()), "sampled") > 50
+
+
+def test_branch_with_hardware_noise():
+    """The branch estimator with noise (refused by check_estimator, but the algorithm is defined)."""
+    _compare(_spec(3, "periodic", Conditions(T1q=50.0, Tphi=30.0)), "branch")
+
+
+def test_fixed_realization_irregular_grid_and_small_chunks():
+    """One realization for all (R = 1), a grid whose steps differ in the last bits and
+    does not start at 0, several chunks grouped by N_max."""
+    spec = _spec(3, "random", NOISY)
+    real = spec.draw_realization(np.random.default_rng(7))
+    times = np.linspace(1.3, 37.3, 23)
+    assert len(np.unique(np.diff(times))) > 1
+    _compare(spec, "sampled", n=15, times=times, realization=real, batch_size=4)
+    _compare(_spec(4, "dissipation", NOISY), "sampled", n=10, times=times, batch_size=3)
+
+
+def test_batch_size_does_not_matter():
+    spec = _spec(3, "periodic", NOISY)
+    settings = RunSettings(times=time_grid(40.0, 21), trajectories=10, seed=5, engine="exact", estimator="sampled")
+    one = run_batch(spec, settings, range(10), batch_size=1)
+    many = run_batch(spec, settings, range(10))
+    for a, b in zip(one, many):
+        assert not records_differ(a, b, tol=1e-12)
+
+
+@pytest.mark.parametrize("estimator,conditions", [("sampled", NOISY), ("branch", Conditions())])
+def test_measurement_at_a_grid_time_records_first(monkeypatch, estimator, conditions):
+    """Measurement times on grid points: record before measuring (both engines use the patched clock)."""
+
+    class OnGrid(trajectory._MeasurementClock):
+        def __init__(self, spec, rng):
+            super().__init__(spec, rng)
+            self.next = 6.0  # grid step 2, period 1/G = 4: every measurement is on a grid point
+
+    monkeypatch.setattr(trajectory, "_MeasurementClock", OnGrid)
+    spec = ArraySpec(L=3, W=4.0, reset=Reset("periodic", 0.25), conditions=conditions)
+    assert _compare(spec, estimator, n=8, times=time_grid(60.0, 31)) > 0
+
+
+def test_generic_jump_and_expm_fallbacks(monkeypatch):
+    """The full-space trajectory._jump path and the expm path for ill-conditioned blocks."""
+    spec = _spec(2, "random", NOISY)
+    monkeypatch.setattr(batched._Batch, "_prepare_jumps", lambda self: None)
+    assert _compare(spec, "sampled", n=6, times=time_grid(30.0, 16)) > 10
+    # every block with more than one state counts as ill-conditioned in both engines
+    monkeypatch.setattr(exact, "_COND_LIMIT", 1.0)
+    monkeypatch.setattr(batched, "_COND_LIMIT", 1.0)
+    assert _compare(spec, "sampled", n=4, times=time_grid(30.0, 16)) > 10
+
+
+def test_run_block_accumulators_agree():
+    """Paper parameters (realistic, periodic feedback): ensemble sums of run_batch equal run_block's."""
+    from lru_mps.statistics import ObservableAccumulator
+
+    spec = ArraySpec.from_user(length=3, conditions="realistic")
+    settings = make_settings(spec, t_final=100.0, time_points=51, trajectories=8, seed=2)
+    block = run_block(spec, settings, 0)  # 8 trajectories, 8 blocks: block 0 is index 0
+    ref = run_block(spec, settings, 5)
+    recs = run_batch(spec, settings, [0, 5])
+    for blk, rec in ((block, recs[0]), (ref, recs[1])):
+        for init, acc in blk.accumulators.items():
+            mine = ObservableAccumulator(51, 3)
+            mine.add(rec[init].populations, rec[init].coherence)
+            for key in ("leakage_array", "qubit_population", "site_population"):
+                assert np.allclose(mine.get(key).mean, acc.get(key).mean, atol=1e-10, rtol=0)
+            assert np.allclose(mine.z, acc.z, atol=1e-10, rtol=0)
+
+
+def test_refuses_other_engines_and_long_arrays():
+    spec = ArraySpec(L=3)
+    settings = RunSettings(times=time_grid(10.0, 3), engine="sector")
+    with pytest.raises(ParameterError, match="engine"):
+        run_batch(spec, settings, range(2))
+    with pytest.raises(ParameterError, match="length"):
+        run_batch(ArraySpec(L=8), RunSettings(times=time_grid(10.0, 3)), range(1))
+    with pytest.raises(ParameterError, match="estimator"):
+        run_batch(spec, RunSettings(times=time_grid(10.0, 3), estimator="auto"), range(1))
