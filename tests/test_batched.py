@@ -14,9 +14,8 @@ by one ulp -- drift apart by more than 1e-10.
 import numpy as np
 import pytest
 
-import lru_mps.batched as batched
 import lru_mps.trajectory as trajectory
-from lru_mps.backends import exact
+from lru_mps.backends import exact, exact_batch
 from lru_mps.batched import records_differ, run_batch
 from lru_mps.ensemble import RunSettings, TrajectoryRunner, make_settings, run_block, time_grid
 from lru_mps.errors import ParameterError
@@ -111,11 +110,11 @@ def test_measurement_at_a_grid_time_records_first(monkeypatch, estimator, condit
 def test_generic_jump_and_expm_fallbacks(monkeypatch):
     """The full-space trajectory._jump path and the expm path for ill-conditioned blocks."""
     spec = _spec(2, "random", NOISY)
-    monkeypatch.setattr(batched._Batch, "_prepare_jumps", lambda self: None)
+    monkeypatch.setattr(exact_batch.ExactBatch, "_prepare_jumps", lambda self: None)
     assert _compare(spec, "sampled", n=6, times=time_grid(30.0, 16)) > 10
     # every block with more than one state counts as ill-conditioned in both engines
     monkeypatch.setattr(exact, "_COND_LIMIT", 1.0)
-    monkeypatch.setattr(batched, "_COND_LIMIT", 1.0)
+    monkeypatch.setattr(exact_batch, "_COND_LIMIT", 1.0)
     assert _compare(spec, "sampled", n=4, times=time_grid(30.0, 16)) > 10
 
 

@@ -1,0 +1,472 @@
+"""Batched exact states: the rows of a batch held together on the kept N-blocks.
+
+The state store of :mod:`lru_mps.batched` for ``--engine exact``; the
+trajectory loop itself (stops, thresholds, measurements, records) lives there.
+
+How the state is held
+---------------------
+H_eff conserves the excitation number N and no event raises it (decay,
+dissipation and the feedback reset lower N, dephasing keeps it), so a
+trajectory never leaves the N-blocks at or below the largest N of its initial
+state.  The 3^L basis is sorted by N (stably, so each block keeps the natural
+order of :class:`~lru_mps.backends.exact.ExactPropagator`), and a batch holds
+only the blocks 0..N_max that its trajectories can reach (at T = 0 the leakage
+state has N = 2: 1 + L + L(L+1)/2 amplitudes instead of 3^L).  Rows are
+ordered (realization, initial state), so block n of all rows is an (R, I, d_n)
+array.
+
+Each realization prepares only the blocks it can reach: for block n the
+eigendecompositions H_n = V diag(lam) V^-1 of all realizations that reach it
+are computed in one stacked call, and the propagator of the grid step,
+U_n = V diag(exp(-i lam dt)) V^-1, once per run.  A grid step is one batched
+matmul (R_n, I, d) @ (R_n, d, d) per block.  Stretches of any other length (a
+measurement inside the step, the rest of a step after a jump, an irregular
+grid) use the eigen form V (exp(-i lam tau) * (V^-1 x)) with one duration per
+row, as the unbatched engine does; blocks whose eigenvectors are too
+ill-conditioned use scipy's expm, by the unbatched engine's rule.  A row whose
+squared norm has fallen below its threshold at the end of a stretch gets the
+crossing time by the same ``brentq`` call as trajectory._advance, from the
+state saved before the stretch.
+
+The array code calls functions resolved once through autoray
+(``get_lib_fn``), so evolution, norms and observables can run on torch or
+cupy arrays (``backend=``); eigendecompositions, root finding and random
+numbers stay in numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache, reduce
+from types import SimpleNamespace
+
+import numpy as np
+import scipy.linalg as sla
+from autoray import get_lib_fn, to_numpy
+from scipy.optimize import brentq
+
+from .. import operators as ops
+from .. import trajectory as _traj
+from ..trajectory import Event
+from .exact import _COND_LIMIT, MAX_LENGTH, ExactState, embed, embed_bond, number_of_excitations
+
+
+# --------------------------------------------------------------------- basis
+class _Basis:
+    """The 3^L basis sorted by N (stable), cut after block nmax, with local maps on it."""
+
+    def __init__(self, L: int, nmax: int):
+        D = 3**L
+        levels = np.indices((3,) * L).reshape(L, -1)
+        N = number_of_excitations(L)
+        perm = np.argsort(N, kind="stable")
+        inv = np.empty(D, dtype=np.intp)
+        inv[perm] = np.arange(D)
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(N, minlength=2 * L + 1))])
+        self.L = L
+        self.nmax = nmax
+        self.dim = int(offsets[nmax + 1])
+        #: natural (ExactState) index of every kept sorted position
+        self.keep = perm[: self.dim]
+        self.slices = [slice(int(offsets[n]), int(offsets[n + 1])) for n in range(nmax + 1)]
+        self.natural = [perm[s] for s in self.slices]
+        lev = levels[:, self.keep]  # (L, dim)
+        self.levels = lev
+        # level populations of every site: |psi|^2 @ M, M[s, 3 l + m] = [level of site l in s is m];
+        # M2 acts on the float view (re, im interleaved) of psi
+        M = np.zeros((self.dim, 3 * L))
+        M[np.arange(self.dim)[:, None], 3 * np.arange(L)[None, :] + lev.T] = 1.0
+        self.M = M
+        self.M2 = np.repeat(M, 2, axis=0)
+        self.M2_last = np.ascontiguousarray(self.M2[:, 3 * (L - 1) :])
+        # coherence of site 1: rho[1, 0] = sum_k psi(1, k) conj(psi(0, k))
+        a1 = np.nonzero(lev[0] == 1)[0]
+        self.rdm_1 = a1
+        self.rdm_0 = inv[self.keep[a1] - 3 ** (L - 1)]
+        # feedback reset |0><o| on the last site: new[dst] = old[src]
+        self.reset_src, self.reset_dst = [], []
+        for o in range(3):
+            src = np.nonzero(lev[L - 1] == o)[0]
+            self.reset_src.append(src)
+            self.reset_dst.append(inv[self.keep[src] - o])
+
+
+@lru_cache(maxsize=16)
+def _hopping_blocks(L: int, nmax: int) -> tuple[np.ndarray, ...]:
+    """The hopping part of H (no disorder) on each N-block, natural order within a block.
+
+    Built from the same sparse terms as exact.hamiltonian_eff, so the entries are identical.
+    """
+    bond = np.kron(ops.adag, ops.a) + np.kron(ops.a, ops.adag)
+    H = reduce(lambda x, y: x + y, [embed_bond(bond, l, L) for l in range(L - 1)]).tocsr()
+    basis = _Basis(L, nmax)
+    return tuple(H[idx][:, idx].toarray() for idx in basis.natural)
+
+
+class _Ops:
+    """Array functions of one backend, resolved once through autoray, plus numpy fast paths."""
+
+    def __init__(self, backend: str):
+        self.backend = backend
+        self.numpy = backend == "numpy"
+        for name in ("matmul", "exp", "conj", "real", "imag", "sum", "zeros_like", "asarray", "multiply"):
+            setattr(self, name, get_lib_fn(backend, name))
+
+    def take(self, idx):
+        """An index array for this backend."""
+        return idx if self.numpy else self.asarray(idx)
+
+    def host(self, x) -> np.ndarray:
+        return np.asarray(x) if self.numpy else to_numpy(x)
+
+    def norm2(self, x) -> np.ndarray:
+        """<psi|psi> of every row of x (m, D), on the host."""
+        if self.numpy:
+            xf = np.ascontiguousarray(x).view(np.float64)
+            return np.einsum("ij,ij->i", xf, xf)
+        return self.host(self.sum(self.real(x * self.conj(x)), axis=1))
+
+    def weights(self, x, M, M2) -> np.ndarray:
+        """|x|^2 @ M (site level populations of every row), on the host."""
+        if self.numpy:
+            xf = np.ascontiguousarray(x).view(np.float64)
+            return np.square(xf) @ M2
+        return self.host(self.matmul(self.real(x * self.conj(x)), self.asarray(M)))
+
+
+class _BlockStack:
+    """exp(-i H_n t) of one N-block for the realizations that reach it, stacked."""
+
+    def __init__(self, sl: slice, reals: np.ndarray, R: int, H: np.ndarray, dt_ref: float, xp: _Ops):
+        self.sl = sl
+        self.d = sl.stop - sl.start
+        self.reals = np.asarray(reals, dtype=np.intp)
+        self.full = len(self.reals) == R
+        self.pos = np.full(R, -1, dtype=np.intp)
+        self.pos[self.reals] = np.arange(len(self.reals))
+        m, d = len(self.reals), self.d
+        self.H = H
+        lam, V = np.linalg.eig(H)
+        bad = np.zeros(m, dtype=bool)
+        try:
+            Vinv = np.linalg.inv(V)
+        except np.linalg.LinAlgError:
+            Vinv = np.empty_like(V)
+            for j in range(m):
+                try:
+                    Vinv[j] = np.linalg.inv(V[j])
+                except np.linalg.LinAlgError:
+                    Vinv[j] = np.eye(d)
+                    bad[j] = True
+        if d > 1:
+            # the unbatched rule, cond_2(V) < limit; the bound ||V||_F ||V^-1||_F >= cond_2(V)
+            # settles almost every case without an SVD
+            bound = np.linalg.norm(V, axis=(1, 2)) * np.linalg.norm(Vinv, axis=(1, 2))
+            for j in np.nonzero(~bad & ~(bound < _COND_LIMIT))[0]:
+                bad[j] = not (np.linalg.cond(V[j]) < _COND_LIMIT)
+        self.bad = bad
+        self.bad_pos = np.nonzero(bad)[0]
+        self.lam, self.V, self.Vinv = lam, V, Vinv
+        U = V @ (np.exp(-1j * lam * dt_ref)[:, :, None] * Vinv)
+        for j in self.bad_pos:
+            U[j] = sla.expm(-1j * dt_ref * H[j])
+        self.x_lam = xp.asarray(lam)
+        self.x_VT = xp.asarray(np.ascontiguousarray(V.transpose(0, 2, 1)))
+        self.x_VinvT = xp.asarray(np.ascontiguousarray(Vinv.transpose(0, 2, 1)))
+        self.x_UT = xp.asarray(np.ascontiguousarray(U.transpose(0, 2, 1)))
+
+
+# --------------------------------------------------------------------- store
+class ExactBatch:
+    """The exact states of a batch's rows, on the kept N-blocks (a state store of :mod:`lru_mps.batched`).
+
+    Rows are ordered (realization, initial state): row b belongs to realization
+    b // I of ``reals`` (R realizations, I rows each).
+    """
+
+    max_length = MAX_LENGTH
+
+    def __init__(self, spec, settings, reals, I: int, products, nmax: np.ndarray, backend: str = "numpy"):
+        xp = self.xp = _Ops(backend)
+        self.spec = spec
+        L = self.L = spec.L
+        self.R, self.I = len(reals), I
+        B = self.B = self.R * I
+        self.ridx = np.arange(B) // I
+        self.channels = spec.jump_channels()
+        times = np.asarray(settings.times, dtype=float)
+
+        nmax_r = np.zeros(self.R, dtype=int)
+        np.maximum.at(nmax_r, self.ridx, np.asarray(nmax, dtype=int))
+        basis = self.basis = _Basis(L, int(nmax_r.max()))
+        psi = np.zeros((B, basis.dim), dtype=complex)
+        for b, sites in enumerate(products):
+            # = reduce(np.kron, ...) of ExactPropagator.state, same products in the same order
+            vec = reduce(np.multiply.outer, sites).reshape(-1).astype(complex)
+            psi[b] = vec[basis.keep]
+        self.psi = xp.asarray(psi)
+        self.spare = xp.asarray(np.zeros_like(psi))
+        self.a_rdm1, self.a_rdm0 = xp.take(basis.rdm_1), xp.take(basis.rdm_0)
+
+        # the most common grid step: its propagator is precomputed
+        steps = np.diff(np.concatenate([[0.0], times]))
+        steps = steps[steps > 0]
+        self.dt_ref = 1.0
+        if len(steps):
+            vals, counts = np.unique(steps, return_counts=True)
+            self.dt_ref = float(vals[np.argmax(counts)])
+
+        # block n of realization r exists for n <= N_max(r); H_eff = hopping + diagonal on-site terms
+        hop = _hopping_blocks(L, basis.nmax)
+        diag = np.empty((self.R, L, 3), dtype=complex)
+        dense = set()
+        for r, real in enumerate(reals):
+            on = spec.onsite_terms(real)
+            diag[r] = np.diagonal(on, axis1=1, axis2=2)
+            if np.count_nonzero(on - diag[r][:, :, None] * np.eye(3)):
+                dense.add(r)
+        self.blocks: list[_BlockStack] = []
+        for n in range(basis.nmax + 1):
+            rs = np.nonzero(nmax_r >= n)[0]
+            lev = basis.levels[:, basis.slices[n]]
+            dn = diag[rs]
+            acc = dn[:, 0, lev[0]]
+            for l in range(1, L):  # summed in site order, as hamiltonian_eff adds its terms
+                acc = acc + dn[:, l, lev[l]]
+            H = hop[n][None, :, :] + acc[:, :, None] * np.eye(lev.shape[1])
+            for j, r in enumerate(rs):
+                if r in dense:  # an on-site term that is not diagonal: build it as the exact engine does
+                    from .exact import hamiltonian_eff
+
+                    idx = basis.natural[n]
+                    H[j] = hamiltonian_eff(spec, reals[r]).toarray()[np.ix_(idx, idx)]
+            self.blocks.append(_BlockStack(basis.slices[n], rs, self.R, H, self.dt_ref, xp))
+        self._jump_data = self._prepare_jumps()
+
+    # ------------------------------------------------------------ evolution
+    def _bulk(self, src, dst, dur: float) -> None:
+        """dst <- exp(-i H_eff dur) src for every row: one batched matmul per block."""
+        xp = self.xp
+        s3 = src.reshape(self.R, self.I, -1)
+        d3 = dst.reshape(self.R, self.I, -1)
+        use_ref = dur == self.dt_ref
+        for blk in self.blocks:
+            sl = blk.sl
+            x = s3[:, :, sl] if blk.full else s3[xp.take(blk.reals), :, sl]
+            if use_ref and blk.full and xp.numpy:
+                np.matmul(x, blk.x_UT, out=d3[:, :, sl])
+                continue
+            if use_ref:
+                y = xp.matmul(x, blk.x_UT)
+            else:
+                z = xp.matmul(x, blk.x_VinvT)
+                z = z * xp.exp(-1j * blk.x_lam * dur)[:, None, :]
+                y = xp.matmul(z, blk.x_VT)
+                for j in blk.bad_pos:
+                    y[j] = xp.matmul(x[j], xp.asarray(sla.expm(-1j * dur * blk.H[j]).T))
+            if blk.full:
+                d3[:, :, sl] = y
+            else:
+                d3[xp.take(blk.reals), :, sl] = y
+
+    def _rows(self, x, rows: np.ndarray, durs: np.ndarray):
+        """exp(-i H_eff dur_j) x_j for the rows ``rows`` (x: their amplitudes), eigen form."""
+        xp = self.xp
+        out = xp.zeros_like(x)
+        rr = self.ridx[rows]
+        for blk in self.blocks:
+            p = blk.pos[rr]
+            sel = np.nonzero(p >= 0)[0]
+            if len(sel) == 0:
+                continue
+            ps = p[sel]
+            sl = blk.sl
+            xs = x[xp.take(sel), sl]
+            tps = xp.take(ps)
+            z = xp.matmul(xs[:, None, :], blk.x_VinvT[tps])[:, 0, :]
+            z = z * xp.exp(-1j * blk.x_lam[tps] * xp.asarray(durs[sel])[:, None])
+            y = xp.matmul(z[:, None, :], blk.x_VT[tps])[:, 0, :]
+            for j in np.nonzero(blk.bad[ps])[0]:
+                y[j] = xp.matmul(xs[j], xp.asarray(sla.expm(-1j * durs[sel[j]] * blk.H[ps[j]]).T))
+            out[xp.take(sel), sl] = y
+        return out
+
+    def advance(self, ev: np.ndarray, dur: np.ndarray, thr: np.ndarray | None, grid_dur: float, first: bool):
+        """Evolve the rows ``ev`` (mask) by ``dur`` unless their squared norm falls to ``thr`` first.
+
+        Returns (crossed rows, time of the crossing from the start for each,
+        squared norms of all rows or None); a crossed row holds the state at
+        its crossing.  ``thr`` None: no waiting-time jumps.
+        """
+        xp = self.xp
+        B = self.B
+        ev_rows = np.nonzero(ev)[0]
+        grid = ev & (dur == grid_dur)
+        n2 = None
+        if first and 4 * int(np.count_nonzero(grid)) >= B:
+            # every row by one grid step, then redo the rows that stop elsewhere
+            self._bulk(self.psi, self.spare, grid_dur)
+            self.psi, self.spare = self.spare, self.psi
+            before, before_pos = self.spare, None
+            still = np.nonzero(~ev)[0]
+            if len(still):
+                self.psi[xp.take(still)] = before[xp.take(still)]
+            other = np.nonzero(ev & ~grid)[0]
+            if len(other):
+                self.psi[xp.take(other)] = self._rows(before[xp.take(other)], other, dur[other])
+            if thr is not None:
+                n2 = xp.norm2(self.psi)
+        else:
+            before = self.psi[xp.take(ev_rows)]
+            before_pos = np.full(B, -1)
+            before_pos[ev_rows] = np.arange(len(ev_rows))
+            self.psi[xp.take(ev_rows)] = self._rows(before, ev_rows, dur[ev_rows])
+        crossed_rows, taus = [], []
+        if thr is not None:
+            n2_ev = n2[ev_rows] if n2 is not None else xp.norm2(self.psi[xp.take(ev_rows)])
+            crossed = ~(n2_ev > thr[ev_rows])
+            for b in ev_rows[crossed]:
+                b = int(b)
+                xb = np.array(xp.host(before[b] if before_pos is None else before[before_pos[b]]))
+                new, tau = self._crossing(xb, int(self.ridx[b]), float(dur[b]), float(thr[b]))
+                self.psi[b] = xp.asarray(new)
+                crossed_rows.append(b)
+                taus.append(tau)
+        return np.array(crossed_rows, dtype=np.intp), np.array(taus, dtype=float), n2
+
+    def _crossing(self, before: np.ndarray, r: int, dur: float, thr: float):
+        """The state at the threshold crossing inside a stretch ``dur`` from ``before``, and its time.
+
+        trajectory._advance for an exact state: brentq on ||exp(-i H_eff tau) before||^2 - thr.
+        """
+        idx, Vs, lams, zs, expm_parts = [], [], [], [], []
+        for blk in self.blocks:
+            p = blk.pos[r]
+            if p < 0:
+                continue
+            x = before[blk.sl]
+            if not np.any(x):
+                continue
+            if blk.bad[p]:
+                expm_parts.append((blk.sl, blk.H[p], x))
+            else:
+                idx.append(np.arange(blk.sl.start, blk.sl.stop))
+                Vs.append(blk.V[p])
+                lams.append(blk.lam[p])
+                zs.append(blk.Vinv[p] @ x)
+        if Vs:  # the occupied blocks as one block-diagonal matrix
+            idx = np.concatenate(idx)
+            V = Vs[0] if len(Vs) == 1 else sla.block_diag(*Vs)
+            lam = np.concatenate(lams)
+            z = np.concatenate(zs)
+
+        def evolved(tau):
+            out = np.zeros_like(before)
+            if Vs:
+                out[idx] = V @ (np.exp(-1j * lam * tau) * z)
+            for sl, H, x in expm_parts:
+                out[sl] = sla.expm(-1j * tau * H) @ x
+            return out
+
+        def excess(tau):
+            v = evolved(tau)
+            return float(np.vdot(v, v).real) - thr
+
+        tau = brentq(excess, 0.0, dur, xtol=1e-12 * max(1.0, dur), rtol=1e-14)
+        return evolved(tau), tau
+
+    # ------------------------------------------------------------- norms
+    def norm2(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """<psi|psi> of the rows (all if None), on the host."""
+        xp = self.xp
+        return xp.norm2(self.psi if rows is None else self.psi[xp.take(rows)])
+
+    def scale(self, rows: np.ndarray | None, factors: np.ndarray) -> None:
+        """|psi_b> <- factor_b |psi_b> for the rows (all if None)."""
+        xp = self.xp
+        f = xp.asarray(factors)[:, None]
+        if rows is None:
+            self.psi *= f
+        else:
+            tr = xp.take(rows)
+            self.psi[tr] = self.psi[tr] * f
+
+    # ----------------------------------------------------------------- events
+    def _prepare_jumps(self):
+        """Per channel: the diagonal of op^dag op and op on the kept basis; None if some op^dag op is not diagonal."""
+        if not self.channels:
+            return None
+        diags = []
+        for ch in self.channels:
+            m = ch.op.conj().T @ ch.op
+            if np.count_nonzero(m - np.diag(np.diagonal(m))):
+                return None
+            diags.append(np.real(np.diagonal(m)))
+        keep = self.basis.keep
+        return SimpleNamespace(
+            diag=np.array(diags),
+            rates=np.array([ch.rate for ch in self.channels]),
+            sites=np.array([ch.site for ch in self.channels]),
+            ops=[embed(ch.op, ch.site, self.L)[keep][:, keep].tocsr() for ch in self.channels],
+        )
+
+    def jump(self, b: int, rng: np.random.Generator, events: list, t: float) -> None:
+        """A jump of row b at time t, as trajectory._jump: channel ~ rate <op^dag op>, apply, renormalize."""
+        xp = self.xp
+        x = np.array(xp.host(self.psi[b]))
+        jd = self._jump_data
+        if jd is None:
+            full = np.zeros(3**self.L, dtype=complex)
+            full[self.basis.keep] = x
+            state = ExactState(SimpleNamespace(L=self.L), full)
+            _traj._jump(state, self.channels, rng, events, t)
+            self.psi[b] = xp.asarray(state.psi[self.basis.keep])
+            return
+        pops = ((x.real**2 + x.imag**2) @ self.basis.M).reshape(self.L, 3)
+        weights = jd.rates * np.einsum("ck,ck->c", jd.diag, pops[jd.sites])
+        weights = np.clip(weights, 0.0, None)
+        u = rng.random() * weights.sum()
+        k = min(int(np.searchsorted(np.cumsum(weights), u, side="right")), len(self.channels) - 1)
+        ch = self.channels[k]
+        new = jd.ops[k] @ x
+        new = new * (1.0 / math.sqrt(float(np.vdot(new, new).real)))
+        events.append(Event(t, ch.name, ch.site))
+        self.psi[b] = xp.asarray(new)
+
+    def last_populations(self, rows: np.ndarray) -> np.ndarray:
+        """Unnormalized level populations (m, 3) of the last site, rows ``rows``."""
+        xp, basis = self.xp, self.basis
+        return xp.weights(self.psi[xp.take(rows)], basis.M[:, 3 * (self.L - 1) :], basis.M2_last)
+
+    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool) -> None:
+        """|0><o_b| on the last site of each row (then renormalize if ``normalize``)."""
+        xp, basis = self.xp, self.basis
+        tr = xp.take(rows)
+        x = self.psi[tr]
+        new = xp.zeros_like(x)
+        for o in range(3):
+            sel = np.nonzero(outcomes == o)[0]
+            if len(sel) == 0:
+                continue
+            ts = xp.take(sel)
+            block = new[ts]
+            block[:, xp.take(basis.reset_dst[o])] = x[ts][:, xp.take(basis.reset_src[o])]
+            new[ts] = block
+        if normalize:
+            new = new * xp.asarray(1.0 / np.sqrt(xp.norm2(new)))[:, None]
+        self.psi[tr] = new
+
+    def observe(self, rows: np.ndarray):
+        """Unnormalized site populations (m, L, 3) and rho_1[1, 0] (m,) of the rows, on the host."""
+        xp = self.xp
+        everyone = 2 * len(rows) >= self.B  # compute for all rows rather than gather most of them
+        x = self.psi if everyone else self.psi[xp.take(rows)]
+        pops = xp.weights(x, self.basis.M, self.basis.M2)
+        rho10 = xp.host(xp.sum(x[:, self.a_rdm1] * xp.conj(x[:, self.a_rdm0]), axis=1))
+        if everyone:
+            pops, rho10 = pops[rows], rho10[rows]
+        return pops.reshape(len(rows), self.L, 3), rho10
+
+    def diagnostics(self) -> list[dict]:
+        """Per-row engine diagnostics (none for exact propagation)."""
+        return [{} for _ in range(self.B)]
