@@ -42,11 +42,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg as sla
-from autoray import get_lib_fn, to_numpy
 from scipy.optimize import brentq
 
 from .. import operators as ops
 from .. import trajectory as _traj
+from ..arraylib import ArrayLib
 from ..trajectory import Event
 from .exact import _COND_LIMIT, MAX_LENGTH, ExactState, embed, embed_bond, number_of_excitations
 
@@ -103,21 +103,12 @@ def _hopping_blocks(L: int, nmax: int) -> tuple[np.ndarray, ...]:
     return tuple(H[idx][:, idx].toarray() for idx in basis.natural)
 
 
-class _Ops:
-    """Array functions of one backend, resolved once through autoray, plus numpy fast paths."""
-
-    def __init__(self, backend: str):
-        self.backend = backend
-        self.numpy = backend == "numpy"
-        for name in ("matmul", "exp", "conj", "real", "imag", "sum", "zeros_like", "asarray", "multiply"):
-            setattr(self, name, get_lib_fn(backend, name))
+class _Ops(ArrayLib):
+    """The backend's array functions (autoray), plus numpy fast paths for norms and populations."""
 
     def take(self, idx):
         """An index array for this backend."""
-        return idx if self.numpy else self.asarray(idx)
-
-    def host(self, x) -> np.ndarray:
-        return np.asarray(x) if self.numpy else to_numpy(x)
+        return self.index(idx)
 
     def norm2(self, x) -> np.ndarray:
         """<psi|psi> of every row of x (m, D), on the host."""
