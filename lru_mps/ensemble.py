@@ -18,6 +18,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .backends import choose_engine, get_engine
+from .batched import batch_supported, run_batch
 from .errors import ParameterError, require
 from .model import INIT_STATES, ArraySpec, Realization, product_state
 from .statistics import ObservableAccumulator, MeanSem
@@ -72,7 +73,7 @@ class RunSettings:
     estimator: str = "sampled"
     inits: tuple[str, ...] = INIT_STATES
     engine_options: dict = field(default_factory=dict)
-    #: advance the trajectories of a block together (exact engine; same numbers to rounding)
+    #: advance the trajectories of a block together (exact and MPS engines; same numbers to rounding)
     batched: bool = True
 
     def __post_init__(self):
@@ -270,8 +271,7 @@ def run_block(
     # The matrices here are small: one BLAS thread per process is fastest, and
     # several spinning BLAS threads on a loaded machine can be 100x slower.
     with threadpool_limits(limits=1, user_api="blas"):
-        if settings.batched and settings.engine == "exact":
-            from .batched import run_batch
+        if settings.batched and batch_supported(settings):
 
             records = iter(run_batch(spec, settings, indices, realization))
             run_one = lambda i: next(records)  # noqa: E731  (already computed, in index order)
@@ -366,9 +366,9 @@ def simulate(
     call skips the saved ones, so an interrupted run resumes and ends with
     exactly the numbers of an uninterrupted one.  ``client`` (a
     dask.distributed Client or a scheduler address) runs the blocks on a Dask
-    cluster instead.  With ``batched`` (default) the exact engine advances
+    cluster instead.  With ``batched`` (default) the exact and MPS engines advance
     the trajectories of a block together (:mod:`lru_mps.batched`; the same
-    numbers per trajectory to rounding, ~1e-13).  ``progress(done, total)``
+    numbers per trajectory to rounding: ~1e-13 exact, ~1e-10 MPS).  ``progress(done, total)``
     is called as trajectories finish.
     """
     from .runner import run_blocks

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .batched import batch_supported
 from .ensemble import BlockResult, RunSettings
 from .model import ArraySpec, Realization
 from .storage import atomic_target, atomic_write_bytes
@@ -34,7 +35,7 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
         "estimator": settings.estimator,
         "inits": list(settings.inits),
         "engine_options": {k: settings.engine_options[k] for k in sorted(settings.engine_options)},
-        "batched": settings.batched and settings.engine == "exact",
+        "batched": settings.batched and batch_supported(settings),
     }
     if realization is not None:
         desc["realization"] = [list(map(float, realization.dw)), list(map(float, realization.U))]

@@ -56,9 +56,13 @@ class MPSBatch:
     """
 
     max_length = MPSEngine.max_length
+    #: pad a gate's thetas to one shape unless that costs this many times the rows' own SVDs (None: by backend)
+    pad_tolerance: float | None = None
 
     def __init__(self, spec, settings, reals, I: int, products, nmax, backend: str = "numpy"):
         xp = self.xp = ArrayLib(backend)
+        if self.pad_tolerance is None:  # fewer, larger calls pay on a GPU
+            self.pad_tolerance = 1.5 if xp.numpy else 8.0
         self.spec = spec
         L = self.L = spec.L
         self.engine = MPSEngine(**settings.engine_options)
@@ -112,6 +116,38 @@ class MPSBatch:
                 for b in range(self.L - 1)]
 
     # ------------------------------------------------------------ sweep
+    def _buckets(self, al: np.ndarray, cr: np.ndarray, a: int, c: int) -> list:
+        """Groups of rows (positions, a_g, c_g) whose thetas are SVD'd together, trimmed to (3 a_g, 3 c_g).
+
+        One group (the padded batch) unless padding would cost more than
+        ``pad_tolerance`` times the rows' own SVDs (flops ~ m n min(m, n));
+        else rows with similar bond pairs are bucketed greedily by cost.
+        """
+        def cost(x, y):
+            return (3 * x) * (3 * y) * np.minimum(3 * x, 3 * y)
+
+        own = cost(al, cr)
+        if len(al) * cost(a, c) <= self.pad_tolerance * own.sum():
+            return [(None, a, c)]
+        keys, inv, counts = np.unique(al * 4096 + cr, return_inverse=True, return_counts=True)
+        pa, pc = keys // 4096, keys % 4096
+        owns = np.bincount(inv, weights=own, minlength=len(keys))
+        order = np.argsort(cost(pa, pc), kind="stable")
+        bucket = np.empty(len(keys), dtype=int)
+        dims, ca, cc, n, o = [], 0, 0, 0, 0.0
+        for p in order:
+            na, nc = max(ca, pa[p]), max(cc, pc[p])
+            if n and (n + counts[p]) * cost(na, nc) > self.pad_tolerance * (o + owns[p]):
+                dims.append((ca, cc))
+                na, nc, n, o = pa[p], pc[p], 0, 0.0
+            bucket[p] = len(dims)
+            ca, cc, n, o = na, nc, n + counts[p], o + owns[p]
+        dims.append((ca, cc))
+        rb = bucket[inv]
+        srt = np.argsort(rb, kind="stable")
+        cuts = np.cumsum(np.bincount(rb, minlength=len(dims)))[:-1]
+        return [(pos, int(ga), int(gc)) for pos, (ga, gc) in zip(np.split(srt, cuts), dims)]
+
     def _split(self, arrs, chi, rows_h, b: int, G, to_right: bool) -> None:
         """Apply gate G to bond (b, b+1) of the rows held in ``arrs`` and split by SVD."""
         xp = self.xp
@@ -123,30 +159,56 @@ class MPSBatch:
             theta = xp.matmul(G, theta.reshape(self.R, self.I, a, 9, c)).reshape(m, a, 9, c)
         else:
             theta = xp.matmul(G, theta)
-        U, S, Vh = xp.svd(theta.reshape(m, a * 3, 3 * c), full_matrices=False)
-        Sh = xp.host(S)
+        theta = theta.reshape(m, a, 3, 3, c)
         eng = self.engine
-        rank = 3 * np.minimum(chi[:, b], chi[:, b + 2])  # len(S) of each row's own theta
-        keep = np.maximum(np.count_nonzero(Sh > eng.cutoff, axis=1), 1)
-        keep = np.minimum(np.minimum(keep, eng.max_bond), rank)
-        K = Sh.shape[1]
-        cols = np.arange(K)[None, :]
-        lost = (cols >= keep[:, None]) & (cols < rank[:, None])
-        if lost.any():
-            self.disc[rows_h] += np.sum(np.where(lost, Sh, 0.0) ** 2, axis=1)
+        al, cr = chi[:, b], chi[:, b + 2]
+        rank = 3 * np.minimum(al, cr)  # len(S) of each row's own theta
+        keep = np.empty(m, dtype=int)
+        parts = []
+        for pos, ga, gc in self._buckets(al, cr, a, c):
+            T = theta if pos is None else theta[xp.index(pos)]
+            if (ga, gc) != (a, c):
+                T = T[:, :ga, :, :, :gc]
+            mg = T.shape[0]
+            U, S, Vh = xp.svd(T.reshape(mg, ga * 3, 3 * gc), full_matrices=False)
+            Sh = xp.host(S)
+            rk = rank if pos is None else rank[pos]
+            kp = np.maximum(np.count_nonzero(Sh > eng.cutoff, axis=1), 1)
+            kp = np.minimum(np.minimum(kp, eng.max_bond), rk)
+            K = Sh.shape[1]
+            cols = np.arange(K)[None, :]
+            lost = (cols >= kp[:, None]) & (cols < rk[:, None])
+            if lost.any():
+                hit = rows_h if pos is None else rows_h[pos]
+                self.disc[hit] += np.sum(np.where(lost, Sh, 0.0) ** 2, axis=1)
+            kg = int(kp.max())
+            mask = (cols[:, :kg] < kp[:, None]).astype(float)
+            if not mask.all():
+                md = xp.asarray(mask)
+                U = U[:, :, :kg] * md[:, None, :]
+                S = S[:, :kg] * md
+                Vh = Vh[:, :kg, :] * md[:, :, None]
+            elif kg < K:
+                U, S, Vh = U[:, :, :kg], S[:, :kg], Vh[:, :kg, :]
+            if to_right:
+                lt, rt = U.reshape(mg, ga, 3, kg), (S[:, :, None] * Vh).reshape(mg, kg, 3, gc)
+            else:
+                lt, rt = (U * S[:, None, :]).reshape(mg, ga, 3, kg), Vh.reshape(mg, kg, 3, gc)
+            if pos is None:
+                keep[:] = kp
+            else:
+                keep[pos] = kp
+            parts.append((pos, ga, gc, kg, lt, rt))
         kmax = int(keep.max())
-        mask = (cols[:, :kmax] < keep[:, None]).astype(float)
-        if not mask.all():
-            md = xp.asarray(mask)
-            U = U[:, :, :kmax] * md[:, None, :]
-            S = S[:, :kmax] * md
-            Vh = Vh[:, :kmax, :] * md[:, :, None]
-        elif kmax < K:
-            U, S, Vh = U[:, :, :kmax], S[:, :kmax], Vh[:, :kmax, :]
-        if to_right:
-            arrs[b], arrs[b + 1] = U.reshape(m, a, 3, kmax), (S[:, :, None] * Vh).reshape(m, kmax, 3, c)
+        if len(parts) == 1 and parts[0][0] is None:
+            arrs[b], arrs[b + 1] = parts[0][4], parts[0][5]
         else:
-            arrs[b], arrs[b + 1] = (U * S[:, None, :]).reshape(m, a, 3, kmax), Vh.reshape(m, kmax, 3, c)
+            left, right = xp.zeros((m, a, 3, kmax)), xp.zeros((m, kmax, 3, c))
+            for pos, ga, gc, kg, lt, rt in parts:
+                ix = xp.index(pos)
+                left[ix, :ga, :, :kg] = lt
+                right[ix, :kg, :, :gc] = rt
+            arrs[b], arrs[b + 1] = left, right
         chi[:, b + 1] = keep
         self.maxb[rows_h] = np.maximum(self.maxb[rows_h], keep)
 

@@ -1,0 +1,147 @@
+"""The batched MPS engine gives the unbatched MPS engine's trajectories (issue: Throughput).
+
+Every check compares ``run_batch`` (engine 'mps') with ``TrajectoryRunner(...).run(i)``
+trajectory by trajectory: populations, coherence and event records to 1e-8
+(the SVD gauge and the order of sums differ, nothing else), and the engine
+diagnostics (discarded weight, largest bond, steps, Trotter drift).  Short
+runs with W = 4 J, fast feedback, strong noise and a hot initial state make
+every kind of event happen; jumps amplify rounding differences, so runs are
+kept short (see test_batched.py).
+"""
+
+import numpy as np
+import pytest
+
+from lru_mps.arraylib import ArrayLib
+from lru_mps.backends import mps_batch
+from lru_mps.batched import records_differ, run_batch
+from lru_mps.ensemble import RunSettings, TrajectoryRunner, make_settings, run_block, time_grid
+from lru_mps.errors import ParameterError
+from lru_mps.model import ArraySpec, Conditions, Reset
+
+NOISY = Conditions(T1q=50.0, Tphi=30.0, temperature_K=0.3)
+FAST = dict(dt=0.02, order=2)
+
+
+def _spec(L, reset, conditions, W=4.0):
+    return ArraySpec(L=L, W=W, reset=Reset(reset, 0.3 if reset != "none" else 0.0), conditions=conditions)
+
+
+def _compare(spec, estimator, n=4, times=None, options=FAST, seed=3, **kw):
+    """run_batch vs the unbatched MPS runner on n indices; returns the number of events seen."""
+    times = time_grid(10.0, 6) if times is None else times
+    settings = RunSettings(times=times, trajectories=n, seed=seed, engine="mps", estimator=estimator,
+                           engine_options=dict(options))
+    got = run_batch(spec, settings, range(n), **kw)
+    runner = TrajectoryRunner(spec, settings)
+    events = 0
+    for i in range(n):
+        ref = runner.run(i)
+        problems = records_differ(got[i], ref, tol=1e-8)
+        assert not problems, (i, problems[:3])
+        events += sum(len(r.events) for r in ref.values())
+        for init, rec in got[i].items():
+            mine, theirs = rec.diagnostics, ref[init].diagnostics
+            assert set(mine) == set(theirs)
+            assert mine["steps"] == theirs["steps"] and mine["max_bond"] == theirs["max_bond"]
+            for key in ("discarded_weight", "energy_drift"):
+                assert abs(mine[key] - theirs[key]) <= 1e-8 * max(1.0, abs(theirs[key])), (key, mine, theirs)
+            assert mine["norm_error"] < 1e-10
+    return events
+
+
+@pytest.mark.parametrize("L", [2, 4])
+@pytest.mark.parametrize("reset", ["periodic", "random", "dissipation", "none"])
+def test_sampled_with_noise_and_temperature(L, reset):
+    assert _compare(_spec(L, reset, NOISY), "sampled") > 10
+
+
+@pytest.mark.parametrize("reset", ["periodic", "dissipation"])
+def test_branch_in_ideal_conditions(reset):
+    """Ideal conditions: the Hermitian case tracks the Trotter drift of <H> too."""
+    events = _compare(_spec(3, reset, Conditions()), "branch")
+    assert events > 0 or reset == "dissipation"
+
+
+def test_sampled_measurements_without_jump_channels():
+    assert _compare(_spec(3, "random", Conditions()), "sampled") > 10
+
+
+@pytest.mark.parametrize("tol", [1.0, 1e9])
+def test_truncation_bucketing_and_order_four(monkeypatch, tol):
+    """Order 4 with truncation (discarded weights compared), rows of different bonds SVD'd in
+    separate buckets (pad_tolerance 1) or all padded together (huge tolerance).
+
+    Truncation by a relative-size cutoff (1e-6, noisy and hot) and by max_bond (2, ideal).  Not
+    compared: max_bond truncation of noisy hot states, which cuts between nearly equal singular
+    values; there the kept subspace is decided by rounding, and even the unbatched lean and
+    quimb kernels differ by ~1e-3.
+    """
+    monkeypatch.setattr(mps_batch.MPSBatch, "pad_tolerance", tol)
+    hot = Conditions(T1q=50.0, Tphi=30.0, temperature_K=0.5)
+    _compare(_spec(5, "periodic", hot), "sampled", n=5, times=time_grid(4.0, 3),
+             options=dict(dt=0.02, order=4, cutoff=1e-6))
+    _compare(_spec(5, "periodic", Conditions()), "branch", n=3, times=time_grid(4.0, 3),
+             options=dict(dt=0.02, order=4, max_bond=2))
+
+
+def test_buckets_cover_every_row_once():
+    store = mps_batch.MPSBatch.__new__(mps_batch.MPSBatch)
+    store.pad_tolerance = 1.2
+    rng = np.random.default_rng(0)
+    al, cr = rng.integers(1, 9, 50), rng.integers(1, 9, 50)
+    groups = store._buckets(al, cr, 8, 8)
+    assert len(groups) > 1
+    rows = np.sort(np.concatenate([g[0] for g in groups]))
+    assert np.array_equal(rows, np.arange(50))
+    for pos, ga, gc in groups:
+        assert al[pos].max() <= ga and cr[pos].max() <= gc
+
+
+def test_run_block_uses_the_batched_engine():
+    """run_block's ensemble sums agree with the unbatched run (batched=False)."""
+    spec = ArraySpec.from_user(length=4, conditions="realistic")
+    kw = dict(t_final=6.0, time_points=4, trajectories=3, seed=2, engine="mps", engine_options=FAST)
+    a = run_block(spec, make_settings(spec, **kw), 0)
+    b = run_block(spec, make_settings(spec, batched=False, **kw), 0)
+    for init in a.accumulators:
+        for key in ("leakage_array", "qubit_population", "site_population"):
+            assert np.allclose(a.accumulators[init].get(key).mean, b.accumulators[init].get(key).mean, atol=1e-8)
+        assert np.array_equal(a.diagnostics[init]["steps"], b.diagnostics[init]["steps"])
+
+
+def test_refuses_the_quimb_kernel_and_the_sector_engine():
+    spec = ArraySpec(L=3)
+    quimb = RunSettings(times=time_grid(1.0, 2), engine="mps", engine_options={"kernel": "quimb"})
+    with pytest.raises(ParameterError, match="kernel"):
+        run_batch(spec, quimb, range(1))
+    with pytest.raises(ParameterError, match="engine"):
+        run_batch(spec, RunSettings(times=time_grid(1.0, 2), engine="sector"), range(1))
+
+
+def test_unknown_backend_is_refused():
+    with pytest.raises(ParameterError, match="backend"):
+        ArrayLib("jax")
+
+
+def _gpu_backend():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return "torch:cuda" if torch.cuda.is_available() else None
+
+
+@pytest.mark.skipif(_gpu_backend() is None, reason="no CUDA GPU with torch here: the GPU path runs only where one is")
+@pytest.mark.parametrize("engine", ["exact", "mps"])
+def test_gpu_backend_matches_numpy(engine):
+    """The same batch on the GPU (torch) and on numpy: records to 1e-10 (exact) / 1e-8 (MPS)."""
+    spec = _spec(4, "periodic", NOISY)
+    opts = dict(FAST) if engine == "mps" else {}
+    settings = RunSettings(times=time_grid(10.0, 6), trajectories=6, seed=3, engine=engine, estimator="sampled",
+                           engine_options=opts)
+    cpu = run_batch(spec, settings, range(6))
+    gpu = run_batch(spec, settings, range(6), backend=_gpu_backend())
+    tol = 1e-10 if engine == "exact" else 1e-8
+    for a, b in zip(cpu, gpu):
+        assert not records_differ(a, b, tol=tol)
