@@ -153,10 +153,17 @@ def main():
 )
 @click.option("--workers", default=None, type=int, help="Worker processes (default: all cores).")
 @click.option("--scheduler", default=None, help="Run on a Dask cluster: the scheduler address (tcp://host:8786).")
+@click.option(
+    "--backend",
+    type=click.Choice(["numpy", "torch", "torch:cpu", "torch:cuda", "cupy"]),
+    default="numpy",
+    show_default=True,
+    help="Array library of the batched exact and MPS engines (torch/cupy: on a GPU when there is one).",
+)
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the result as NetCDF (xarray Dataset).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, max_bond, cutoff, estimator, workers,
-             scheduler, out, as_json, **model):
+             scheduler, backend, out, as_json, **model):
     """Run one ensemble of trajectories and print a summary."""
     from lru_mps.ensemble import simulate as run
     from lru_mps.storage import save_netcdf, to_json
@@ -187,6 +194,7 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
             progress=progress,
             workers=workers if workers is not None else default_workers(),
             client=scheduler,
+            backend=backend,
         )
     except ParameterError as err:
         _fail(err)

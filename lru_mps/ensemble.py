@@ -18,6 +18,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .backends import choose_engine, get_engine
+from .arraylib import BACKENDS, ArrayLib
 from .batched import batch_supported, run_batch
 from .errors import ParameterError, require
 from .model import INIT_STATES, ArraySpec, Realization, product_state
@@ -75,6 +76,8 @@ class RunSettings:
     engine_options: dict = field(default_factory=dict)
     #: advance the trajectories of a block together (exact and MPS engines; same numbers to rounding)
     batched: bool = True
+    #: array library of the batched engines: numpy, torch[:cpu|:cuda] or cupy (lru_mps.arraylib)
+    backend: str = "numpy"
 
     def __post_init__(self):
         require(
@@ -86,6 +89,9 @@ class RunSettings:
         require(int(self.seed) == self.seed and self.seed >= 0, "seed", self.seed, "an integer >= 0")
         self.trajectories = int(self.trajectories)
         self.seed = int(self.seed)
+        require(self.backend in BACKENDS, "backend", self.backend, f"one of {', '.join(BACKENDS)}")
+        if self.backend != "numpy":
+            ArrayLib(self.backend)  # installed, and a GPU where one is named
 
 
 class TrajectoryRunner:
@@ -273,7 +279,7 @@ def run_block(
     with threadpool_limits(limits=1, user_api="blas"):
         if settings.batched and batch_supported(settings):
 
-            records = iter(run_batch(spec, settings, indices, realization))
+            records = iter(run_batch(spec, settings, indices, realization, backend=settings.backend))
             run_one = lambda i: next(records)  # noqa: E731  (already computed, in index order)
         else:
             run_one = runner.run
@@ -302,6 +308,7 @@ def make_settings(
     estimator: str = "auto",
     engine_options: dict | None = None,
     batched: bool = True,
+    backend: str = "numpy",
 ) -> RunSettings:
     """Validated run settings (engine 'auto' resolved, MPS-only options dropped for other engines)."""
     if engine == "auto":
@@ -317,6 +324,7 @@ def make_settings(
         inits=resolve_inits(init),
         engine_options=dict(engine_options or {}),
         batched=batched,
+        backend=backend,
     )
 
 
@@ -350,6 +358,7 @@ def simulate(
     store=None,
     client=None,
     batched: bool = True,
+    backend: str = "numpy",
 ) -> SimulationResult:
     """Run one ensemble: ``trajectories`` trajectories, each with its own disorder.
 
@@ -368,8 +377,9 @@ def simulate(
     dask.distributed Client or a scheduler address) runs the blocks on a Dask
     cluster instead.  With ``batched`` (default) the exact and MPS engines advance
     the trajectories of a block together (:mod:`lru_mps.batched`; the same
-    numbers per trajectory to rounding: ~1e-13 exact, ~1e-10 MPS).  ``progress(done, total)``
-    is called as trajectories finish.
+    numbers per trajectory to rounding: ~1e-13 exact, ~1e-10 MPS), with the
+    array library ``backend`` ('numpy'; 'torch' or 'cupy' put the bulk array
+    work on a GPU).  ``progress(done, total)`` is called as trajectories finish.
     """
     from .runner import run_blocks
 
@@ -384,6 +394,7 @@ def simulate(
         estimator=estimator,
         engine_options=engine_options,
         batched=batched,
+        backend=backend,
     )
     blocks = run_blocks(spec, settings, realization=realization, workers=workers, store=store, progress=progress,
                         client=client)

@@ -37,6 +37,8 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
         "engine_options": {k: settings.engine_options[k] for k in sorted(settings.engine_options)},
         "batched": settings.batched and batch_supported(settings),
     }
+    if settings.backend != "numpy":  # same numbers to rounding, but not bit for bit
+        desc["backend"] = settings.backend
     if realization is not None:
         desc["realization"] = [list(map(float, realization.dw)), list(map(float, realization.U))]
     text = json.dumps(desc, sort_keys=True, default=str)

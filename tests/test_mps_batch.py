@@ -145,3 +145,22 @@ def test_gpu_backend_matches_numpy(engine):
     tol = 1e-10 if engine == "exact" else 1e-8
     for a, b in zip(cpu, gpu):
         assert not records_differ(a, b, tol=tol)
+
+
+def test_simulate_mps_batched_equals_unbatched_and_cli_backend(monkeypatch):
+    """simulate(engine='mps') is batched by default and agrees with batched=False; the CLI's
+    --backend names the parameter when the library is missing."""
+    from click.testing import CliRunner
+
+    from lru_mps.ensemble import simulate
+    from lru_mps_cli.main import main
+
+    spec = ArraySpec.from_user(length=3, conditions="ideal")
+    kw = dict(init="leakage", t_final=4.0, time_points=3, trajectories=4, engine="mps", engine_options=FAST)
+    a, b = simulate(spec, **kw), simulate(spec, batched=False, **kw)
+    assert np.allclose(a.observable("leakage_array").mean, b.observable("leakage_array").mean, atol=1e-10)
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        res = CliRunner().invoke(main, ["simulate", "-L", "2", "--trajectories", "2", "--backend", "torch"])
+        assert res.exit_code == 2 and "backend" in res.output and "pip install torch" in res.output

@@ -44,7 +44,7 @@ from scipy.optimize import brentq
 
 from .. import trajectory as _traj
 from ..arraylib import ArrayLib
-from .mps import SUZUKI_P, MPSEngine, MPSState, bond_hamiltonians
+from .mps import SUZUKI_P, MPSEngine, MPSState
 
 
 class MPSBatch:
@@ -81,8 +81,7 @@ class MPSBatch:
         self.eref = np.full(B, np.nan)  # <H> at the start of the current unitary stretch (nan: none yet)
         self.track = self.engine.track_energy and all(p.hermitian for p in self.props)
         if self.track:
-            self.h_bonds = [xp.asarray(np.stack([bond_hamiltonians(spec, r)[l] for r in reals])[:, None]) for l in
-                            range(L - 1)]
+            self.h_bonds = [xp.asarray(np.stack([p.h_bonds[l] for p in self.props])[:, None]) for l in range(L - 1)]
         site = np.zeros((B, L, 3), dtype=complex)
         for b, sites in enumerate(products):
             site[b] = np.stack(sites)
@@ -102,18 +101,19 @@ class MPSBatch:
             self._stacks[key] = st
         return st
 
-    def _gates(self, rows: np.ndarray, tau: float, full: bool) -> list:
-        """Gates of the rows for one tau: (m, 1, 9, 9) per bond (or (R, 1, 1, 9, 9) for all rows)."""
-        if full:
-            st = self._stack(tau)
+    def _gates(self, rows: np.ndarray, taus) -> list:
+        """Gates exp(-i tau h_b) of the rows: (m, 1, 9, 9) per bond (or (R, 1, 1, 9, 9) for all rows).
+
+        ``taus``: one float for all rows (gates cached per tau for every
+        realization), or one duration per row (each row's realization only).
+        """
+        if np.ndim(taus) == 0:
+            st = self._stack(float(taus))
             if len(rows) == self.B:
                 return [g[:, None] for g in st]
             return [g[self.xp.index(self.ridx[rows])] for g in st]
-        # a step length used by few rows: the rows' realizations only
-        per = {int(r): self.props[int(r)].gates(tau) for r in np.unique(self.ridx[rows])}
-        rr = self.ridx[rows]
-        return [self.xp.asarray(np.stack([per[int(r)][b].reshape(9, 9) for r in rr])[:, None])
-                for b in range(self.L - 1)]
+        per = [self.props[int(r)].gates(float(t)) for r, t in zip(self.ridx[rows], taus)]
+        return [self.xp.asarray(np.stack([g[b].reshape(9, 9) for g in per])[:, None]) for b in range(self.L - 1)]
 
     # ------------------------------------------------------------ sweep
     def _buckets(self, al: np.ndarray, cr: np.ndarray, a: int, c: int) -> list:
@@ -220,17 +220,20 @@ class MPSBatch:
         for b in range(1, L - 1):
             self._split(arrs, chi, rows_h, b, half[b], to_right=True)
 
-    def _step(self, rows: np.ndarray, dt: float) -> None:
-        """One Trotter step dt (order 2 or 4, as MPSState.evolve) of the rows ``rows``."""
+    def _step(self, rows: np.ndarray, dt) -> None:
+        """One Trotter step (order 2 or 4, as MPSState.evolve) of the rows ``rows``.
+
+        ``dt``: the engine's step for all of them, or one step length per row
+        (the last, shortened steps of stretches, which rarely coincide).
+        """
         everyone = len(rows) == self.B
         arrs = list(self.arrays) if everyone else self._take(rows)
         chi = self.chi if everyone else self.chi[rows]
         fracs = (1.0,) if self.engine.order == 2 else (SUZUKI_P, SUZUKI_P, 1.0 - 4.0 * SUZUKI_P, SUZUKI_P, SUZUKI_P)
-        common = dt == self.dt
         for frac in fracs:
-            tau = frac * dt
-            half = self._gates(rows, tau / 2.0, common)
-            full = self._gates(rows, tau, common)
+            tau = frac * dt  # as MPSState.evolve computes it, per row when dt is an array
+            half = self._gates(rows, tau / 2.0)
+            full = self._gates(rows, tau)
             self._strang(arrs, chi, rows, half, full)
         self.steps[rows] += 1
         if everyone:
@@ -304,11 +307,15 @@ class MPSBatch:
             step = np.minimum(dt, left)
             cut = left - step < 1e-12 * dt
             step[cut] = left[cut]
-            vals, inv = np.unique(step, return_inverse=True)
             if thr is not None:
                 before = self._take(going), self.chi[going].copy(), self._diag_rows(going)
-            for j, tau in enumerate(vals):
-                self._step(going if len(vals) == 1 else going[inv == j], float(tau))
+            regular = step == dt
+            if regular.all():
+                self._step(going, dt)
+            else:  # the regular steps together, all shortened ones together with a duration each
+                if regular.any():
+                    self._step(going[regular], dt)
+                self._step(going[~regular], step[~regular])
             done = np.zeros(len(going), dtype=bool)
             if thr is not None:
                 n2 = self.norm2(going)
