@@ -39,7 +39,6 @@ Root finding and random numbers stay in numpy on the host.
 
 from __future__ import annotations
 
-import math
 from typing import Iterable, Sequence
 
 import numpy as np
