@@ -54,6 +54,9 @@ def _study_options(name: str):
             click.option("--engine", default=None, type=click.Choice(["auto", "exact", "sector", "mps"]), help="State backend."),
             click.option("--workers", default=None, type=int, help="Worker processes (default: all cores)."),
             click.option("--scheduler", default=None, help="Run on a Dask cluster: the scheduler address."),
+            click.option("--backend", default="numpy", show_default=True,
+                         type=click.Choice(["numpy", "torch", "torch:cpu", "torch:cuda", "cupy"]),
+                         help="Array library of the batched engines (torch/cupy: a GPU)."),
             click.option("--seed", default=None, type=int, help="Seed."),
             click.option("--out", default=None, type=click.Path(file_okay=False), help=f"Output folder (default runs/{name})."),
             click.option("--config", "config_file", default=None, type=click.Path(dir_okay=False),
@@ -68,7 +71,7 @@ def _study_options(name: str):
     return deco
 
 
-def _run(name, out, workers, scheduler, as_json, quick, config_file, **overrides):
+def _run(name, out, workers, scheduler, backend, as_json, quick, config_file, **overrides):
     from lru_mps.runner import default_workers
     from lru_mps.studies import run_study
     from lru_mps.studies.base import StudyContext
@@ -80,6 +83,7 @@ def _run(name, out, workers, scheduler, as_json, quick, config_file, **overrides
         progress=_StageProgress(enabled=not as_json and sys.stderr.isatty()),
         quiet=as_json,
         client=scheduler,
+        backend=backend,
     )
     try:
         result = run_study(name, ctx, config_file=config_file, overrides=overrides, quick=quick)

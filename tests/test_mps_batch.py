@@ -164,3 +164,19 @@ def test_simulate_mps_batched_equals_unbatched_and_cli_backend(monkeypatch):
     except ImportError:
         res = CliRunner().invoke(main, ["simulate", "-L", "2", "--trajectories", "2", "--backend", "torch"])
         assert res.exit_code == 2 and "backend" in res.output and "pip install torch" in res.output
+
+
+def test_study_backend_option(tmp_path):
+    """`lru-mps study ... --backend` reaches the runs: a missing library is a usage error naming it."""
+    from click.testing import CliRunner
+
+    from lru_mps_cli.main import main
+
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        res = CliRunner().invoke(main, ["study", "dynamics", "--quick", "--backend", "torch", "--workers", "1",
+                                        "--out", str(tmp_path / "d")])
+        assert res.exit_code == 2 and "backend" in res.output
+    else:
+        pytest.skip("torch is installed here: the missing-library error cannot be shown")

@@ -46,13 +46,16 @@ class StudyContext:
     quiet: bool = False
     #: a dask.distributed Client or scheduler address: run the blocks on a cluster
     client: object = None
+    #: array library of the batched engines (numpy, torch, torch:cuda, cupy; lru_mps.arraylib)
+    backend: str = "numpy"
 
     def run_options(self, label: str) -> dict:
         """The keyword arguments of :func:`lru_mps.ensemble.simulate` that say where and how to run."""
         from ..runner import client_for
 
         self.client = client_for(self.client)
-        return {"workers": self.workers, "store": self.store, "progress": self.report(label), "client": self.client}
+        return {"workers": self.workers, "store": self.store, "progress": self.report(label), "client": self.client,
+                "backend": self.backend}
 
     @property
     def store(self) -> Path:
