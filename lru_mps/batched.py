@@ -122,7 +122,11 @@ def run_batch(
     batch_size = int(batch_size)
     entries = [_Entry.draw(spec, settings, int(i), realization) for i in indices]
     out: list = [None] * len(entries)
-    for chunk in _chunks([e.nmax for e in entries], batch_size):
+    if settings.engine == "exact":  # an exact batch holds blocks 0..N_max: group by N_max
+        chunks = _chunks([e.nmax for e in entries], batch_size)
+    else:
+        chunks = [list(range(s, min(s + batch_size, len(entries)))) for s in range(0, len(entries), batch_size)]
+    for chunk in chunks:
         driver = _Driver(spec, settings, [entries[j] for j in chunk], realization is not None, store_cls, backend)
         for j, rec in zip(chunk, driver.run()):
             out[j] = rec
@@ -256,7 +260,7 @@ class _Driver:
                 ev = active & (self.t < tgt)
                 n2 = None  # squared norms of all rows, when known
                 if ev.any():
-                    crossed, taus, n2 = store.advance(ev, dur, self.thr if self.jumps else None, dk, first)
+                    crossed, taus, n2, pending = store.advance(ev, dur, self.thr if self.jumps else None, dk, first)
                     for b, tau in zip(crossed, taus):
                         b = int(b)
                         t_new = min(self.t[b] + tau, tgt[b])
@@ -267,6 +271,7 @@ class _Driver:
                             n2[b] = store.norm2(np.array([b]))[0]
                     reached = ev.copy()
                     reached[crossed] = False
+                    reached[pending] = False  # still inside their stretch: they go on in the next round
                     self.t[reached] = tgt[reached]
                 arrived = active & (self.t >= tgt)
                 if self.jumps and arrived.any():

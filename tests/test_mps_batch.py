@@ -89,13 +89,15 @@ def test_buckets_cover_every_row_once():
     store = mps_batch.MPSBatch.__new__(mps_batch.MPSBatch)
     store.pad_tolerance = 1.2
     rng = np.random.default_rng(0)
-    al, cr = rng.integers(1, 9, 50), rng.integers(1, 9, 50)
-    groups = store._buckets(al, cr, 8, 8)
+    al, km, cr = rng.integers(1, 9, 50), rng.integers(1, 9, 50), rng.integers(1, 9, 50)
+    groups = store._buckets(al, km, cr, 8, 8, 8)
     assert len(groups) > 1
     rows = np.sort(np.concatenate([g[0] for g in groups]))
     assert np.array_equal(rows, np.arange(50))
-    for pos, ga, gc in groups:
-        assert al[pos].max() <= ga and cr[pos].max() <= gc
+    for pos, ga, gk, gc in groups:
+        assert al[pos].max() <= ga and km[pos].max() <= gk and cr[pos].max() <= gc
+    padded = sum(len(pos) * store._cost(ga, gk, gc) for pos, ga, gk, gc in groups)
+    assert padded <= 1.2 * store._cost(al, km, cr).sum()
 
 
 def test_run_block_uses_the_batched_engine():

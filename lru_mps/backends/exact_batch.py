@@ -286,8 +286,9 @@ class ExactBatch:
         """Evolve the rows ``ev`` (mask) by ``dur`` unless their squared norm falls to ``thr`` first.
 
         Returns (crossed rows, time of the crossing from the start for each,
-        squared norms of all rows or None); a crossed row holds the state at
-        its crossing.  ``thr`` None: no waiting-time jumps.
+        squared norms of all rows or None, rows still on their way: none, as
+        exact propagation covers any stretch in one go); a crossed row holds
+        the state at its crossing.  ``thr`` None: no waiting-time jumps.
         """
         xp = self.xp
         B = self.B
@@ -323,7 +324,7 @@ class ExactBatch:
                 self.psi[b] = xp.asarray(new)
                 crossed_rows.append(b)
                 taus.append(tau)
-        return np.array(crossed_rows, dtype=np.intp), np.array(taus, dtype=float), n2
+        return np.array(crossed_rows, dtype=np.intp), np.array(taus, dtype=float), n2, np.zeros(0, dtype=np.intp)
 
     def _crossing(self, before: np.ndarray, r: int, dur: float, thr: float):
         """The state at the threshold crossing inside a stretch ``dur`` from ``before``, and its time.

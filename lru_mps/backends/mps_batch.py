@@ -87,6 +87,9 @@ class MPSBatch:
             site[b] = np.stack(sites)
         self.arrays = [xp.asarray(np.ascontiguousarray(site[:, l, None, :, None])) for l in range(L)]
         self._stacks: dict[float, list] = {}
+        # the stretch each row is in (MPSBatch.advance): time elapsed in it, and whether it is unfinished
+        self._elapsed = np.zeros(B)
+        self._mid = np.zeros(B, dtype=bool)
 
     # ------------------------------------------------------------ gates
     def _stack(self, tau: float) -> list:
@@ -116,37 +119,40 @@ class MPSBatch:
         return [self.xp.asarray(np.stack([g[b].reshape(9, 9) for g in per])[:, None]) for b in range(self.L - 1)]
 
     # ------------------------------------------------------------ sweep
-    def _buckets(self, al: np.ndarray, cr: np.ndarray, a: int, c: int) -> list:
-        """Groups of rows (positions, a_g, c_g) whose thetas are SVD'd together, trimmed to (3 a_g, 3 c_g).
+    @staticmethod
+    def _cost(a, k, c):
+        """Flops of one row's gate on bonds (a, k, c): theta = A B, the gate, the SVD (m n min(m, n))."""
+        return 27 * a * k * c + 81 * a * c + 9 * a * c * np.minimum(3 * a, 3 * c)
 
-        One group (the padded batch) unless padding would cost more than
-        ``pad_tolerance`` times the rows' own SVDs (flops ~ m n min(m, n));
-        else rows with similar bond pairs are bucketed greedily by cost.
+    def _buckets(self, al: np.ndarray, km: np.ndarray, cr: np.ndarray, a: int, k: int, c: int) -> list:
+        """Groups of rows (positions, a_g, k_g, c_g) whose gates run together on tensors trimmed to those bonds.
+
+        One group (the whole padded batch, positions None) unless padding would
+        cost more than ``pad_tolerance`` times the rows' own work; else rows
+        with similar bonds are bucketed greedily by cost.
         """
-        def cost(x, y):
-            return (3 * x) * (3 * y) * np.minimum(3 * x, 3 * y)
-
-        own = cost(al, cr)
-        if len(al) * cost(a, c) <= self.pad_tolerance * own.sum():
-            return [(None, a, c)]
-        keys, inv, counts = np.unique(al * 4096 + cr, return_inverse=True, return_counts=True)
-        pa, pc = keys // 4096, keys % 4096
+        cost = self._cost
+        own = cost(al, km, cr)
+        if len(al) * cost(a, k, c) <= self.pad_tolerance * own.sum():
+            return [(None, a, k, c)]
+        keys, inv, counts = np.unique((al << 20) + (km << 10) + cr, return_inverse=True, return_counts=True)
+        pa, pk, pc = keys >> 20, (keys >> 10) & 1023, keys & 1023
         owns = np.bincount(inv, weights=own, minlength=len(keys))
-        order = np.argsort(cost(pa, pc), kind="stable")
+        order = np.argsort(cost(pa, pk, pc), kind="stable")
         bucket = np.empty(len(keys), dtype=int)
-        dims, ca, cc, n, o = [], 0, 0, 0, 0.0
+        dims, ga, gk, gc, n, o = [], 0, 0, 0, 0, 0.0
         for p in order:
-            na, nc = max(ca, pa[p]), max(cc, pc[p])
-            if n and (n + counts[p]) * cost(na, nc) > self.pad_tolerance * (o + owns[p]):
-                dims.append((ca, cc))
-                na, nc, n, o = pa[p], pc[p], 0, 0.0
+            na, nk, nc = max(ga, pa[p]), max(gk, pk[p]), max(gc, pc[p])
+            if n and (n + counts[p]) * cost(na, nk, nc) > self.pad_tolerance * (o + owns[p]):
+                dims.append((ga, gk, gc))
+                na, nk, nc, n, o = pa[p], pk[p], pc[p], 0, 0.0
             bucket[p] = len(dims)
-            ca, cc, n, o = na, nc, n + counts[p], o + owns[p]
-        dims.append((ca, cc))
+            ga, gk, gc, n, o = na, nk, nc, n + counts[p], o + owns[p]
+        dims.append((ga, gk, gc))
         rb = bucket[inv]
         srt = np.argsort(rb, kind="stable")
         cuts = np.cumsum(np.bincount(rb, minlength=len(dims)))[:-1]
-        return [(pos, int(ga), int(gc)) for pos, (ga, gc) in zip(np.split(srt, cuts), dims)]
+        return [(pos, int(x), int(y), int(z)) for pos, (x, y, z) in zip(np.split(srt, cuts), dims)]
 
     def _split(self, arrs, chi, rows_h, b: int, G, to_right: bool) -> None:
         """Apply gate G to bond (b, b+1) of the rows held in ``arrs`` and split by SVD."""
@@ -154,23 +160,34 @@ class MPSBatch:
         A, Bm = arrs[b], arrs[b + 1]
         m, a, _, k = A.shape
         c = Bm.shape[3]
-        theta = xp.matmul(A.reshape(m, a * 3, k), Bm.reshape(m, k, 3 * c)).reshape(m, a, 9, c)
-        if G.ndim == 5:  # (R, 1, 1, 9, 9): all rows, realizations in order
-            theta = xp.matmul(G, theta.reshape(self.R, self.I, a, 9, c)).reshape(m, a, 9, c)
-        else:
-            theta = xp.matmul(G, theta)
-        theta = theta.reshape(m, a, 3, 3, c)
         eng = self.engine
-        al, cr = chi[:, b], chi[:, b + 2]
+        al, km, cr = chi[:, b], chi[:, b + 1], chi[:, b + 2]
         rank = 3 * np.minimum(al, cr)  # len(S) of each row's own theta
         keep = np.empty(m, dtype=int)
         parts = []
-        for pos, ga, gc in self._buckets(al, cr, a, c):
-            T = theta if pos is None else theta[xp.index(pos)]
-            if (ga, gc) != (a, c):
-                T = T[:, :ga, :, :, :gc]
-            mg = T.shape[0]
-            U, S, Vh = xp.svd(T.reshape(mg, ga * 3, 3 * gc), full_matrices=False)
+        for pos, ga, gk, gc in self._buckets(al, km, cr, a, k, c):
+            if pos is None:
+                X, Y, mg = A, Bm, m
+                if (ga, gk, gc) != (a, k, c):
+                    X, Y = A[:, :ga, :, :gk], Bm[:, :gk, :, :gc]
+                if G.ndim == 5:  # (R, 1, 1, 9, 9): all rows, realizations in order
+                    Gg, grouped = G, True
+                else:
+                    Gg, grouped = G, False
+            else:
+                ix = xp.index(pos)
+                X, Y, mg = A[ix, :ga, :, :gk], Bm[ix, :gk, :, :gc], len(pos)
+                if G.ndim == 5:  # gather the rows' realizations
+                    Gg = G.reshape(self.R, 1, 9, 9)[xp.index(self.ridx[rows_h[pos]])]
+                else:
+                    Gg = G[ix]
+                grouped = False
+            theta = xp.matmul(X.reshape(mg, ga * 3, gk), Y.reshape(mg, gk, 3 * gc)).reshape(mg, ga, 9, gc)
+            if grouped:
+                theta = xp.matmul(Gg, theta.reshape(self.R, self.I, ga, 9, gc)).reshape(mg, ga, 9, gc)
+            else:
+                theta = xp.matmul(Gg, theta)
+            U, S, Vh = xp.svd(theta.reshape(mg, ga * 3, 3 * gc), full_matrices=False)
             Sh = xp.host(S)
             rk = rank if pos is None else rank[pos]
             kp = np.maximum(np.count_nonzero(Sh > eng.cutoff, axis=1), 1)
@@ -200,12 +217,12 @@ class MPSBatch:
                 keep[pos] = kp
             parts.append((pos, ga, gc, kg, lt, rt))
         kmax = int(keep.max())
-        if len(parts) == 1 and parts[0][0] is None:
+        if len(parts) == 1 and parts[0][0] is None and (parts[0][1], parts[0][2]) == (a, c):
             arrs[b], arrs[b + 1] = parts[0][4], parts[0][5]
         else:
             left, right = xp.zeros((m, a, 3, kmax)), xp.zeros((m, kmax, 3, c))
             for pos, ga, gc, kg, lt, rt in parts:
-                ix = xp.index(pos)
+                ix = slice(None) if pos is None else xp.index(pos)
                 left[ix, :ga, :, :kg] = lt
                 right[ix, :kg, :, :gc] = rt
             arrs[b], arrs[b + 1] = left, right
@@ -291,19 +308,29 @@ class MPSBatch:
 
     # ------------------------------------------------------------ the store interface
     def advance(self, ev: np.ndarray, dur: np.ndarray, thr: np.ndarray | None, grid_dur: float, first: bool):
-        """Evolve the rows ``ev`` (mask) by ``dur`` unless their squared norm falls to ``thr`` first.
+        """Evolve the rows ``ev`` (mask) towards their stops ``dur`` ahead, unless their squared
+        norm falls to ``thr`` first.
 
         Steps of trajectory._advance: dt, the last one cut to the rest of the
-        stretch (same float arithmetic per row).  Returns (crossed rows, time
-        of each crossing from the start, None); a crossed row holds the state
-        at its crossing.
+        stretch (same float arithmetic per row, the elapsed time of a stretch
+        kept across calls).  The rows step in lockstep and the call returns as
+        soon as some row stops (its stretch ends or it crosses its threshold)
+        while others go on: the driver handles the stopped rows (record,
+        measurement, jump) and calls again, so a row that was measured or
+        jumped rejoins the batch instead of finishing its stretch alone.
+        Returns (crossed rows, time of each crossing from the start of its
+        stretch, None, rows still inside their stretch); a crossed row holds
+        the state at its crossing.
         """
         dt = self.dt
-        elapsed = np.zeros(self.B)
+        el = self._elapsed
         going = np.nonzero(ev & (dur > 0.0))[0]
+        fresh = going[~self._mid[going]]
+        el[fresh] = 0.0
+        self._mid[going] = True
         crossed_rows, taus = [], []
         while len(going):
-            left = dur[going] - elapsed[going]
+            left = dur[going] - el[going]
             step = np.minimum(dt, left)
             cut = left - step < 1e-12 * dt
             step[cut] = left[cut]
@@ -334,12 +361,16 @@ class MPSBatch:
                     state.evolve(tau)
                     self.set_row(b, state)
                     crossed_rows.append(b)
-                    taus.append(elapsed[b] + tau)
+                    taus.append(el[b] + tau)
                     done[j] = True
-            elapsed[going] += step
-            done |= ~(elapsed[going] < dur[going])
+            el[going] += step
+            done |= ~(el[going] < dur[going])
+            self._mid[going[done]] = False
             going = going[~done]
-        return np.array(crossed_rows, dtype=np.intp), np.array(taus, dtype=float), None
+            if done.any():
+                break
+        crossed = np.array(crossed_rows, dtype=np.intp)
+        return crossed, np.array(taus, dtype=float), None, going
 
     def _diag_rows(self, rows):
         return self.disc[rows].copy(), self.maxb[rows].copy(), self.steps[rows].copy(), self.drift[rows].copy()
