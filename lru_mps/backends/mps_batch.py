@@ -136,23 +136,29 @@ class MPSBatch:
         if len(al) * cost(a, k, c) <= self.pad_tolerance * own.sum():
             return [(None, a, k, c)]
         keys, inv, counts = np.unique((al << 20) + (km << 10) + cr, return_inverse=True, return_counts=True)
-        pa, pk, pc = keys >> 20, (keys >> 10) & 1023, keys & 1023
-        owns = np.bincount(inv, weights=own, minlength=len(keys))
-        order = np.argsort(cost(pa, pk, pc), kind="stable")
-        bucket = np.empty(len(keys), dtype=int)
+        owns = np.bincount(inv, weights=own, minlength=len(keys)).tolist()
+        pa, pk, pc = (keys >> 20).tolist(), ((keys >> 10) & 1023).tolist(), (keys & 1023).tolist()
+        counts = counts.tolist()
+
+        def c1(x, y, z):  # _cost on Python ints (this loop runs once per gate)
+            return 27 * x * y * z + 81 * x * z + 9 * x * z * 3 * min(x, z)
+
+        tol = self.pad_tolerance
+        order = sorted(range(len(pa)), key=lambda p: c1(pa[p], pk[p], pc[p]))
+        bucket = np.empty(len(pa), dtype=int)
         dims, ga, gk, gc, n, o = [], 0, 0, 0, 0, 0.0
         for p in order:
             na, nk, nc = max(ga, pa[p]), max(gk, pk[p]), max(gc, pc[p])
-            if n and (n + counts[p]) * cost(na, nk, nc) > self.pad_tolerance * (o + owns[p]):
+            if n and (n + counts[p]) * c1(na, nk, nc) > tol * (o + owns[p]):
                 dims.append((ga, gk, gc))
                 na, nk, nc, n, o = pa[p], pk[p], pc[p], 0, 0.0
             bucket[p] = len(dims)
             ga, gk, gc, n, o = na, nk, nc, n + counts[p], o + owns[p]
         dims.append((ga, gk, gc))
-        rb = bucket[inv]
+        rb = bucket[inv.reshape(-1)]
         srt = np.argsort(rb, kind="stable")
         cuts = np.cumsum(np.bincount(rb, minlength=len(dims)))[:-1]
-        return [(pos, int(x), int(y), int(z)) for pos, (x, y, z) in zip(np.split(srt, cuts), dims)]
+        return [(pos, x, y, z) for pos, (x, y, z) in zip(np.split(srt, cuts), dims)]
 
     def _split(self, arrs, chi, rows_h, b: int, G, to_right: bool) -> None:
         """Apply gate G to bond (b, b+1) of the rows held in ``arrs`` and split by SVD."""
@@ -199,9 +205,8 @@ class MPSBatch:
                 hit = rows_h if pos is None else rows_h[pos]
                 self.disc[hit] += np.sum(np.where(lost, Sh, 0.0) ** 2, axis=1)
             kg = int(kp.max())
-            mask = (cols[:, :kg] < kp[:, None]).astype(float)
-            if not mask.all():
-                md = xp.asarray(mask)
+            if kp.min() < kg:  # rows that keep fewer: zero their extra columns
+                md = xp.asarray((cols[:, :kg] < kp[:, None]).astype(float))
                 U = U[:, :, :kg] * md[:, None, :]
                 S = S[:, :kg] * md
                 Vh = Vh[:, :kg, :] * md[:, :, None]
