@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 
@@ -109,6 +110,11 @@ def build_spec(length, hopping, anharmonicity, frequency, disorder, reset, rate,
     )
 
 
+def _terminated(signum, frame):
+    """SIGTERM (a scheduler's or a user's kill): unwind like Ctrl-C, so worker pools are stopped at once."""
+    raise SystemExit(128 + signum)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="lru-mps")
 def main():
@@ -118,6 +124,7 @@ def main():
     K/mK, or multiples of J ('0.03J', '200/J'); a bare number means units of
     J (energies, rates) or 1/J (times).
     """
+    signal.signal(signal.SIGTERM, _terminated)
 
 
 @main.command()

@@ -21,10 +21,57 @@ def default_workers() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def _init_worker() -> None:
+#: how often a worker checks that its parent is still alive (seconds)
+PARENT_POLL_S = 0.5
+
+
+def _init_worker(parent: int) -> None:
+    """Set up a pool worker: one BLAS thread, and death with its parent.
+
+    A worker must never outlive the run that started it: a batch scheduler's
+    time limit or a ``subprocess`` timeout kills the parent with SIGKILL, which
+    gives it no chance to stop its pool.  On Linux the kernel sends the worker
+    SIGKILL when its parent dies (``PR_SET_PDEATHSIG``); everywhere a daemon
+    thread checks every :data:`PARENT_POLL_S` seconds that the parent is still
+    there and ends the process otherwise.  Ctrl-C is left to the parent (which
+    terminates the pool), so a worker does not print a traceback of its own.
+    """
+    import signal
+    import threading
+    import time
+
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):  # not Linux: the watcher below does it
+        pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_POLL_S)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="lru-mps-parent-watch", daemon=True).start()
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel queued blocks and terminate running workers now (finished blocks are already saved)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in processes:
+        proc.join(timeout=5)
 
 
 def client_for(scheduler):
@@ -126,7 +173,9 @@ def run_blocks(
             finished(res)
             count += res.trajectories
     else:
-        with ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_init_worker) as pool:
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_init_worker,
+                                   initargs=(os.getpid(),))
+        try:
             futures = [pool.submit(run_block, spec, settings, b, realization) for b in todo]
             for fut in as_completed(futures):
                 res = fut.result()
@@ -134,4 +183,8 @@ def run_blocks(
                 count += res.trajectories
                 if progress is not None:
                     progress(count, total)
+        except BaseException:  # Ctrl-C, SIGTERM (as SystemExit), a failed block: stop the workers at once
+            _stop_pool(pool)
+            raise
+        pool.shutdown()
     return [done[b] for b in range(nb)]
