@@ -1,6 +1,6 @@
 """lru-mps: quantum-trajectory simulations of a passive leakage removal unit.
 
-A coding transmon at the end of a disordered transmon array (shared/physics.md).
+A coding transmon at the end of a disordered transmon array (docs/physics.md).
 Units: energies and rates in J, times in 1/J (J/2pi = 5 MHz by default).
 """
 

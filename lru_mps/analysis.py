@@ -1,4 +1,4 @@
-"""Decay times from ensemble curves (shared/physics.md §7).
+"""Decay times from ensemble curves (docs/physics.md §8).
 
 T_prop = pi / (2 J_prop) with J_prop = 2 J^2 / Ubar.  T_star, T1 and T2 are
 fits of A exp(-t/tau), A free, to P_star^(L)(t), <n_1>(t) and 2 C(t) over

@@ -1,4 +1,4 @@
-"""The paper's analytic results as plain functions (shared/physics.md §7-§9).
+"""The paper's analytic results as plain functions (docs/physics.md §8-§10).
 
 Units: energies, rates and detunings in units of J (or in any unit, as long as
 ``J`` is given in the same unit), times in 1/J.  Every function accepts floats
@@ -14,7 +14,7 @@ The *low-rate* stack formulas (``feedback_low_rate``, ``dissipation_low_rate``)
 are interpolations between two perturbative limits; they describe a single
 exponential fitted from t = 0 (close to the 1/e time), not the asymptotic
 tail, which at L = 2 decays about 1.4x (random feedback) to 2x (dissipation)
-faster (physics.md §8).
+faster (docs/physics.md §9).
 """
 
 from __future__ import annotations
@@ -57,18 +57,19 @@ __all__ = [
 
 # --------------------------------------------------------------------------- stack
 def J_prop(Ubar, J=1.0):
-    """Stack hopping J_prop = 2 J^2 / Ubar (physics.md §7, paper Eq. 3).
+    """Stack hopping J_prop = 2 J^2 / Ubar (docs/physics.md §8, paper Eq. 3).
 
     Second-order (J/Ubar << 1) amplitude for |20> -> |02> through the virtual
-    |11> state; the same process shifts the energy of a stack on an *end* site
-    by -J_prop relative to the bulk (hence the J_prop n_1 + J_prop n_L terms of
-    the paper's Eq. Hamiltonian_BH_prop).
+    |11> state.  The same process shifts a stack's energy by -J_prop per
+    neighbouring site (the virtual |11> lies Ubar above), so a stack on an
+    *end* site sits +J_prop above one in the bulk (hence the J_prop n_1 +
+    J_prop n_L terms of the paper's Eq. Hamiltonian_BH_prop).
     """
     return 2.0 * np.asarray(J, dtype=float) ** 2 / np.asarray(Ubar, dtype=float) + 0.0
 
 
 def T_prop(Ubar, J=1.0):
-    """Propagation time T_prop = pi / (2 J_prop) (physics.md §7), units of 1/J.
+    """Propagation time T_prop = pi / (2 J_prop) (docs/physics.md §8), units of 1/J.
 
     The time a stack needs to hop one site (half a period of the |20>-|02>
     oscillation at frequency 2 J_prop).  Perturbative in J/Ubar.
@@ -77,7 +78,7 @@ def T_prop(Ubar, J=1.0):
 
 
 def omega_dis(Ubar, J=1.0):
-    """Disintegration frequency w_dis = sqrt(Ubar^2 + 16 J^2) (physics.md §8, paper Sec. IV).
+    """Disintegration frequency w_dis = sqrt(Ubar^2 + 16 J^2) (docs/physics.md §9, paper Sec. IV).
 
     Exact for L = 2, W = 0, no reset: the symmetric stack state
     (|20> + |02>)/sqrt2 Rabi-oscillates with |11> (coupling 2J, detuning Ubar).
@@ -88,7 +89,7 @@ def omega_dis(Ubar, J=1.0):
 
 
 def rho_11_11(t, Ubar, J=1.0):
-    """Population of |11> from |20>: (8 J^2 / w_dis^2) sin^2(w_dis t / 2) (physics.md §8).
+    """Population of |11> from |20>: (8 J^2 / w_dis^2) sin^2(w_dis t / 2) (docs/physics.md §9).
 
     Exact for the full L = 2 model with W = 0 and no reset (the antisymmetric
     stack state (|20> - |02>)/sqrt2 is decoupled from |11>).
@@ -226,7 +227,7 @@ def feedback_high_optimum(Ubar):
 
 
 def feedback_high_T_star(Ubar, J=1.0):
-    """Decay time at the high feedback optimum, T_star = Ubar / (2 J^2) (physics.md §8).
+    """Decay time at the high feedback optimum, T_star = Ubar / (2 J^2) (docs/physics.md §9).
 
     (The paper's text after Eq. fb_freq2_decay2 prints J^2/2Ubar, a typo: the
     rate 4 J^2 G/(G^2 + Ubar^2) at G = Ubar is 2 J^2/Ubar.)
@@ -261,7 +262,7 @@ def dissipation_high_T_star(Ubar, J=1.0):
 
 # ----------------------------------------------------------------------- qubit subspace
 def qubit_T1_feedback(G, dw12, J=1.0):
-    """Qubit T1 under random feedback on site 2, L = 2 (paper Eq. T1_fb, physics.md §8).
+    """Qubit T1 under random feedback on site 2, L = 2 (paper Eq. T1_fb, docs/physics.md §9).
 
     T1_fb = (G^2 + dw12^2) / (2 J^2 G), dw12 = dw_1 - dw_2.  Second-order
     perturbation theory in J (needs J << sqrt(G^2 + dw12^2)); <n_1>(t) ~ exp(-t/T1).
@@ -300,7 +301,7 @@ def chain_factor_F(dw, J=1.0) -> float:
 
 
 def qubit_tau_dissipation(G, dw1L, F=1.0, J=1.0):
-    """Qubit removal time under dissipation on site L (paper App. D, physics.md §8).
+    """Qubit removal time under dissipation on site L (paper App. D, docs/physics.md §9).
 
     tau = (4 dw1L^2 + G^2) / (4 F J^2 G), dw1L = dw_1 - dw_L, F from
     :func:`chain_factor_F`.  It is the decay time of the no-jump norm from
@@ -323,7 +324,7 @@ def qubit_tau_dissipation_chain(G, dw, J=1.0):
 
 # -------------------------------------------------------------------------- localization
 def xi_strong(W, J=1.0):
-    """Strong-disorder probability localization length xi = 1/(2 ln(W/J) - 3) (physics.md §9).
+    """Strong-disorder probability localization length xi = 1/(2 ln(W/J) - 3) (docs/physics.md §10).
 
     Convention: T1 ~ exp(L/xi) (probability length; the amplitude length is
     2 xi).  From F: 1/xi = <ln((dw_1 - dw_n)^2/J^2)> for dw uniform in
@@ -409,7 +410,7 @@ def lyapunov_exponent(
 
     Convention: |psi_n| ~ exp(-gamma n) for the localized state, so the
     amplitude localization length is 1/gamma and the probability length
-    (physics.md §9, T1 ~ exp(L/xi)) is xi = 1/(2 gamma).
+    (docs/physics.md §10, T1 ~ exp(L/xi)) is xi = 1/(2 gamma).
     """
     if rng is None:
         rng = np.random.default_rng()
@@ -461,7 +462,7 @@ def xi_transfer_matrix(
 ):
     """Probability localization length xi = 1/(2 gamma) from :func:`lyapunov_exponent`.
 
-    Convention as in physics.md §9: T1 ~ exp(L/xi); the amplitude length is
+    Convention as in docs/physics.md §10: T1 ~ exp(L/xi); the amplitude length is
     2 xi = 1/gamma.  Weak disorder: 2 xi ~ 96 J^2 (1 - E^2/4J^2)/W^2, and
     ~105 J^2/W^2 at the band centre (anomaly); strong disorder at energies
     spread over the box: 1/xi -> 2 ln(W/J) - 3 (:func:`xi_strong`).  With

@@ -1,4 +1,4 @@
-"""Exponential decay fits y = A exp(-t/tau) with A free (shared/physics.md §7).
+"""Exponential decay fits y = A exp(-t/tau) with A free (docs/physics.md §8).
 
 Times are in whatever unit the caller uses (1/J in this project); tau and its
 error come out in the same unit.  The fit is done internally in terms of the

@@ -1,13 +1,13 @@
 """Per-realization qubit decay rates in ideal conditions and the localization length.
 
-Physics (shared/physics.md §3, §6-§9).  In ideal conditions (no hardware
+Physics (docs/physics.md §4, §7-§10).  In ideal conditions (no hardware
 noise, T = 0) the coding qubit's |1> on site 1 lives in the one-excitation
 (N = 1) sector: an L x L problem with the single-particle Hamiltonian
 
     H1 = sum_l dw_l |l><l| + J sum_l (|l><l+1| + h.c.)        (units of J)
 
 (tridiagonal; U_l plays no role for one excitation).  The probability that
-no removal event has happened (the removal-free branch, physics.md §9 and
+no removal event has happened (the removal-free branch, docs/physics.md §10 and
 :mod:`lru_mps.trajectory`) decays at late times like exp(-Gamma_1 t) and the
 coherence |<sigma^->_1>| like exp(-Gamma_2 t), T1 = 1/Gamma_1, T2 = 1/Gamma_2.
 Let q be the *qubit mode*, the eigenvector of H1 with the largest weight on
@@ -58,7 +58,7 @@ S = sum_k w_k / d_k, K = sum_k w_k cot(d_k / 2G)):
 
 (second-order perturbation theory in the coupling of the qubit mode to the
 modes near the reset site; Sherman-Morrison for the rank-one reset term).
-At L = 2 they reduce to physics.md §8: dissipation
+At L = 2 they reduce to docs/physics.md §9: dissipation
 Gamma = 4 J^2 G / (4 dw^2 + G^2), random feedback Gamma = 2 J^2 G/(G^2 + dw^2).
 The periodic factor has no small-G limit: after every projection the state
 P0|q> rings at the reset site with the phases (E_k - E_q)/G, so
@@ -78,7 +78,7 @@ of 8000 random realizations per kind (W = 2-20 J, L = 2-12, G = 0.01-20 J,
 |Gamma_1(log-space)/Gamma_1(exact) - 1| below 2 (perturbative_error +
 roundoff_error) for all three kinds.
 
-The floor (physics.md §9).  An eigenvalue-based Gamma_1 carries an absolute
+The floor (docs/physics.md §10).  An eigenvalue-based Gamma_1 carries an absolute
 round-off error ~ eps * scale with scale = ||H1|| + G (dissipation),
 2 (||H1|| + G) (random: the Liouvillian) and ||H1|| + 2 L G (periodic: the
 one-period propagator is unitary only to ~eps L).  A realization is
@@ -91,7 +91,7 @@ perturbative error (~|psi_L|^2 < 1e-10) is far below any other uncertainty.
 Explicitly asking for ``method='exact'`` past the floor is refused (the
 number would be noise); :func:`exact_rates` gives the raw numbers.
 
-Localization length (physics.md §9): xi is the length in T1 ~ exp(L/xi)
+Localization length (docs/physics.md §10): xi is the length in T1 ~ exp(L/xi)
 (probability convention).  :func:`fit_localization_length` fits
 ln T1_typ = a + L/xi with T1_typ = exp<ln T1> from :func:`typical`.
 """

@@ -1,6 +1,6 @@
 """Exact density-matrix (Lindblad) reference for small arrays (L <= 4).
 
-Physics (shared/physics.md §1-4): the model of the trajectories, written as a
+Physics (docs/physics.md §1-§5): the model of the trajectories, written as a
 master equation for the full 3^L x 3^L density matrix in the frame rotating
 at wbar N,
 

@@ -4,7 +4,7 @@ Each trajectory adds its record to an :class:`ObservableAccumulator`; two
 accumulators over disjoint sets of trajectories merge by adding their sums
 (counts, sums, sums of squares), never by averaging averages.
 
-Observables (shared/physics.md §6), per time point:
+Observables (docs/physics.md §7), per time point:
 
 ``leakage_array``     P_star^(L) = sum_l <|2><2|_l>
 ``leakage_site1``     P_star^(1) = <|2><2|_1>

@@ -1,6 +1,6 @@
 """The Monte-Carlo wave-function algorithm, written once for every state backend.
 
-Physics (shared/physics.md §3, §5).  Between events the (unnormalized) state
+Physics (docs/physics.md §4, §6).  Between events the (unnormalized) state
 evolves with exp(-i H_eff t).  Continuous channels (engineered dissipation,
 hardware decay and dephasing) are unravelled by the waiting-time method: draw
 r ~ U(0,1), evolve until the squared norm falls to r, pick the channel k with

@@ -156,7 +156,7 @@ def test_exact_norm_branches_t0_and_exceptional_point():
 
 @pytest.mark.parametrize("ratio", [0.1, 0.3, 0.5, SQ2, 2.0, 3.0, 10.0])
 def test_low_dissipation_rate_is_the_1_over_e_time_of_the_exact_norm(ratio):
-    """physics.md §8: the interpolated rate describes the 1/e time (within ~15%), G = ratio * Jp."""
+    """docs/physics.md §9: the interpolated rate describes the 1/e time (within ~15%), G = ratio * Jp."""
     Jp = 0.04
     G = ratio * Jp
     T = 1.0 / an.dissipation_low_rate(G, Jp)

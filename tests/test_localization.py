@@ -1,6 +1,6 @@
 """Per-realization qubit rates in ideal conditions and the localization length (lru_mps.localization).
 
-Physics: shared/physics.md §6-§9.  Units of J (energies, rates) and 1/J (times).
+Physics: docs/physics.md §7-§10.  Units of J (energies, rates) and 1/J (times).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_reset_factor_small_G_limits_and_L2_formulas():
     logc = np.log(cs[cs > 0])
     assert math.exp(logc.mean()) == pytest.approx(1.0, abs=4 * logc.std() / math.sqrt(logc.size))
 
-    # L = 2: physics.md §8 (perturbative in J/dw: relative corrections O(J^2/dw^2))
+    # L = 2: docs/physics.md §9 (perturbative in J/dw: relative corrections O(J^2/dw^2))
     dw12, G = 8.0, 0.7
     dw = np.array([dw12 / 2, -dw12 / 2])
     spec, real = make(dw, "dissipation", G, W=10.0)

@@ -138,7 +138,7 @@ def test_rate_sweep_outputs(quick):
 
 
 def test_rate_sweep_two_dissipation_minima_near_analytic(quick):
-    """Dissipation at L = 3 has two optimal rates, near the L = 2 analytic ones of physics.md §8.
+    """Dissipation at L = 3 has two optimal rates, near the L = 2 analytic ones of docs/physics.md §9.
 
     Analytic (L = 2): low sqrt2 J_prop = 0.057 J (stack propagation), high
     2 Ubar = 100 J (disintegration).  Allowed: a factor 2 either way.  Why
