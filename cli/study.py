@@ -1,68 +1,38 @@
-"""`lru-mps study NAME` and `lru-mps plot DIR`: thin wrappers over lru_mps.studies."""
+"""`lru-mps study NAME`: thin wrappers over lru_mps.studies (one subcommand per study)."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
 from lru_mps.errors import ParameterError
 
-
-class _StageProgress:
-    """One progress line per stage (trajectories done, rate, time left) on stderr."""
-
-    def __init__(self, enabled: bool):
-        from .main import _Progress
-
-        self.enabled = enabled
-        self.bars: dict[str, _Progress] = {}
-        self._cls = _Progress
-
-    def __call__(self, label: str, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        bar = self.bars.get(label)
-        if bar is None:
-            bar = self.bars[label] = self._cls(True, label)
-        bar(done, total)
+from .common import BACKENDS, engine_options, fail, model_options, progress
 
 
 def _study_options(name: str):
-    """Model options of `simulate` (same names, defaults from the study) plus the common study options."""
+    """Model options of `simulate` (same names; the study's own values by default) plus the common study options."""
 
     def deco(f):
         opts = [
-            click.option("--length", "-L", default=None, help="Array length L (studies that use one length)."),
-            click.option("--hopping", default=None, help="Hopping J/2pi (e.g. 5MHz)."),
-            click.option("--anharmonicity", default=None, help="Mean anharmonicity Ubar/2pi."),
-            click.option("--frequency", default=None, help="Mean frequency wbar/2pi."),
-            click.option("--disorder", default=None, help="Disorder width W/2pi."),
-            click.option("--reset", default=None, type=click.Choice(["periodic", "random", "dissipation", "none"]),
-                         help="Last-site reset."),
-            click.option("--rate", default=None, help="Reset rate (0.03J, 0.15MHz, 1/us)."),
-            click.option("--conditions", default=None, type=click.Choice(["ideal", "realistic", "both"]),
-                         help="ideal, realistic or both."),
-            click.option("--t1", default=None, help="Override T1q."),
-            click.option("--tphi", default=None, help="Override Tphi."),
-            click.option("--temperature", default=None, help="Override the temperature."),
+            model_options(defaults=False),
             click.option("--realizations", default=None, type=int,
-                         help="Disorder realizations (in branch mode one evolution each)."),
+                         help="Disorder realizations (ideal conditions: one exact branch evolution each)."),
             click.option("--trajectories", default=None, type=int, help="Trajectories per point where sampling is needed."),
-            click.option("--engine", default=None, type=click.Choice(["auto", "exact", "sector", "mps"]), help="State backend."),
-            click.option("--workers", default=None, type=int, help="Worker processes (default: all cores)."),
+            engine_options(defaults=False),
+            click.option("--workers", default=None, type=int, help="Worker processes [default: all cores]."),
             click.option("--scheduler", default=None, help="Run on a Dask cluster: the scheduler address."),
-            click.option("--backend", default="numpy", show_default=True,
-                         type=click.Choice(["numpy", "torch", "torch:cpu", "torch:cuda", "cupy"]),
+            click.option("--backend", default="numpy", show_default=True, type=click.Choice(BACKENDS),
                          help="Array library of the batched engines (torch/cupy: a GPU)."),
-            click.option("--seed", default=None, type=int, help="Seed."),
-            click.option("--out", default=None, type=click.Path(file_okay=False), help=f"Output folder (default runs/{name})."),
+            click.option("--seed", default=None, type=int, help="Seed [default: the study's]."),
+            click.option("--out", default=None, type=click.Path(file_okay=False),
+                         help=f"Output folder [default: runs/{name}]; rerunning into it resumes."),
             click.option("--config", "config_file", default=None, type=click.Path(dir_okay=False),
-                         help="A study TOML file (copy one from studies/ and edit it)."),
+                         help=f"A study TOML file (copy studies/{name}.toml and edit it)."),
             click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object."),
-            click.option("--quick", is_flag=True, help="A small version for a first look (under a minute)."),
+            click.option("--quick", is_flag=True, help="A small version for a first look (seconds)."),
         ]
         for opt in reversed(opts):
             f = opt(f)
@@ -71,24 +41,24 @@ def _study_options(name: str):
     return deco
 
 
-def _run(name, out, workers, scheduler, backend, as_json, quick, config_file, **overrides):
+def _run(name, out, workers, scheduler, backend, as_json, quick, config_file, dt, order, max_bond, cutoff, **overrides):
     from lru_mps.runner import default_workers
     from lru_mps.studies import run_study
     from lru_mps.studies.base import StudyContext
 
+    import matplotlib
+
+    matplotlib.use("Agg")  # the command line writes figures to files and never shows them
     out = Path(out or f"runs/{name}{'-quick' if quick else ''}")
-    ctx = StudyContext(
-        out=out,
-        workers=workers or default_workers(),
-        progress=_StageProgress(enabled=not as_json and sys.stderr.isatty()),
-        quiet=as_json,
-        client=scheduler,
-        backend=backend,
-    )
+    mps = {"dt": dt, "order": None if order is None else int(order), "max_bond": max_bond, "cutoff": cutoff}
+    overrides.update({k: v for k, v in mps.items() if v is not None})
     try:
-        result = run_study(name, ctx, config_file=config_file, overrides=overrides, quick=quick)
+        with progress(as_json) as bars:
+            ctx = StudyContext(out=out, workers=workers or default_workers(), progress=bars, quiet=as_json,
+                               client=scheduler, backend=backend)
+            result = run_study(name, ctx, config_file=config_file, overrides=overrides, quick=quick)
     except ParameterError as err:
-        raise click.UsageError(str(err)) from None
+        fail(err)
     if as_json:
         click.echo(json.dumps(result.summary, default=float))
     else:
@@ -98,40 +68,28 @@ def _run(name, out, workers, scheduler, backend, as_json, quick, config_file, **
 
 @click.group(name="study")
 def study_group():
-    """Run a study (results, summary JSON and figures go to an output folder; reruns resume)."""
+    """Run a study: results.nc, summary.json and figures go to an output folder; a rerun resumes."""
 
 
 def _make(name: str, extra: list):
+    from lru_mps.studies import get_study
+
     @_study_options(name)
     def command(**kwargs):
         _run(name, **kwargs)
 
     for opt in reversed(extra):
         command = opt(command)
-    command.__doc__ = f"The {name} study (see README)."
-    return study_group.command(name=name)(command)
+    command.__doc__ = get_study(name).HELP
+    return study_group.command(name=name, short_help=get_study(name).HELP.split("\n")[0].rstrip("."))(command)
 
 
 _make(
     "length-scaling",
     [
         click.option("--lengths", default=None, help="Lengths, e.g. 2:40, 2:40:2 or 2,4,8,16,32."),
-        click.option("--realistic-lengths", default=None, help="Lengths for the realistic conditions (default 2:6)."),
+        click.option("--realistic-lengths", default=None, help="Lengths for the realistic conditions."),
     ],
 )
 for _name in ("rate-sweep", "disorder-sweep", "hopping-sweep", "dynamics"):
     _make(_name, [])
-
-
-@click.command(name="plot")
-@click.argument("folder", type=click.Path(exists=True, file_okay=False))
-def plot_command(folder):
-    """Redraw the figures of a stored study from FOLDER."""
-    from lru_mps.studies import replot
-
-    try:
-        paths = replot(folder)
-    except ParameterError as err:
-        raise click.UsageError(str(err)) from None
-    for p in paths:
-        click.echo(str(p))

@@ -20,10 +20,12 @@ from threadpoolctl import threadpool_limits
 from .backends import choose_engine, get_engine
 from .arraylib import BACKENDS, ArrayLib
 from .batched import batch_supported, run_batch
+from .defaults import MPS, RUN
 from .errors import ParameterError, require
 from .model import INIT_STATES, ArraySpec, Realization, product_state
 from .statistics import ObservableAccumulator, MeanSem
 from .trajectory import TrajectoryRecord, check_estimator, run_trajectory
+from .units import to_time
 
 INIT_CODE = {name: k for k, name in enumerate(INIT_STATES)}
 
@@ -68,8 +70,8 @@ class RunSettings:
     """How an ensemble is run (everything but the physics)."""
 
     times: np.ndarray
-    trajectories: int = 200
-    seed: int = 0
+    trajectories: int = RUN["trajectories"]
+    seed: int = RUN["seed"]
     engine: str = "exact"
     estimator: str = "sampled"
     inits: tuple[str, ...] = INIT_STATES
@@ -77,7 +79,7 @@ class RunSettings:
     #: advance the trajectories of a block together (exact and MPS engines; same numbers to rounding)
     batched: bool = True
     #: array library of the batched engines: numpy, torch[:cpu|:cuda] or cupy (lru_mps.arraylib)
-    backend: str = "numpy"
+    backend: str = RUN["backend"]
 
     def __post_init__(self):
         require(
@@ -299,30 +301,37 @@ def run_block(
 def make_settings(
     spec: ArraySpec,
     *,
-    init="all",
-    t_final: float = 1000.0,
-    time_points: int = 201,
-    trajectories: int = 200,
-    seed: int = 0,
-    engine: str = "exact",
-    estimator: str = "auto",
+    init=RUN["init"],
+    t_final=RUN["t_final"],
+    time_points: int = RUN["time_points"],
+    trajectories: int = RUN["trajectories"],
+    seed: int = RUN["seed"],
+    engine: str = RUN["engine"],
+    estimator: str = RUN["estimator"],
     engine_options: dict | None = None,
     batched: bool = True,
-    backend: str = "numpy",
+    backend: str = RUN["backend"],
 ) -> RunSettings:
-    """Validated run settings (engine 'auto' resolved, MPS-only options dropped for other engines)."""
+    """Validated run settings: 'auto' resolved, MPS options completed from :data:`lru_mps.defaults.MPS`.
+
+    ``t_final`` in 1/J or with a unit ('30us', '1000/J').  Options that only
+    the MPS engine takes are dropped for the exact engines.
+    """
     if engine == "auto":
         engine, _ = choose_engine(spec)
-    if engine != "mps":
-        engine_options = {k: v for k, v in (engine_options or {}).items() if k not in MPS_ONLY_OPTIONS}
+    options = dict(engine_options or {})
+    if engine == "mps":
+        options = {**MPS, **{k: v for k, v in options.items() if v is not None}}
+    else:
+        options = {k: v for k, v in options.items() if k not in MPS_ONLY_OPTIONS}
     return RunSettings(
-        times=time_grid(t_final, time_points),
+        times=time_grid(to_time(t_final, "t_final", spec.J_hz), time_points),
         trajectories=trajectories,
         seed=seed,
         engine=engine,
         estimator=check_estimator(spec, estimator),
         inits=resolve_inits(init),
-        engine_options=dict(engine_options or {}),
+        engine_options=options,
         batched=batched,
         backend=backend,
     )
@@ -344,13 +353,13 @@ def assemble(spec: ArraySpec, settings: RunSettings, blocks: list[BlockResult]) 
 def simulate(
     spec: ArraySpec,
     *,
-    init: str | Iterable[str] = "all",
-    t_final: float = 1000.0,
-    time_points: int = 201,
-    trajectories: int = 200,
-    seed: int = 0,
-    engine: str = "exact",
-    estimator: str = "auto",
+    init: str | Iterable[str] = RUN["init"],
+    t_final=RUN["t_final"],
+    time_points: int = RUN["time_points"],
+    trajectories: int = RUN["trajectories"],
+    seed: int = RUN["seed"],
+    engine: str = RUN["engine"],
+    estimator: str = RUN["estimator"],
     realization: Realization | None = None,
     engine_options: dict | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -358,16 +367,18 @@ def simulate(
     store=None,
     client=None,
     batched: bool = True,
-    backend: str = "numpy",
+    backend: str = RUN["backend"],
 ) -> SimulationResult:
     """Run one ensemble: ``trajectories`` trajectories, each with its own disorder.
 
-    Times in 1/J.  ``realization`` fixes the disorder for every trajectory
+    Defaults: :data:`lru_mps.defaults.RUN` (the same as ``lru-mps simulate``).
+    Times in 1/J, or with a unit (``t_final='30us'``).  ``realization`` fixes the disorder for every trajectory
     (used for checks against the density-matrix reference).  ``estimator``
     is 'sampled', 'branch' (removal-free branch, exact in ideal conditions)
     or 'auto' (branch where exact).  ``engine`` is exact, sector, mps or
     auto (:func:`lru_mps.backends.choose_engine`); ``engine_options`` go to
-    the engine (MPS: dt, order, max_bond, cutoff, kernel).
+    the engine (MPS: dt, order, max_bond, cutoff, kernel; unset ones from
+    :data:`lru_mps.defaults.MPS`).
 
     The trajectories run in up to 16 contiguous blocks; ``workers`` > 1 runs
     blocks in a process pool.  With ``store`` (a :class:`lru_mps.runstore.RunStore`

@@ -14,6 +14,7 @@ class ParameterError(ValueError):
         self.name = name
         self.value = value
         self.allowed = allowed
+        self.hint = hint
         msg = f"{name}={value!r} is not allowed: {allowed}"
         if hint:
             msg += f" ({hint})"

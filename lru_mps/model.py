@@ -1,6 +1,6 @@
 """The disordered transmon array: parameters, disorder, channels and local terms.
 
-Physics (see shared/physics.md §1-4).  L qutrits, site 1 (index 0) is the
+Physics (see docs/physics.md §1-§5).  L qutrits, site 1 (index 0) is the
 coding qubit, site L (index L-1) is the reset site.  In the frame rotating at
 wbar N the Hamiltonian is
 
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, asdict
 import numpy as np
 
 from . import operators as ops
+from .defaults import MODEL, REALISTIC
 from .errors import ParameterError, require
 from .units import parse_frequency_hz, to_energy, to_kelvin, to_rate, to_time
 
@@ -34,18 +35,23 @@ K_BOLTZMANN = 1.380649e-23  # J / K
 RESET_KINDS = ("periodic", "random", "dissipation", "none")
 INIT_STATES = ("leakage", "qubit", "coherence")
 
-#: The paper's hardware figures (physics.md §4), physical units.
-PAPER_T1Q_US = 16.7
-PAPER_TPHI_US = 10.0
-PAPER_TEMPERATURE_K = 0.1
+#: the default model (lru_mps.defaults.MODEL) in internal units: J/2pi in Hz, energies in J
+_J_HZ = parse_frequency_hz(MODEL["hopping"], "hopping")
+_DEFAULT = {
+    "L": int(MODEL["length"]),
+    "Ubar": to_energy(MODEL["anharmonicity"], "anharmonicity", _J_HZ),
+    "wbar": to_energy(MODEL["frequency"], "frequency", _J_HZ),
+    "W": to_energy(MODEL["disorder"], "disorder", _J_HZ),
+    "rate": to_rate(MODEL["rate"], "rate", _J_HZ),
+}
 
 
 @dataclass(frozen=True)
 class Reset:
     """Last-site reset: ``kind`` in periodic|random|dissipation|none, ``rate`` G in J."""
 
-    kind: str = "periodic"
-    rate: float = 0.03
+    kind: str = MODEL["reset"]
+    rate: float = _DEFAULT["rate"]
 
     def __post_init__(self):
         require(self.kind in RESET_KINDS, "reset", self.kind, f"one of {', '.join(RESET_KINDS)}")
@@ -120,13 +126,19 @@ class ArraySpec:
     ``L`` sites, hopping ``J_hz`` = J/2pi in Hz, mean anharmonicity ``Ubar``,
     mean frequency ``wbar``, disorder width ``W`` (full width of the box),
     the last-site ``reset`` and the hardware ``conditions``.
+
+    Constructed directly, every field is in internal units and the defaults
+    are those of :data:`lru_mps.defaults.MODEL` converted, except
+    ``conditions``, which is ideal (no noise, 0 K) unless given;
+    :meth:`from_user` takes values with units and applies every default of
+    :data:`~lru_mps.defaults.MODEL` (realistic conditions included).
     """
 
-    L: int = 3
-    J_hz: float = 5e6
-    Ubar: float = 50.0
-    wbar: float = 1500.0
-    W: float = 20.0
+    L: int = _DEFAULT["L"]
+    J_hz: float = _J_HZ
+    Ubar: float = _DEFAULT["Ubar"]
+    wbar: float = _DEFAULT["wbar"]
+    W: float = _DEFAULT["W"]
     reset: Reset = field(default_factory=Reset)
     conditions: Conditions = field(default_factory=Conditions)
 
@@ -147,23 +159,24 @@ class ArraySpec:
     @classmethod
     def from_user(
         cls,
-        length=3,
-        hopping="5MHz",
-        anharmonicity="250MHz",
-        frequency="7.5GHz",
-        disorder="100MHz",
-        reset="periodic",
-        rate="0.03J",
-        conditions="ideal",
+        length=MODEL["length"],
+        hopping=MODEL["hopping"],
+        anharmonicity=MODEL["anharmonicity"],
+        frequency=MODEL["frequency"],
+        disorder=MODEL["disorder"],
+        reset=MODEL["reset"],
+        rate=MODEL["rate"],
+        conditions=MODEL["conditions"],
         t1=None,
         tphi=None,
         temperature=None,
     ) -> "ArraySpec":
-        """Build a spec from values with units as a user types them.
+        """Build a spec from values with units as a user types them (defaults: :data:`lru_mps.defaults.MODEL`).
 
         ``conditions`` is 'ideal' (no noise, 0 K) or 'realistic' (the paper's
-        T1q = 16.7 us, Tphi = 10 us, 100 mK); ``t1``, ``tphi`` and
-        ``temperature`` override either.
+        hardware, :data:`lru_mps.defaults.REALISTIC`: T1q = 16.7 us,
+        Tphi = 10 us, 100 mK); ``t1``, ``tphi`` and ``temperature`` override
+        either.
         """
         try:
             L = int(length)
@@ -175,9 +188,9 @@ class ArraySpec:
         require(J_hz > 0, "hopping", hopping, "J/2pi > 0, e.g. '5MHz'")
         require(conditions in ("ideal", "realistic"), "conditions", conditions, "ideal or realistic")
         if conditions == "realistic":
-            T1q = PAPER_T1Q_US * 1e-6 * 2 * math.pi * J_hz
-            Tphi = PAPER_TPHI_US * 1e-6 * 2 * math.pi * J_hz
-            temp = PAPER_TEMPERATURE_K
+            T1q = to_time(REALISTIC["t1"], "t1", J_hz)
+            Tphi = to_time(REALISTIC["tphi"], "tphi", J_hz)
+            temp = to_kelvin(REALISTIC["temperature"], "temperature")
         else:
             T1q, Tphi, temp = math.inf, math.inf, 0.0
         if t1 is not None:

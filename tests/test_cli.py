@@ -54,23 +54,33 @@ def test_simulate_summary_and_units():
 
 
 @pytest.mark.parametrize(
-    "args, name",
+    "args, shown",
     [
-        (["-L", "1"], "length"),
-        (["--rate", "-0.1J"], "rate"),
-        (["--rate", "0"], "rate"),
-        (["--disorder", "-5MHz"], "disorder"),
-        (["--temperature", "-10mK"], "temperature"),
-        (["--hopping", "5parsec"], "hopping"),
-        (["--t-final", "10 fortnights"], "t_final"),
-        (["--conditions", "ideal", "--estimator", "branch", "--t1", "10us"], "estimator"),
-        (["-L", "9", "--engine", "exact"], "length"),
-        (["--engine", "mps", "--dt", "0.5/J"], "dt"),
-        (["--engine", "mps", "--max-bond", "0"], "max_bond"),
+        (["-L", "1"], "--length=1 is not allowed"),
+        (["--rate", "-0.1J"], "--rate=-0.1J is not allowed"),
+        (["--rate", "0"], "--rate=0 is not allowed"),
+        (["--rate", "-3MHz"], "--rate=-3MHz (= -0.6 J) is not allowed"),
+        (["--disorder", "-5MHz"], "--disorder=-5MHz (= -1 J) is not allowed"),
+        (["--temperature", "-10mK"], "--temperature=-10mK (= -0.01 K) is not allowed"),
+        (["--hopping", "5parsec"], "--hopping=5parsec is not allowed"),
+        (["--t-final", "10 fortnights"], "--t-final=10 fortnights is not allowed"),
+        (["--t-final", "-1us"], "--t-final=-1us (= -31.42/J) is not allowed"),
+        (["--conditions", "ideal", "--estimator", "branch", "--t1", "10us"], "--estimator=branch is not allowed"),
+        (["-L", "9", "--engine", "exact"], "--length=9 is not allowed"),
+        (["--engine", "mps", "--dt", "0.5/J"], "--dt=0.5/J is not allowed"),
+        (["--engine", "mps", "--max-bond", "0"], "--max-bond=0 is not allowed"),
     ],
 )
-def test_bad_input_is_a_clear_error(args, name):
+def test_bad_input_is_a_clear_error(args, shown):
+    """One line that names the option and the value as typed, and their conversion to units of J."""
     res = CliRunner().invoke(main, ["simulate", "--trajectories", "1", *args])
     assert res.exit_code == 2
     assert "Traceback" not in res.output
-    assert f"{name}=" in res.output and "not allowed" in res.output
+    (line,) = [x for x in res.output.splitlines() if x.startswith("Error:")]
+    assert line.startswith(f"Error: {shown}"), line
+
+
+def test_study_errors_name_the_option(tmp_path):
+    res = CliRunner().invoke(main, ["study", "length-scaling", "--lengths", "1:3", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "Error: --lengths=1:3 is not allowed" in res.output

@@ -59,7 +59,7 @@ def test_liouvillian_matches_matrix_ode(kind, init):
 
 
 def test_two_site_leakage_disintegration():
-    """L = 2, W = 0, ideal, no reset, start in |20> (physics.md §8).
+    """L = 2, W = 0, ideal, no reset, start in |20> (docs/physics.md §9).
 
     In the N = 2 sector (|20>, |11>, |02>; exactly these three states in the
     3-level model) H = [[-U, sqrt2 J, 0], [sqrt2 J, 0, sqrt2 J], [0, sqrt2 J, -U]]:
@@ -68,7 +68,7 @@ def test_two_site_leakage_disintegration():
     exactly.  |11> is the only N = 2 state with site 1 (or site 2) in |1>, so
     it equals populations[:, 0, 1] and populations[:, 1, 1].
     """
-    spec = ArraySpec.from_user(length=2, disorder=0, reset="none")
+    spec = ArraySpec.from_user(length=2, disorder=0, reset="none", conditions="ideal")
     times = np.linspace(0.0, 2.0, 201)  # 16 oscillation periods, 12 points each
     res = ref.lindblad_observables(spec, spec.clean_realization(), "leakage", times)
     w = np.sqrt(spec.Ubar**2 + 16.0)
@@ -85,7 +85,7 @@ def test_same_fields_as_a_trajectory(init):
     Checks the conventions shared with TrajectoryRecord: site order, level
     populations, and the coherence frame (dressed qubit frequency by default).
     """
-    spec = ArraySpec.from_user(length=3, reset="none")
+    spec = ArraySpec.from_user(length=3, reset="none", conditions="ideal")
     real = realization(spec)
     times = np.linspace(0.0, 5.0, 11)
     state = ExactPropagator(spec, real).state(product_state(init, np.zeros(3, dtype=int)))

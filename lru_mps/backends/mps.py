@@ -38,6 +38,7 @@ import numpy as np
 import scipy.linalg as sla
 from autoray import do
 
+from ..defaults import MPS
 from ..errors import ParameterError, require
 from ..model import ArraySpec, Realization
 from .. import operators as ops
@@ -346,8 +347,8 @@ class MPSEngine:
     name = "mps"
     max_length = 1000
 
-    def __init__(self, dt: float = 0.01, order: int = 2, max_bond: int = 64, cutoff: float = 1e-12,
-                 kernel: str = "lean", track_energy: bool = True):
+    def __init__(self, dt: float = MPS["dt"], order: int = MPS["order"], max_bond: int = MPS["max_bond"],
+                 cutoff: float = MPS["cutoff"], kernel: str = "lean", track_energy: bool = True):
         require(order in (2, 4), "order", order, "2 or 4 (Trotter order)")
         require(int(max_bond) == max_bond and max_bond >= 1, "max_bond", max_bond, "an integer >= 1")
         require(math.isfinite(cutoff) and cutoff >= 0, "cutoff", cutoff, "an absolute singular-value cutoff >= 0")

@@ -42,12 +42,21 @@ class StudyContext:
 
     out: Path
     workers: int = 1
-    progress: Callable[[str, int, int], None] | None = None
+    #: a :class:`lru_mps.progress.Progress` (stage k of n, trajectories, rate, time left), or None
+    progress: object = None
     quiet: bool = False
     #: a dask.distributed Client or scheduler address: run the blocks on a cluster
     client: object = None
     #: array library of the batched engines (numpy, torch, torch:cuda, cupy; lru_mps.arraylib)
     backend: str = "numpy"
+
+    def __post_init__(self):
+        self.out = Path(self.out)
+
+    def plan(self, stages: int) -> None:
+        """Announce the number of ensembles ("stages") the study will run, for the progress display."""
+        if self.progress is not None:
+            self.progress.plan(stages)
 
     def run_options(self, label: str) -> dict:
         """The keyword arguments of :func:`lru_mps.ensemble.simulate` that say where and how to run."""
@@ -62,10 +71,10 @@ class StudyContext:
         return self.out / "work"
 
     def report(self, label: str):
-        """A progress callback (done, total) for one stage."""
+        """Start a stage: a progress callback (done, total) for its trajectories."""
         if self.progress is None:
             return None
-        return lambda done, total: self.progress(label, done, total)
+        return self.progress.stage(label)
 
 
 def parse_lengths(text) -> list[int]:
@@ -118,6 +127,9 @@ def load_config(name: str, defaults: dict, config_file: str | os.PathLike | None
 
 def _merge(cfg: dict, data: dict, where: str) -> None:
     for key, value in data.items():
+        if key in ENGINE_KEYS:
+            cfg[key] = value
+            continue
         if key not in cfg:
             raise ParameterError(key, value, f"one of the keys of this study ({', '.join(sorted(cfg))})", f"in {where}")
         if isinstance(cfg[key], dict):
@@ -127,6 +139,20 @@ def _merge(cfg: dict, data: dict, where: str) -> None:
                 cfg[key][k] = v
         else:
             cfg[key] = value
+
+
+#: MPS engine options a study accepts (command line or TOML); unset ones come from lru_mps.defaults.MPS
+ENGINE_KEYS = ("dt", "order", "max_bond", "cutoff")
+
+
+def engine_options(cfg: dict, spec: ArraySpec) -> dict:
+    """The MPS options set in a study config (dt with units parsed); the engine takes the rest from its defaults."""
+    from ..units import to_time
+
+    out = {k: cfg[k] for k in ENGINE_KEYS if cfg.get(k) is not None}
+    if "dt" in out:
+        out["dt"] = to_time(out["dt"], "dt", spec.J_hz)
+    return out
 
 
 def base_spec(cfg: dict, **changes) -> ArraySpec:

@@ -1,6 +1,6 @@
 """Studies that reproduce the paper's Figs. 2 and 3: rate, disorder and hopping sweeps, dynamics.
 
-Four studies (physics in shared/physics.md; figures of Martin-Vazquez,
+Four studies (physics in docs/physics.md; figures of Martin-Vazquez,
 Tolppanen, Silveri):
 
 ``rate-sweep`` (paper Fig. 2c and the random-feedback figure of its appendix)
@@ -12,7 +12,7 @@ Tolppanen, Silveri):
     grid minima, on the same realizations (common random numbers: the same
     seed, hence the same disorder, measurement phases and Poisson clocks
     scaled by 1/G, at every rate), and reported next to the L = 2 analytic
-    positions (physics.md §8: low 2 J_prop feedback / sqrt2 J_prop
+    positions (docs/physics.md §9: low 2 J_prop feedback / sqrt2 J_prop
     dissipation, high Ubar feedback / 2 Ubar dissipation; the feedback
     formulas are for random feedback, the paper uses them for periodic too).
     Feedback kinds cost one state update per measurement, i.e. ~G t_eval per
@@ -34,7 +34,7 @@ Tolppanen, Silveri):
     The sweep variable is quoted in MHz (and J), the times in us and in units
     of 1/J of that point's own J.  Each point runs two ensembles: |2> on
     site 1 (T_star) up to ((L-1) + leakage_tail_tprop) T_prop, so that the
-    fit window t > (L-1) T_prop spans a few T_star at every J (physics.md §7:
+    fit window t > (L-1) T_prop spans a few T_star at every J (docs/physics.md §8:
     the window should cover a few tau; a much longer one fits the slow tail
     of rare, nearly blocked realizations instead), and |1>, (|0>+|1>)/sqrt2
     (T1, T2) up to ``t_final`` (40 us: a few T1 <= T1q = 16.7 us).
@@ -72,9 +72,9 @@ from ..ensemble import simulate
 from ..errors import require
 from ..model import ArraySpec, Reset
 from ..units import time_to_us, to_rate, to_time
-from .base import MODEL_KEYS, StudyContext, StudyResult, finite_or_none, save_figure, time_json, write_outputs
+from .base import MODEL_KEYS, StudyContext, engine_options, StudyResult, finite_or_none, save_figure, time_json, write_outputs
 
-#: Paper model values (physics.md §2): the shared part of every model table.
+#: Paper model values (docs/physics.md §3): the shared part of every model table.
 _PAPER_MODEL = {
     "length": 3,
     "hopping": "5MHz",
@@ -154,10 +154,7 @@ def _run(spec: ArraySpec, cfg: dict, ctx: StudyContext, label: str, *, init, t_f
     # the cost of an evolution is ~ one state update per stop: time points and measurements
     stops = time_points + (spec.reset.rate * t_final if spec.reset.kind in ("periodic", "random") else 0.0)
     n_init = (3 if init == "all" else 1) if isinstance(init, str) else len(init)
-    if hasattr(ctx, "run_options"):  # workers, store, progress and (Dask) client
-        options = ctx.run_options(label)
-    else:
-        options = {"workers": ctx.workers, "store": ctx.store, "progress": ctx.report(label)}
+    options = ctx.run_options(label)  # workers, store, progress and (Dask) client
     if n * stops * n_init < _POOL_MIN_WORK and options.get("client") is None:
         options["workers"] = 1  # a process pool costs more than it saves (numbers do not depend on workers)
     return simulate(
@@ -169,6 +166,7 @@ def _run(spec: ArraySpec, cfg: dict, ctx: StudyContext, label: str, *, init, t_f
         seed=_positive_int(cfg, "seed", 0),
         engine=cfg["engine"],
         estimator=estimator,
+        engine_options=engine_options(cfg, spec),
         **options,
     )
 
@@ -187,9 +185,6 @@ def _json_list(a) -> list:
 
 
 def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
@@ -235,6 +230,16 @@ class RateSweepStudy:
     """P_star^(L)(t_eval) vs reset rate and the two optimal rates per reset kind (paper Fig. 2c)."""
 
     NAME = "rate-sweep"
+    HELP = """Leakage left at t = 200/J vs the reset rate, and the optimal rates.
+
+    The array's leakage population P_star^(L)(t_eval) from |2> on the coding
+    qubit on a log grid of reset rates G for periodic feedback, random
+    feedback and engineered dissipation (L = 3, ideal conditions), with the
+    low (stack propagation) and high (disintegration) optimal rates refined by
+    a bounded minimiser and set against the paper's and the analytic values.
+    Reproduces and extends paper Fig. 2c and the random-feedback figure of its
+    appendix.  Default: about 5 minutes on 2 cores (--quick: seconds).
+    """
     DEFAULTS = {
         "study": "rate-sweep",
         "model": {**_PAPER_MODEL, "conditions": "ideal"},
@@ -298,6 +303,8 @@ class RateSweepStudy:
             return cache[key]
 
         K, R = len(kinds), len(rates)
+        ctx.plan(sum(int(np.sum(rates <= (rmax if kd == "dissipation" else min(rmax, fmax)) * (1 + 1e-12)))
+                     for kd in kinds))  # the grid; the minimiser's evaluations add stages
         mean = np.full((K, R), np.nan)
         sem = np.full((K, R), np.nan)
         for k, kind in enumerate(kinds):
@@ -371,7 +378,7 @@ class RateSweepStudy:
                 "analytic_optimum_rate_J": (
                     ("reset", "optimum"),
                     np.array([analytic_opt[kd] for kd in kinds]),
-                    {"units": "J", "long_name": "L = 2 analytic optimum (physics.md §8)"},
+                    {"units": "J", "long_name": "L = 2 analytic optimum (docs/physics.md §9)"},
                 ),
                 "evaluation_rate_J": (("reset", "evaluation"), ev_rate, {"units": "J", "long_name": "minimiser evaluations"}),
                 "evaluation_leakage_mean": (("reset", "evaluation"), ev_mean, {"units": "1"}),
@@ -425,7 +432,7 @@ class RateSweepStudy:
             },
             "grid_optima_J": {kd: {b: finite_or_none(grid_opt[k, j]) for j, b in enumerate(branches)} for k, kd in enumerate(kinds)},
             "analytic_optima_J": {kd: {"low": analytic_opt[kd][0], "high": analytic_opt[kd][1]} for kd in kinds},
-            "analytic_note": "L = 2 stack/disintegration model (physics.md §8): low 2 J_prop (feedback) or sqrt2 J_prop "
+            "analytic_note": "L = 2 stack/disintegration model (docs/physics.md §9): low 2 J_prop (feedback) or sqrt2 J_prop "
                              "(dissipation), high Ubar (feedback) or 2 Ubar (dissipation); the feedback formulas are for "
                              "random feedback",
             "minimiser_evaluations": {kd: len(evals[kd]) for kd in kinds},
@@ -553,8 +560,10 @@ def _two_minima(m: np.ndarray) -> list:
 class DecaySweepStudy:
     """T_star, T_prop, T1, T2 vs one model parameter for ideal and realistic conditions (paper Fig. 3)."""
 
-    def __init__(self, name: str, model_key: str, list_key: str, dim: str, label: str, defaults: dict, quick: dict):
+    def __init__(self, name: str, model_key: str, list_key: str, dim: str, label: str, defaults: dict, quick: dict,
+                 help: str):
         self.NAME = name
+        self.HELP = help
         self.model_key = model_key  # 'disorder' or 'hopping'
         self.list_key = list_key  # 'disorders' or 'hoppings'
         self.dim = dim
@@ -610,6 +619,7 @@ class DecaySweepStudy:
         time_J = {part: np.full((P, T), np.nan) for part in _PARTS}
         estimators = np.full((C,), "", dtype=object)
         evolutions = np.zeros(C, dtype=int)
+        ctx.plan(C * P * len(_PARTS))
         for ci, cond in enumerate(conds):
             for pi, (value, spec) in enumerate(zip(values, specs[ci])):
                 t_finals = self._t_finals(spec, cfg)
@@ -855,6 +865,13 @@ class DynamicsStudy:
     """P_star^(1)(t) and P_star^(L)(t) at a low and a high reset rate (paper Fig. 2a,b)."""
 
     NAME = "dynamics"
+    HELP = """Leakage dynamics P_star^(1)(t), P_star^(L)(t) at a low and a high rate.
+
+    The leakage population on the coding qubit and in the whole array after
+    |2> is prepared on site 1, at the low and high optimal reset rates (L = 3,
+    ideal conditions by default).  Reproduces paper Fig. 2a,b.  Default: about
+    a minute on 2 cores (--quick: seconds).
+    """
     DEFAULTS = {
         "study": "dynamics",
         "model": {**_PAPER_MODEL, "reset": "periodic", "conditions": "ideal"},
@@ -884,6 +901,7 @@ class DynamicsStudy:
         site = np.full((R, T, L, 2), np.nan)
         times = None
         estimator, n_evol = _ensemble_settings(spec0, cfg)
+        ctx.plan(len(specs))
         for i, (lab, spec) in enumerate(zip(labels, specs)):
             res = _run(spec, cfg, ctx, f"{spec.reset.kind} G={lab}", init="leakage", t_final=t_final, time_points=T)
             times = res.times
@@ -1017,6 +1035,13 @@ DisorderSweep = DecaySweepStudy(
         "seed": 0,
     },
     quick={"disorders": ["50MHz", "150MHz"], "realizations": 16, "trajectories": 32, "time_points": 81, "t_final": "20us"},
+    help="""T_star, T_prop, T1 and T2 vs the disorder width W.
+
+    Decay times of leakage (T_star) and of the qubit (T1, T2) at L = 3 with
+    periodic feedback at 0.03 J, for W/2pi from 20 to 200 MHz, under ideal
+    and realistic conditions (T1q, Tphi, temperature).  Reproduces paper
+    Fig. 3a,d.  Default: about 2 minutes on 2 cores (--quick: seconds).
+    """,
 )
 
 HoppingSweep = DecaySweepStudy(
@@ -1040,6 +1065,13 @@ HoppingSweep = DecaySweepStudy(
         "seed": 0,
     },
     quick={"hoppings": ["5MHz", "10MHz"], "realizations": 16, "trajectories": 32, "time_points": 81, "t_final": "20us"},
+    help="""T_star, T_prop, T1 and T2 vs the hopping J.
+
+    Decay times of leakage and of the qubit at L = 3 for J/2pi from 2 to
+    10 MHz (the reset rate follows J_prop as in the paper), under ideal and
+    realistic conditions.  Reproduces paper Fig. 3b,e.  Default: about 4
+    minutes on 2 cores (--quick: seconds).
+    """,
 )
 
 RateSweep = RateSweepStudy()

@@ -1,0 +1,153 @@
+"""Pieces shared by the commands: option sets, errors as the user typed them, progress."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import click
+
+from lru_mps.defaults import MODEL, MPS, REALISTIC, RUN
+from lru_mps.errors import ParameterError
+
+#: options whose values carry a unit, and the internal unit their converted value is in
+_TIME_OPTIONS = {"t_final", "t1", "tphi", "dt", "t_base", "t_eval"}
+_ENERGY_OPTIONS = {"anharmonicity", "frequency", "disorder", "rate"}
+
+RESETS = ["periodic", "random", "dissipation", "none"]
+ENGINES = ["auto", "exact", "sector", "mps"]
+BACKENDS = ["numpy", "torch", "torch:cpu", "torch:cuda", "cupy"]
+
+
+def fail(err: ParameterError):
+    """Stop with one line naming the option and the value as the user typed them (and their conversion)."""
+    ctx = click.get_current_context(silent=True)
+    raise click.UsageError(describe(err, ctx), ctx) from None
+
+
+def describe(err: ParameterError, ctx: click.Context | None) -> str:
+    """``--t-final=-1us (= -31.42/J) is not allowed: ...`` for an error about an option of ``ctx``'s command."""
+    param = None
+    if ctx is not None:
+        param = next((p for p in ctx.command.params if p.name == err.name and isinstance(p, click.Option)), None)
+    if param is None:
+        return str(err)
+    option = max(param.opts, key=len)  # the long name: --t-final, --length
+    typed = ctx.params.get(param.name)
+    shown = typed if typed is not None else err.value
+    text = f"{option}={shown}"
+    value = err.value
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and str(shown) != str(value):
+        if err.name in _TIME_OPTIONS:
+            conv = f"{_num(value)}/J"
+        elif err.name in _ENERGY_OPTIONS:
+            conv = f"{_num(value)} J"
+        elif err.name == "temperature":
+            conv = f"{_num(value)} K"
+        else:
+            conv = _num(value)
+        if conv.replace(" ", "") != str(shown).replace(" ", "") and not _same_number(shown, value):
+            text += f" (= {conv})"
+    text += f" is not allowed: {err.allowed}"
+    if err.hint:
+        text += f" ({err.hint})"
+    return text
+
+
+def _same_number(typed, value: float) -> bool:
+    """A bare number that already is the value in units of J: no conversion to show."""
+    try:
+        return float(typed) == value
+    except (TypeError, ValueError):
+        return False
+
+
+def _num(x: float) -> str:
+    return "inf" if math.isinf(x) else f"{x:.4g}"
+
+
+def model_options(defaults: bool = True):
+    """The model options of every command; names are a contract.  Defaults: lru_mps.defaults.MODEL.
+
+    With ``defaults=False`` (studies) an option left out means "the study's
+    own value" (its TOML file), and the help says the general default.
+    """
+
+    def d(key):
+        return MODEL[key] if defaults else None
+
+    def show(key, text):
+        return f"{text} [default: {MODEL[key]}]" if not defaults else text
+
+    realistic = f"T1q = {REALISTIC['t1']}, Tphi = {REALISTIC['tphi']}, {REALISTIC['temperature']}"
+    opts = [
+        click.option("--length", "-L", default=d("length"), show_default=defaults, help=show("length", "Number of transmons L (>= 2).")),
+        click.option("--hopping", default=d("hopping"), show_default=defaults,
+                     help=show("hopping", "Hopping J/2pi with a frequency unit (e.g. 5MHz); the unit of energies and times.")),
+        click.option("--anharmonicity", default=d("anharmonicity"), show_default=defaults,
+                     help=show("anharmonicity", "Mean anharmonicity Ubar/2pi (MHz, GHz or a multiple of J).")),
+        click.option("--frequency", default=d("frequency"), show_default=defaults, help=show("frequency", "Mean frequency wbar/2pi.")),
+        click.option("--disorder", default=d("disorder"), show_default=defaults,
+                     help=show("disorder", "Disorder width W/2pi, the full width of the box distribution.")),
+        click.option("--reset", type=click.Choice(RESETS), default=d("reset"), show_default=defaults,
+                     help=show("reset", "Last-site reset mechanism.")),
+        click.option("--rate", default=d("rate"), show_default=defaults,
+                     help=show("rate", "Reset rate G: a multiple of J (0.03J), G/2pi (0.15MHz) or per time (1/us).")),
+        click.option("--conditions", type=click.Choice(["ideal", "realistic"] + ([] if defaults else ["both"])),
+                     default=d("conditions"), show_default=defaults,
+                     help=show("conditions", f"ideal: no noise, 0 K; realistic: {realistic}"
+                               + ("" if defaults else "; both: each"))),
+        click.option("--t1", default=None, help=f"Override the transmons' T1q (e.g. 16.7us, 500/J, inf; realistic: {REALISTIC['t1']})."),
+        click.option("--tphi", default=None, help=f"Override the pure dephasing time Tphi (e.g. 10us, inf; realistic: {REALISTIC['tphi']})."),
+        click.option("--temperature", default=None, help=f"Override the temperature (e.g. 100mK, 0; realistic: {REALISTIC['temperature']})."),
+    ]
+
+    def deco(f):
+        for opt in reversed(opts):
+            f = opt(f)
+        return f
+
+    return deco
+
+
+def engine_options(defaults: bool = True):
+    """--engine and the MPS options (defaults: lru_mps.defaults.RUN and MPS; a study's engine from its TOML)."""
+    opts = [
+        click.option("--engine", type=click.Choice(ENGINES), default=RUN["engine"] if defaults else None,
+                     help="State backend: exact (3^L space, L <= 7), sector (exact fixed-N sectors), mps (TEBD on a "
+                          "qutrit MPS); auto picks the cheapest exact or converged one for each case and says which"
+                          + (f" [default: {RUN['engine']}]." if defaults else " [default: the study's]."),
+                     show_default=False),
+        click.option("--dt", default=None, help=f"MPS time step [default: {MPS['dt']:g}/J]."),
+        click.option("--order", default=None, type=click.Choice(["2", "4"]), help=f"MPS Trotter order [default: {MPS['order']}]."),
+        click.option("--max-bond", default=None, type=int, help=f"MPS maximum bond dimension [default: {MPS['max_bond']}]."),
+        click.option("--cutoff", default=None, type=float,
+                     help=f"MPS absolute singular-value cutoff [default: {MPS['cutoff']:g}]."),
+    ]
+
+    def deco(f):
+        for opt in reversed(opts):
+            f = opt(f)
+        return f
+
+    return deco
+
+
+def mps_options(J_hz: float, dt, order, max_bond, cutoff) -> dict:
+    """The MPS options the user gave, units parsed (the rest come from lru_mps.defaults.MPS)."""
+    from lru_mps.units import to_time
+
+    given = {
+        "dt": to_time(dt, "dt", J_hz) if dt is not None else None,
+        "order": int(order) if order is not None else None,
+        "max_bond": max_bond,
+        "cutoff": cutoff,
+    }
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def progress(as_json: bool):
+    """A Progress on stderr when it is a terminal and the output is not JSON."""
+    from lru_mps.progress import Progress
+
+    return Progress(enabled=not as_json and sys.stderr.isatty())

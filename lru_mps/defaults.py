@@ -1,0 +1,56 @@
+"""Every default of lru-mps, in one place.
+
+The command line (``lru-mps simulate``, ``lru-mps study``), the studies, the
+Python API (:meth:`lru_mps.model.ArraySpec.from_user`,
+:func:`lru_mps.ensemble.simulate`, the engines) and the notebook all read
+their defaults from here, so the same physics gives the same numbers whatever
+the entry point.  A study's own settings (lengths, rates, realizations, ...)
+live in its TOML file in ``studies/`` (installed as ``lru_mps_studies``);
+model options a study file does not set take the values of :data:`MODEL`.
+
+Values are written as a user types them (units as in :mod:`lru_mps.units`;
+a bare number means units of J for energies and rates, 1/J for times).
+"""
+
+from __future__ import annotations
+
+#: The model (docs/physics.md §1-§5): the paper's parameters, at its working
+#: point (L = 3, periodic feedback at 0.03 J) under realistic conditions.
+MODEL = {
+    "length": 3,
+    "hopping": "5MHz",          # J/2pi; sets the unit of energies (J) and times (1/J)
+    "anharmonicity": "250MHz",  # Ubar/2pi = 50 J
+    "frequency": "7.5GHz",      # wbar/2pi = 1500 J
+    "disorder": "100MHz",       # W/2pi = 20 J, full width of the box distribution
+    "reset": "periodic",
+    "rate": "0.03J",
+    "conditions": "realistic",
+}
+
+#: The paper's hardware figures, applied by ``conditions = "realistic"`` (docs/physics.md §5).
+REALISTIC = {
+    "t1": "16.7us",             # T1q of every transmon
+    "tphi": "10us",             # pure dephasing time Tphi (T2q = 1/(1/2T1q + 1/Tphi) = 7.7 us)
+    "temperature": "100mK",     # of the thermal initial state of sites 2..L
+}
+
+#: One ensemble (``lru-mps simulate``, :func:`lru_mps.ensemble.simulate`).
+RUN = {
+    "init": "all",
+    "t_final": "1000/J",
+    "time_points": 201,
+    "trajectories": 500,
+    "seed": 0,
+    "engine": "auto",
+    "estimator": "auto",
+    "backend": "numpy",
+}
+
+#: The MPS engine, from the convergence study in BENCHMARKS.md: time step
+#: (1/J), Trotter order, maximum bond dimension, absolute singular-value cutoff.
+MPS = {
+    "dt": 0.01,
+    "order": 4,
+    "max_bond": 64,
+    "cutoff": 1e-12,
+}
