@@ -16,8 +16,8 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from lru_mps.ensemble import RunSettings, TrajectoryRunner, time_grid
-from lru_mps.model import ArraySpec, Conditions, Reset
+from lru_mps.run.ensemble import RunSettings, TrajectoryRunner, time_grid
+from lru_mps.physics.model import ArraySpec, Conditions, Reset
 
 
 def run(spec, engine, opts, times, inits=("leakage", "coherence")):

@@ -26,9 +26,9 @@ from threadpoolctl import threadpool_limits
 
 import quimb.tensor as qtn
 
-from lru_mps.backends.mps import MPSEngine, bond_hamiltonians
-from lru_mps.backends.sector import SectorPropagator
-from lru_mps.model import ArraySpec, Conditions, Reset, product_state
+from lru_mps.engines.mps import MPSEngine, bond_hamiltonians
+from lru_mps.engines.sector import SectorPropagator
+from lru_mps.physics.model import ArraySpec, Conditions, Reset, product_state
 
 
 def _setup(L):

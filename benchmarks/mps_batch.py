@@ -36,10 +36,10 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from lru_mps.arraylib import ArrayLib  # noqa: E402
+from lru_mps.engines.arraylib import ArrayLib  # noqa: E402
 from lru_mps.batched import run_batch  # noqa: E402
-from lru_mps.ensemble import TrajectoryRunner, make_settings  # noqa: E402
-from lru_mps.model import ArraySpec  # noqa: E402
+from lru_mps.run.ensemble import TrajectoryRunner, make_settings  # noqa: E402
+from lru_mps.physics.model import ArraySpec  # noqa: E402
 
 DT = 0.01
 

@@ -49,9 +49,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from lru_mps.batched import run_batch
-from lru_mps.ensemble import disorder_rng, make_settings, n_blocks, run_block
-from lru_mps.model import ArraySpec
-from lru_mps.statistics import ObservableAccumulator
+from lru_mps.run.ensemble import disorder_rng, make_settings, n_blocks, run_block
+from lru_mps.physics.model import ArraySpec
+from lru_mps.run.statistics import ObservableAccumulator
 
 T_FINAL, POINTS, RATE = 200.0, 201, "0.03J"
 
@@ -105,7 +105,7 @@ def _qutip_problem(L: int, seed: int = 0):
 
 def _lru_leakage_sums(L: int, indices, seed: int = 0, batched: bool = True):
     """Sum and sum of squares of sum_l <|2><2|_l>(t) over the given trajectories (one process)."""
-    from lru_mps.ensemble import TrajectoryRunner
+    from lru_mps.run.ensemble import TrajectoryRunner
 
     _one_thread()
     spec, real = _qutip_problem(L, seed)
@@ -141,7 +141,7 @@ def qutip_side(L: int, ntraj: int, cores: int):
     import qutip
 
     from lru_mps import operators as ops
-    from lru_mps.backends.exact import embed, hamiltonian_eff
+    from lru_mps.engines.exact import embed, hamiltonian_eff
 
     spec, real = _qutip_problem(L)
     dims = [[3] * L, [3] * L]

@@ -135,7 +135,7 @@ def engine_options(defaults: bool = True):
 
 def mps_options(J_hz: float, dt, order, max_bond, cutoff) -> dict:
     """The MPS options the user gave, units parsed (the rest come from lru_mps.defaults.MPS)."""
-    from lru_mps.units import to_time
+    from lru_mps.physics.units import to_time
 
     given = {
         "dt": to_time(dt, "dt", J_hz) if dt is not None else None,
@@ -148,6 +148,6 @@ def mps_options(J_hz: float, dt, order, max_bond, cutoff) -> dict:
 
 def progress(as_json: bool):
     """A Progress on stderr when it is a terminal and the output is not JSON."""
-    from lru_mps.progress import Progress
+    from lru_mps.run.progress import Progress
 
     return Progress(enabled=not as_json and sys.stderr.isatty())

@@ -19,7 +19,7 @@ from .common import BACKENDS, engine_options, fail, model_options, mps_options, 
 
 def build_spec(length, hopping, anharmonicity, frequency, disorder, reset, rate, conditions, t1, tphi, temperature):
     """An ArraySpec from the model options as typed."""
-    from lru_mps.model import ArraySpec
+    from lru_mps.physics.model import ArraySpec
 
     return ArraySpec.from_user(length=length, hopping=hopping, anharmonicity=anharmonicity, frequency=frequency,
                                disorder=disorder, reset=reset, rate=rate, conditions=conditions, t1=t1, tphi=tphi,
@@ -66,11 +66,11 @@ def main():
 def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, max_bond, cutoff, estimator, workers,
              scheduler, backend, out, as_json, **model):
     """Run one ensemble of trajectories and print a summary."""
-    from lru_mps.backends import choose_engine
-    from lru_mps.ensemble import simulate as run
-    from lru_mps.runner import default_workers
-    from lru_mps.storage import save_netcdf, to_json
-    from lru_mps.summary import format_summary
+    from lru_mps.engines import choose_engine
+    from lru_mps.run.ensemble import simulate as run
+    from lru_mps.run.executors import default_workers
+    from lru_mps.io.datasets import save_netcdf, to_json
+    from lru_mps.io.summary import format_summary
 
     try:
         spec = build_spec(**model)

@@ -42,7 +42,7 @@ def _study_options(name: str):
 
 
 def _run(name, out, workers, scheduler, backend, as_json, quick, config_file, dt, order, max_bond, cutoff, **overrides):
-    from lru_mps.runner import default_workers
+    from lru_mps.run.executors import default_workers
     from lru_mps.studies import run_study
     from lru_mps.studies.base import StudyContext
 

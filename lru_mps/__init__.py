@@ -5,7 +5,7 @@ Units: energies and rates in J, times in 1/J (J/2pi = 5 MHz by default).
 """
 
 from .errors import ParameterError
-from .model import ArraySpec, Conditions, Realization, Reset
+from .physics.model import ArraySpec, Conditions, Realization, Reset
 
 __all__ = ["ArraySpec", "Conditions", "ParameterError", "Realization", "Reset"]
 __version__ = "0.1.0"

@@ -9,10 +9,10 @@ of a chunk) in vectorised calls instead of one trajectory at a time.
 The trajectory algorithm here is that of :func:`lru_mps.trajectory.run_trajectory`,
 replayed row by row on a *state store* that holds the states of all rows:
 
-* :class:`~lru_mps.backends.exact_batch.ExactBatch` (``engine='exact'``): the
+* :class:`~lru_mps.engines.exact_batch.ExactBatch` (``engine='exact'``): the
   kept N-blocks of the 3^L space, (B, d) amplitudes, grid steps as batched
   matmuls;
-* :class:`~lru_mps.backends.mps_batch.MPSBatch` (``engine='mps'``, lean
+* :class:`~lru_mps.engines.mps_batch.MPSBatch` (``engine='mps'``, lean
   kernel): qutrit MPS tensors (B, 3, chi_l, chi_r) padded to a common bond
   dimension, one batched TEBD sweep for all rows.
 
@@ -45,7 +45,7 @@ import numpy as np
 
 from . import trajectory as _traj
 from .errors import ParameterError, require
-from .model import ArraySpec, Realization, product_state
+from .physics.model import ArraySpec, Realization, product_state
 from .trajectory import ESTIMATORS, Event, TrajectoryRecord
 
 #: trajectory indices advanced together (rows = indices x initial states)
@@ -64,10 +64,10 @@ def batch_supported(settings) -> bool:
 
 def _store_class(settings):
     if settings.engine == "exact":
-        from .backends.exact_batch import ExactBatch
+        from .engines.exact_batch import ExactBatch
 
         return ExactBatch
-    from .backends.mps_batch import MPSBatch
+    from .engines.mps_batch import MPSBatch
 
     return MPSBatch
 
@@ -87,7 +87,7 @@ def run_batch(
     (to rounding) for ``settings.engine`` 'exact' or 'mps' (lean kernel):
     both estimators, every reset kind, hardware noise and temperature.
     ``realization`` fixes the disorder of every trajectory, as in
-    :class:`~lru_mps.ensemble.TrajectoryRunner`.  Up to ``batch_size``
+    :class:`~lru_mps.run.ensemble.TrajectoryRunner`.  Up to ``batch_size``
     indices (default :data:`DEFAULT_BATCH`) are advanced together; the numbers
     depend on it only through rounding.  ``backend`` names the array library
     of the bulk work ('numpy', 'torch', 'cupy'; the latter two run on a GPU
@@ -165,7 +165,7 @@ class _Entry:
 
     @classmethod
     def draw(cls, spec: ArraySpec, settings, index: int, realization: Realization | None) -> "_Entry":
-        from .ensemble import disorder_rng, event_rng
+        from .run.ensemble import disorder_rng, event_rng
 
         self = cls()
         self.index = index

@@ -39,9 +39,9 @@ from typing import Protocol
 import numpy as np
 from scipy.optimize import brentq
 
-from . import operators as ops
+from .physics import operators as ops
 from .errors import ParameterError
-from .model import ArraySpec, Realization
+from .physics.model import ArraySpec, Realization
 
 ESTIMATORS = ("sampled", "branch")
 

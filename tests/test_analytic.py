@@ -1,4 +1,4 @@
-"""The paper's analytic results (lru_mps.analytic): internal consistency and the full model.
+"""The paper's analytic results (lru_mps.physics.analytic): internal consistency and the full model.
 
 Full-model checks use the exact backend (no-jump norms, which have no sampling
 noise) and, for random feedback, a direct Lindblad solution in the 3^2 space.
@@ -17,9 +17,9 @@ from scipy.optimize import brentq, minimize_scalar
 
 from lru_mps import analytic as an
 from lru_mps import operators as ops
-from lru_mps.backends.exact import ExactPropagator, embed, hamiltonian_eff
-from lru_mps.fitting import fit_exponential
-from lru_mps.model import ArraySpec, Conditions, Realization, Reset, product_state
+from lru_mps.engines.exact import ExactPropagator, embed, hamiltonian_eff
+from lru_mps.analysis.fitting import fit_exponential
+from lru_mps.physics.model import ArraySpec, Conditions, Realization, Reset, product_state
 
 SQ2 = math.sqrt(2.0)
 

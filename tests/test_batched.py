@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 import lru_mps.trajectory as trajectory
-from lru_mps.backends import exact, exact_batch
+from lru_mps.engines import exact, exact_batch
 from lru_mps.batched import records_differ, run_batch
-from lru_mps.ensemble import RunSettings, TrajectoryRunner, make_settings, run_block, time_grid
+from lru_mps.run.ensemble import RunSettings, TrajectoryRunner, make_settings, run_block, time_grid
 from lru_mps.errors import ParameterError
-from lru_mps.model import ArraySpec, Conditions, Reset
+from lru_mps.physics.model import ArraySpec, Conditions, Reset
 
 NOISY = Conditions(T1q=50.0, Tphi=30.0, temperature_K=0.3)
 
@@ -120,7 +120,7 @@ def test_generic_jump_and_expm_fallbacks(monkeypatch):
 
 def test_run_block_accumulators_agree():
     """Paper parameters (realistic, periodic feedback): ensemble sums of run_batch equal run_block's."""
-    from lru_mps.statistics import ObservableAccumulator
+    from lru_mps.run.statistics import ObservableAccumulator
 
     spec = ArraySpec.from_user(length=3, conditions="realistic")
     settings = make_settings(spec, t_final=100.0, time_points=51, trajectories=8, seed=2)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lru_mps.storage import load_dataset
+from lru_mps.io.datasets import load_dataset
 from lru_mps_cli.main import main
 
 DECAY_KEYS = {"value_J", "error_J", "value_us", "error_us"}

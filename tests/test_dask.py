@@ -10,8 +10,8 @@ import pytest
 
 distributed = pytest.importorskip("dask.distributed", reason="dask.distributed is in the test extras; install it")
 
-from lru_mps.ensemble import simulate
-from lru_mps.model import ArraySpec
+from lru_mps.run.ensemble import simulate
+from lru_mps.physics.model import ArraySpec
 
 KW = dict(trajectories=32, t_final=200.0, time_points=11, seed=9)
 OBS = ("leakage_array", "qubit_population", "qubit_coherence")

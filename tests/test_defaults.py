@@ -6,8 +6,8 @@ import numpy as np
 from click.testing import CliRunner
 
 from lru_mps.defaults import MPS, MODEL
-from lru_mps.ensemble import make_settings, simulate
-from lru_mps.model import ArraySpec
+from lru_mps.run.ensemble import make_settings, simulate
+from lru_mps.physics.model import ArraySpec
 from lru_mps.studies import run_study
 from lru_mps.studies.base import StudyContext
 from lru_mps_cli.main import main

@@ -1,11 +1,11 @@
-"""Exponential decay fits (lru_mps.fitting): honest errors, free amplitude, slow decays, bad input."""
+"""Exponential decay fits (lru_mps.analysis.fitting): honest errors, free amplitude, slow decays, bad input."""
 
 import math
 
 import numpy as np
 import pytest
 
-from lru_mps.fitting import FitResult, T_prop, fit_exponential
+from lru_mps.analysis.fitting import FitResult, T_prop, fit_exponential
 
 N_REPLICAS = 100
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lru_mps.storage import load_dataset
+from lru_mps.io.datasets import load_dataset
 from lru_mps.studies import run_study
 from lru_mps.studies.base import StudyContext
 

@@ -1,4 +1,4 @@
-"""The array model (lru_mps.model): disorder recipe, thermal state, H and H_eff, validation."""
+"""The array model (lru_mps.physics.model): disorder recipe, thermal state, H and H_eff, validation."""
 
 import math
 from functools import reduce
@@ -8,9 +8,9 @@ import pytest
 from scipy.constants import Boltzmann, Planck
 
 from lru_mps import operators as ops
-from lru_mps.backends.exact import hamiltonian_eff, number_of_excitations
+from lru_mps.engines.exact import hamiltonian_eff, number_of_excitations
 from lru_mps.errors import ParameterError
-from lru_mps.model import ArraySpec, Conditions, Realization, Reset
+from lru_mps.physics.model import ArraySpec, Conditions, Realization, Reset
 
 
 # ------------------------------------------------------------------------ disorder
@@ -286,8 +286,8 @@ def test_replace_revalidates_and_derived_quantities():
 def test_exact_state_evolution_is_exp_of_H_eff(spec, real):
     import scipy.linalg as sla
 
-    from lru_mps.backends.exact import ExactPropagator
-    from lru_mps.model import product_state
+    from lru_mps.engines.exact import ExactPropagator
+    from lru_mps.physics.model import product_state
 
     real = spec.clean_realization() if real == "clean" else spec.draw_realization(np.random.default_rng(4))
     Heff = hamiltonian_eff(spec, real).toarray()

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from conftest import long_scale
-from lru_mps.backends.exact import ExactPropagator, hamiltonian_eff
-from lru_mps.backends.mps import MPSEngine, hamiltonian_mpo
-from lru_mps.ensemble import RunSettings, TrajectoryRunner, simulate, time_grid
+from lru_mps.engines.exact import ExactPropagator, hamiltonian_eff
+from lru_mps.engines.mps import MPSEngine, hamiltonian_mpo
+from lru_mps.run.ensemble import RunSettings, TrajectoryRunner, simulate, time_grid
 from lru_mps.errors import ParameterError
-from lru_mps.model import ArraySpec, Conditions, Reset, product_state
+from lru_mps.physics.model import ArraySpec, Conditions, Reset, product_state
 
 RESETS = ("periodic", "random", "dissipation")
 

@@ -12,12 +12,12 @@ kept short (see test_batched.py).
 import numpy as np
 import pytest
 
-from lru_mps.arraylib import ArrayLib
-from lru_mps.backends import mps_batch
+from lru_mps.engines.arraylib import ArrayLib
+from lru_mps.engines import mps_batch
 from lru_mps.batched import records_differ, run_batch
-from lru_mps.ensemble import RunSettings, TrajectoryRunner, make_settings, run_block, time_grid
+from lru_mps.run.ensemble import RunSettings, TrajectoryRunner, make_settings, run_block, time_grid
 from lru_mps.errors import ParameterError
-from lru_mps.model import ArraySpec, Conditions, Reset
+from lru_mps.physics.model import ArraySpec, Conditions, Reset
 
 NOISY = Conditions(T1q=50.0, Tphi=30.0, temperature_K=0.3)
 FAST = dict(dt=0.02, order=2)
@@ -154,7 +154,7 @@ def test_simulate_mps_batched_equals_unbatched_and_cli_backend(monkeypatch):
     --backend names the parameter when the library is missing."""
     from click.testing import CliRunner
 
-    from lru_mps.ensemble import simulate
+    from lru_mps.run.ensemble import simulate
     from lru_mps_cli.main import main
 
     spec = ArraySpec.from_user(length=3, conditions="ideal")

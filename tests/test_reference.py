@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from lru_mps import reference as ref
-from lru_mps.backends.exact import ExactPropagator
+from lru_mps.engines.exact import ExactPropagator
 from lru_mps.errors import ParameterError
-from lru_mps.model import ArraySpec, product_state
+from lru_mps.physics.model import ArraySpec, product_state
 from lru_mps.trajectory import run_trajectory
 
 

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from lru_mps.ensemble import simulate
-from lru_mps.model import ArraySpec
+from lru_mps.run.ensemble import simulate
+from lru_mps.physics.model import ArraySpec
 
 OBS = ("leakage_array", "leakage_site1", "qubit_population", "qubit_coherence")
 KW = dict(trajectories=24, t_final=150.0, time_points=11, seed=4)

@@ -19,7 +19,7 @@ import pytest
 
 from lru_mps import analytic
 from lru_mps.errors import ParameterError
-from lru_mps.storage import load_dataset
+from lru_mps.io.datasets import load_dataset
 from lru_mps.studies import StudyContext, get_study, run_study
 from lru_mps.studies.base import MODEL_KEYS
 from lru_mps.studies.sweeps import STUDIES

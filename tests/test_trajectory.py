@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from lru_mps.ensemble import RunSettings, TrajectoryRunner, simulate, time_grid
+from lru_mps.run.ensemble import RunSettings, TrajectoryRunner, simulate, time_grid
 from lru_mps.errors import ParameterError
-from lru_mps.model import ArraySpec, Conditions, Reset, product_state
-from lru_mps.backends.exact import ExactPropagator
+from lru_mps.physics.model import ArraySpec, Conditions, Reset, product_state
+from lru_mps.engines.exact import ExactPropagator
 from lru_mps.trajectory import check_estimator, run_trajectory
 
 OBS = ("leakage_array", "leakage_site1", "qubit_population", "qubit_coherence")

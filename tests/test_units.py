@@ -1,12 +1,12 @@
-"""Unit parsing and conversion (lru_mps.units): J/2pi = 5 MHz gives 1/J = 31.83 ns."""
+"""Unit parsing and conversion (lru_mps.physics.units): J/2pi = 5 MHz gives 1/J = 31.83 ns."""
 
 import math
 
 import pytest
 
 from lru_mps.errors import ParameterError
-from lru_mps.model import ArraySpec
-from lru_mps.units import (
+from lru_mps.physics.model import ArraySpec
+from lru_mps.physics.units import (
     parse_frequency_hz,
     rate_to_hz,
     time_to_us,

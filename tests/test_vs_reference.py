@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from conftest import long_scale
-from lru_mps.ensemble import simulate
-from lru_mps.model import ArraySpec
-from lru_mps.reference import lindblad_observables
+from lru_mps.run.ensemble import simulate
+from lru_mps.physics.model import ArraySpec
+from lru_mps.engines.lindblad import lindblad_observables
 
 NSIG = 4.0
 

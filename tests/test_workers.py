@@ -13,8 +13,8 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 
 API_RUN = """
 import sys
-from lru_mps.ensemble import simulate
-from lru_mps.model import ArraySpec
+from lru_mps.run.ensemble import simulate
+from lru_mps.physics.model import ArraySpec
 
 spec = ArraySpec.from_user(length=5, conditions="realistic")
 simulate(spec, trajectories=4000, t_final=1000.0, time_points=51, workers=2, store=sys.argv[1], seed=1)
@@ -81,7 +81,7 @@ def test_cli_workers_end_with_their_parent(tmp_path, sig):
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "Ctrl-C"])
 def test_api_workers_end_and_finished_blocks_stay(tmp_path, sig):
-    from lru_mps.runstore import RunStore
+    from lru_mps.run.cache import RunStore
 
     proc, kids = _start(["-c", API_RUN, str(tmp_path / "work")], tmp_path)
     os.kill(proc.pid, sig)

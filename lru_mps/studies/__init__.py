@@ -72,7 +72,7 @@ def run_study(name: str, ctx: StudyContext, config_file=None, overrides: dict | 
 
 def replot(folder) -> list[Path]:
     """Redraw the figures of a stored study from its results.nc and summary.json."""
-    from ..storage import load_dataset
+    from ..io.datasets import load_dataset
     from .base import read_config
 
     folder = Path(folder)

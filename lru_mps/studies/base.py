@@ -28,8 +28,8 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ParameterError, require
-from ..model import ArraySpec
-from ..storage import atomic_target, atomic_write_bytes
+from ..physics.model import ArraySpec
+from ..io.datasets import atomic_target, atomic_write_bytes
 
 #: model fields of a study config, with the names of `lru-mps simulate`'s options
 MODEL_KEYS = ("length", "hopping", "anharmonicity", "frequency", "disorder", "reset", "rate", "conditions", "t1",
@@ -42,12 +42,12 @@ class StudyContext:
 
     out: Path
     workers: int = 1
-    #: a :class:`lru_mps.progress.Progress` (stage k of n, trajectories, rate, time left), or None
+    #: a :class:`lru_mps.run.progress.Progress` (stage k of n, trajectories, rate, time left), or None
     progress: object = None
     quiet: bool = False
     #: a dask.distributed Client or scheduler address: run the blocks on a cluster
     client: object = None
-    #: array library of the batched engines (numpy, torch, torch:cuda, cupy; lru_mps.arraylib)
+    #: array library of the batched engines (numpy, torch, torch:cuda, cupy; lru_mps.engines.arraylib)
     backend: str = "numpy"
 
     def __post_init__(self):
@@ -59,8 +59,8 @@ class StudyContext:
             self.progress.plan(stages)
 
     def run_options(self, label: str) -> dict:
-        """The keyword arguments of :func:`lru_mps.ensemble.simulate` that say where and how to run."""
-        from ..runner import client_for
+        """The keyword arguments of :func:`lru_mps.run.ensemble.simulate` that say where and how to run."""
+        from ..run.executors import client_for
 
         self.client = client_for(self.client)
         return {"workers": self.workers, "store": self.store, "progress": self.report(label), "client": self.client,
@@ -147,7 +147,7 @@ ENGINE_KEYS = ("dt", "order", "max_bond", "cutoff")
 
 def engine_options(cfg: dict, spec: ArraySpec) -> dict:
     """The MPS options set in a study config (dt with units parsed); the engine takes the rest from its defaults."""
-    from ..units import to_time
+    from ..physics.units import to_time
 
     out = {k: cfg[k] for k in ENGINE_KEYS if cfg.get(k) is not None}
     if "dt" in out:
@@ -207,7 +207,7 @@ def finite_or_none(x):
 
 def time_json(value_J, error_J, J_hz: float) -> dict:
     """{"value_J", "error_J", "value_us", "error_us"} with None where not available."""
-    from ..units import time_to_us
+    from ..physics.units import time_to_us
 
     v, e = finite_or_none(value_J), finite_or_none(error_J)
     return {

@@ -10,7 +10,7 @@ sampled trajectories.  Per L it reports
 * T_star, T1, T2 from fits A exp(-t/tau) of the ensemble curves P_star^(L),
   <n_1> and 2C over t > (L-1) T_prop (jackknife errors);
 * in ideal conditions, per realization, the qubit's decay rates from the
-  removal-free branch (:mod:`lru_mps.localization`): exact in the N = 1
+  removal-free branch (:mod:`lru_mps.analysis.localization`): exact in the N = 1
   sector where double precision resolves them, and continued in log space
   past the floating-point floor (the study says where), so T1 far beyond any
   simulated time is still measured; their typical value exp<ln T1>;
@@ -37,10 +37,10 @@ import math
 import numpy as np
 import xarray as xr
 
-from .. import analytic
-from ..analysis import decay_times
-from ..ensemble import disorder_rng, simulate
-from ..units import time_to_us
+from ..physics import analytic
+from ..analysis.decay import decay_times
+from ..run.ensemble import disorder_rng, simulate
+from ..physics.units import time_to_us
 from .base import (
     StudyContext,
     StudyResult,
@@ -100,14 +100,14 @@ DECAYS = ("T_star", "T1", "T2")
 
 
 def _t_final(spec, cfg) -> float:
-    from ..units import to_time
+    from ..physics.units import to_time
 
     return to_time(cfg["t_base"], "t_base", spec.J_hz) + float(cfg["t_per_hop"]) * (spec.L - 1) * spec.T_prop
 
 
 def run(cfg: dict, ctx: StudyContext) -> StudyResult:
     """Run the study described by ``cfg`` into ``ctx.out``."""
-    from ..localization import qubit_rates
+    from ..analysis.localization import qubit_rates
 
     conds = ["ideal", "realistic"] if cfg["conditions"] == "both" else [cfg["conditions"]]
     lengths = {

@@ -20,7 +20,7 @@ Tolppanen, Silveri):
     no events in the exact branch estimator and runs up to ``rate_max``.
 
 ``disorder-sweep`` (paper Fig. 3a,d) and ``hopping-sweep`` (Fig. 3b,e)
-    T_star, T_prop, T1, T2 (:func:`lru_mps.analysis.decay_times`) versus the
+    T_star, T_prop, T1, T2 (:func:`lru_mps.analysis.decay.decay_times`) versus the
     disorder width W or the hopping J, at L = 3 with periodic feedback, for
     ideal and realistic conditions.  The hopping J is the unit of the model, so the
     hopping sweep builds each point's spec with ``ArraySpec.from_user(hopping=J,
@@ -46,7 +46,7 @@ Tolppanen, Silveri):
 Ensembles: in ideal conditions the removal-free branch estimator (exact per
 disorder realization) with ``realizations`` evolutions, each with its own
 disorder realization; otherwise sampled trajectories (``trajectories`` per
-point).  Every ensemble goes through :func:`lru_mps.ensemble.simulate` with
+point).  Every ensemble goes through :func:`lru_mps.run.ensemble.simulate` with
 the study's work folder as store (and ``ctx.run_options``: workers, Dask
 client, progress), so an interrupted study resumes and a rerun reuses all
 finished work.
@@ -66,12 +66,12 @@ import math
 import numpy as np
 import xarray as xr
 
-from .. import analytic
-from ..analysis import decay_times
-from ..ensemble import simulate
+from ..physics import analytic
+from ..analysis.decay import decay_times
+from ..run.ensemble import simulate
 from ..errors import require
-from ..model import ArraySpec, Reset
-from ..units import time_to_us, to_rate, to_time
+from ..physics.model import ArraySpec, Reset
+from ..physics.units import time_to_us, to_rate, to_time
 from .base import MODEL_KEYS, StudyContext, engine_options, StudyResult, finite_or_none, save_figure, time_json, write_outputs
 
 #: Paper model values (docs/physics.md §3): the shared part of every model table.
@@ -92,7 +92,7 @@ PAPER_OPTIMA_J = {
 
 DECAYS = ("T_star", "T_prop", "T1", "T2")
 FITTED = ("T_star", "T1", "T2")
-#: fitted decay time -> (observable, factor of the fitted curve), as in lru_mps.analysis
+#: fitted decay time -> (observable, factor of the fitted curve), as in lru_mps.analysis.decay
 CURVES = {"T_star": ("leakage_array", 1.0), "T1": ("qubit_population", 1.0), "T2": ("qubit_coherence", 2.0)}
 #: the two ensembles of a decay-sweep point: initial states, and the observables read from each
 _PARTS = {"leakage": ("leakage",), "qubit": ("qubit", "coherence")}

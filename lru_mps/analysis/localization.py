@@ -106,8 +106,8 @@ import scipy.sparse as sp
 from scipy.linalg import eigh_tridiagonal
 from scipy.sparse.linalg import ArpackNoConvergence, eigs
 
-from .errors import ParameterError, require
-from .model import ArraySpec, Realization
+from ..errors import ParameterError, require
+from ..physics.model import ArraySpec, Realization
 
 __all__ = [
     "C_SMALL_G",

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import expm_multiply
 
 from ..errors import require
-from ..model import ArraySpec, Realization
+from ..physics.model import ArraySpec, Realization
 from .exact import _Block
 
 MAX_SECTOR_DIM = 400_000

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ensemble import OBSERVABLE_INIT, SimulationResult
+from ..run.ensemble import OBSERVABLE_INIT, SimulationResult
 from .fitting import FitResult, fit_exponential
-from .units import time_to_us
+from ..physics.units import time_to_us
 
 #: decay time -> (observable, factor applied to the curve)
 DECAY_OBSERVABLE = {

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?inf"
 _PATTERN = re.compile(rf"^\s*({_NUMBER})\s*(.*?)\s*$", re.IGNORECASE)

@@ -12,8 +12,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable
 
 from .ensemble import BlockResult, RunSettings, n_blocks, run_block
-from .errors import ParameterError, require
-from .model import ArraySpec, Realization
+from ..errors import ParameterError, require
+from ..physics.model import ArraySpec, Realization
 
 
 def default_workers() -> int:
@@ -122,7 +122,7 @@ def run_blocks(
     scheduler address).  Either way the merged numbers are the same.
     """
     require(int(workers) == workers and workers >= 1, "workers", workers, "an integer >= 1")
-    from .runstore import RunStore, run_key
+    from .cache import RunStore, run_key
 
     if store is not None and not isinstance(store, RunStore):
         store = RunStore(store)
@@ -149,7 +149,7 @@ def run_blocks(
 
     client = client_for(client)
     if client is not None:
-        from .runstore import run_key as _rk
+        from .cache import run_key as _rk
 
         state = {"n": count}
 

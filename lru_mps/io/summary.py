@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .analysis import decay_times, fit_window_start
-from .storage import diagnostics_summary
-from .ensemble import OBSERVABLE_INIT, SimulationResult
-from .units import time_to_us
+from ..analysis.decay import decay_times, fit_window_start
+from .datasets import diagnostics_summary
+from ..run.ensemble import OBSERVABLE_INIT, SimulationResult
+from ..physics.units import time_to_us
 
 
 def format_summary(result: SimulationResult) -> str:

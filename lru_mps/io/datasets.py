@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from .analysis import decay_times
-from .ensemble import OBSERVABLE_INIT, SimulationResult
-from .units import time_to_us
+from ..analysis.decay import decay_times
+from ..run.ensemble import OBSERVABLE_INIT, SimulationResult
+from ..physics.units import time_to_us
 
 
 def _settings_dict(result: SimulationResult) -> dict:

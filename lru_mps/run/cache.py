@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .batched import batch_supported
+from ..batched import batch_supported
 from .ensemble import BlockResult, RunSettings
-from .model import ArraySpec, Realization
-from .storage import atomic_target, atomic_write_bytes
+from ..physics.model import ArraySpec, Realization
+from ..io.datasets import atomic_target, atomic_write_bytes
 
 
 def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | None = None) -> str:

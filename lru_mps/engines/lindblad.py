@@ -61,10 +61,10 @@ import scipy.sparse as sp
 from scipy.integrate import solve_ivp
 from threadpoolctl import threadpool_limits
 
-from . import operators as ops
-from .backends.exact import embed, hamiltonian_eff, number_of_excitations
-from .errors import require
-from .model import ArraySpec, Realization, site1_state
+from ..physics import operators as ops
+from .exact import embed, hamiltonian_eff, number_of_excitations
+from ..errors import require
+from ..physics.model import ArraySpec, Realization, site1_state
 
 MAX_LENGTH = 4
 _COND_LIMIT = 1e6  # eigenvector condition number above which expm is used (error ~ cond * eps)

@@ -40,8 +40,8 @@ from autoray import do
 
 from ..defaults import MPS
 from ..errors import ParameterError, require
-from ..model import ArraySpec, Realization
-from .. import operators as ops
+from ..physics.model import ArraySpec, Realization
+from ..physics import operators as ops
 
 SUZUKI_P = 1.0 / (4.0 - 4.0 ** (1.0 / 3.0))
 

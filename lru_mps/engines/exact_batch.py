@@ -9,7 +9,7 @@ H_eff conserves the excitation number N and no event raises it (decay,
 dissipation and the feedback reset lower N, dephasing keeps it), so a
 trajectory never leaves the N-blocks at or below the largest N of its initial
 state.  The 3^L basis is sorted by N (stably, so each block keeps the natural
-order of :class:`~lru_mps.backends.exact.ExactPropagator`), and a batch holds
+order of :class:`~lru_mps.engines.exact.ExactPropagator`), and a batch holds
 only the blocks 0..N_max that its trajectories can reach (at T = 0 the leakage
 state has N = 2: 1 + L + L(L+1)/2 amplitudes instead of 3^L).  Rows are
 ordered (realization, initial state), so block n of all rows is an (R, I, d_n)
@@ -44,9 +44,9 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.optimize import brentq
 
-from .. import operators as ops
+from ..physics import operators as ops
 from .. import trajectory as _traj
-from ..arraylib import ArrayLib
+from .arraylib import ArrayLib
 from ..trajectory import Event
 from .exact import _COND_LIMIT, MAX_LENGTH, ExactState, embed, embed_bond, number_of_excitations
 

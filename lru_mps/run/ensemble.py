@@ -17,15 +17,15 @@ from typing import Callable, Iterable
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .backends import choose_engine, get_engine
-from .arraylib import BACKENDS, ArrayLib
-from .batched import batch_supported, run_batch
-from .defaults import MPS, RUN
-from .errors import ParameterError, require
-from .model import INIT_STATES, ArraySpec, Realization, product_state
+from ..engines import choose_engine, get_engine
+from ..engines.arraylib import BACKENDS, ArrayLib
+from ..batched import batch_supported, run_batch
+from ..defaults import MPS, RUN
+from ..errors import ParameterError, require
+from ..physics.model import INIT_STATES, ArraySpec, Realization, product_state
 from .statistics import ObservableAccumulator, MeanSem
-from .trajectory import TrajectoryRecord, check_estimator, run_trajectory
-from .units import to_time
+from ..trajectory import TrajectoryRecord, check_estimator, run_trajectory
+from ..physics.units import to_time
 
 INIT_CODE = {name: k for k, name in enumerate(INIT_STATES)}
 
@@ -78,7 +78,7 @@ class RunSettings:
     engine_options: dict = field(default_factory=dict)
     #: advance the trajectories of a block together (exact and MPS engines; same numbers to rounding)
     batched: bool = True
-    #: array library of the batched engines: numpy, torch[:cpu|:cuda] or cupy (lru_mps.arraylib)
+    #: array library of the batched engines: numpy, torch[:cpu|:cuda] or cupy (lru_mps.engines.arraylib)
     backend: str = RUN["backend"]
 
     def __post_init__(self):
@@ -376,12 +376,12 @@ def simulate(
     (used for checks against the density-matrix reference).  ``estimator``
     is 'sampled', 'branch' (removal-free branch, exact in ideal conditions)
     or 'auto' (branch where exact).  ``engine`` is exact, sector, mps or
-    auto (:func:`lru_mps.backends.choose_engine`); ``engine_options`` go to
+    auto (:func:`lru_mps.engines.choose_engine`); ``engine_options`` go to
     the engine (MPS: dt, order, max_bond, cutoff, kernel; unset ones from
     :data:`lru_mps.defaults.MPS`).
 
     The trajectories run in up to 16 contiguous blocks; ``workers`` > 1 runs
-    blocks in a process pool.  With ``store`` (a :class:`lru_mps.runstore.RunStore`
+    blocks in a process pool.  With ``store`` (a :class:`lru_mps.run.cache.RunStore`
     or a folder), every finished block is saved atomically and a repeated
     call skips the saved ones, so an interrupted run resumes and ends with
     exactly the numbers of an uninterrupted one.  ``client`` (a
@@ -392,7 +392,7 @@ def simulate(
     array library ``backend`` ('numpy'; 'torch' or 'cupy' put the bulk array
     work on a GPU).  ``progress(done, total)`` is called as trajectories finish.
     """
-    from .runner import run_blocks
+    from .executors import run_blocks
 
     settings = make_settings(
         spec,

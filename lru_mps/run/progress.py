@@ -7,7 +7,7 @@ with its elapsed and estimated remaining time, and the trajectories of the
 current stage with their rate.  A disabled Progress does nothing, which is
 what the command line uses with ``--json`` or when stderr is not a terminal.
 
-    from lru_mps.progress import Progress
+    from lru_mps.run.progress import Progress
     ctx = StudyContext(out="runs/ls", progress=Progress())
 """
 

@@ -17,8 +17,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ..errors import require
-from ..model import ArraySpec, Realization
-from .. import operators as ops
+from ..physics.model import ArraySpec, Realization
+from ..physics import operators as ops
 
 MAX_LENGTH = 7
 _COND_LIMIT = 1e6

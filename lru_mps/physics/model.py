@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, asdict
 import numpy as np
 
 from . import operators as ops
-from .defaults import MODEL, REALISTIC
-from .errors import ParameterError, require
+from ..defaults import MODEL, REALISTIC
+from ..errors import ParameterError, require
 from .units import parse_frequency_hz, to_energy, to_kelvin, to_rate, to_time
 
 H_PLANCK = 6.62607015e-34  # J s

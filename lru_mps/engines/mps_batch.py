@@ -1,7 +1,7 @@
 """Batched qutrit MPS: the rows of a batch as padded tensors, one TEBD sweep for all.
 
 The state store of :mod:`lru_mps.batched` for ``--engine mps`` (lean kernel).
-It runs the sweep of :class:`~lru_mps.backends.mps.MPSState` (sequential
+It runs the sweep of :class:`~lru_mps.engines.mps.MPSState` (sequential
 Strang sweep right-to-left then left-to-right, Suzuki order 4, SVD splits
 with an absolute cutoff and a maximum bond) on all rows of a batch at once.
 
@@ -43,7 +43,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from .. import trajectory as _traj
-from ..arraylib import ArrayLib
+from .arraylib import ArrayLib
 from .mps import SUZUKI_P, MPSEngine, MPSState
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import OptimizeWarning, curve_fit
 
-from .analytic import J_prop, T_prop  # noqa: F401  (re-exported: T_prop(Ubar, J) = pi/(2 J_prop))
+from ..physics.analytic import J_prop, T_prop  # noqa: F401  (re-exported: T_prop(Ubar, J) = pi/(2 J_prop))
 
 __all__ = ["FitResult", "fit_exponential", "T_prop", "J_prop"]
 

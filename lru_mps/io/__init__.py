@@ -1,0 +1,1 @@
+"""Output: atomic files, xarray/NetCDF datasets and JSON, text summaries."""
