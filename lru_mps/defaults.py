@@ -1,14 +1,14 @@
 """Every default of lru-mps, in one place.
 
 The command line (``lru-mps simulate``, ``lru-mps study``), the studies, the
-Python API (:meth:`lru_mps.model.ArraySpec.from_user`,
-:func:`lru_mps.ensemble.simulate`, the engines) and the notebook all read
+Python API (:meth:`lru_mps.physics.model.ArraySpec.from_user`,
+:func:`lru_mps.run.simulate.simulate`, the engines) and the notebook all read
 their defaults from here, so the same physics gives the same numbers whatever
 the entry point.  A study's own settings (lengths, rates, realizations, ...)
 live in its TOML file in ``studies/`` (installed as ``lru_mps_studies``);
 model options a study file does not set take the values of :data:`MODEL`.
 
-Values are written as a user types them (units as in :mod:`lru_mps.units`;
+Values are written as a user types them (units as in :mod:`lru_mps.physics.units`;
 a bare number means units of J for energies and rates, 1/J for times).
 """
 
@@ -34,7 +34,7 @@ REALISTIC = {
     "temperature": "100mK",     # of the thermal initial state of sites 2..L
 }
 
-#: One ensemble (``lru-mps simulate``, :func:`lru_mps.ensemble.simulate`).
+#: One ensemble (``lru-mps simulate``, :func:`lru_mps.run.simulate.simulate`).
 RUN = {
     "init": "all",
     "t_final": "1000/J",

@@ -15,8 +15,8 @@ import scipy.linalg as sla
 from scipy.integrate import solve_ivp
 from scipy.optimize import brentq, minimize_scalar
 
-from lru_mps import analytic as an
-from lru_mps import operators as ops
+from lru_mps.physics import analytic as an
+from lru_mps.physics import operators as ops
 from lru_mps.engines.exact import ExactPropagator, embed, hamiltonian_eff
 from lru_mps.analysis.fitting import fit_exponential
 from lru_mps.physics.model import ArraySpec, Conditions, Realization, Reset, product_state

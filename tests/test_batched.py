@@ -1,6 +1,6 @@
 """The batched exact engine gives the unbatched engine's trajectories (issue: Throughput).
 
-Every check compares ``run_batch`` with ``TrajectoryRunner(...).run(i)``
+Every check compares the batched exact store with the exact engine's ordinary states (``StateList``), one trajectory at a time,
 trajectory by trajectory: populations, coherence and the event records
 (time, channel, site, outcome) to 1e-10.  Parameters are chosen so that
 every kind of event happens often (W = 4 J hybridizes the array, fast
@@ -14,10 +14,12 @@ by one ulp -- drift apart by more than 1e-10.
 import numpy as np
 import pytest
 
-import lru_mps.trajectory as trajectory
-from lru_mps.engines import exact, exact_batch
-from lru_mps.batched import records_differ, run_batch
-from lru_mps.run.ensemble import RunSettings, TrajectoryRunner, make_settings, run_block, time_grid
+import lru_mps.mcwf.loop as loop
+from lru_mps.engines import eigen, exact_batch
+from helpers import batched, one
+from lru_mps.mcwf.loop import records_differ
+from lru_mps.run.blocks import run_block
+from lru_mps.run.settings import RunSettings, make_settings, time_grid
 from lru_mps.errors import ParameterError
 from lru_mps.physics.model import ArraySpec, Conditions, Reset
 
@@ -29,15 +31,14 @@ def _spec(L, reset, conditions):
 
 
 def _compare(spec, estimator, n=12, times=None, realization=None, seed=3, **kw):
-    """run_batch vs the unbatched runner on n indices; returns the number of events seen."""
+    """The batched store vs the unbatched one on n indices; returns the number of events seen."""
     times = time_grid(60.0, 31) if times is None else times
     settings = RunSettings(times=times, trajectories=n, seed=seed, engine="exact", estimator=estimator)
-    got = run_batch(spec, settings, range(n), realization, **kw)
-    runner = TrajectoryRunner(spec, settings, realization)
+    got = batched(spec, settings, range(n), realization, **kw)
     events = 0
     assert len(got) == n
     for i in range(n):
-        ref = runner.run(i)
+        ref = one(spec, settings, i, realization)
         problems = records_differ(got[i], ref, tol=1e-10)
         assert not problems, (i, problems[:3])
         events += sum(len(r.events) for r in ref.values())
@@ -87,9 +88,9 @@ def test_fixed_realization_irregular_grid_and_small_chunks():
 def test_batch_size_does_not_matter():
     spec = _spec(3, "periodic", NOISY)
     settings = RunSettings(times=time_grid(40.0, 21), trajectories=10, seed=5, engine="exact", estimator="sampled")
-    one = run_batch(spec, settings, range(10), batch_size=1)
-    many = run_batch(spec, settings, range(10))
-    for a, b in zip(one, many):
+    single = batched(spec, settings, range(10), batch_size=1)
+    many = batched(spec, settings, range(10))
+    for a, b in zip(single, many):
         assert not records_differ(a, b, tol=1e-12)
 
 
@@ -97,36 +98,35 @@ def test_batch_size_does_not_matter():
 def test_measurement_at_a_grid_time_records_first(monkeypatch, estimator, conditions):
     """Measurement times on grid points: record before measuring (both engines use the patched clock)."""
 
-    class OnGrid(trajectory._MeasurementClock):
+    class OnGrid(loop.MeasurementClock):
         def __init__(self, spec, rng):
             super().__init__(spec, rng)
             self.next = 6.0  # grid step 2, period 1/G = 4: every measurement is on a grid point
 
-    monkeypatch.setattr(trajectory, "_MeasurementClock", OnGrid)
+    monkeypatch.setattr(loop, "MeasurementClock", OnGrid)
     spec = ArraySpec(L=3, W=4.0, reset=Reset("periodic", 0.25), conditions=conditions)
     assert _compare(spec, estimator, n=8, times=time_grid(60.0, 31)) > 0
 
 
 def test_generic_jump_and_expm_fallbacks(monkeypatch):
-    """The full-space trajectory._jump path and the expm path for ill-conditioned blocks."""
+    """The full-space jump path and the expm path for ill-conditioned blocks."""
     spec = _spec(2, "random", NOISY)
     monkeypatch.setattr(exact_batch.ExactBatch, "_prepare_jumps", lambda self: None)
     assert _compare(spec, "sampled", n=6, times=time_grid(30.0, 16)) > 10
     # every block with more than one state counts as ill-conditioned in both engines
-    monkeypatch.setattr(exact, "_COND_LIMIT", 1.0)
-    monkeypatch.setattr(exact_batch, "_COND_LIMIT", 1.0)
+    monkeypatch.setattr(eigen, "COND_LIMIT", 1.0)  # the one rule of both engines
     assert _compare(spec, "sampled", n=4, times=time_grid(30.0, 16)) > 10
 
 
 def test_run_block_accumulators_agree():
-    """Paper parameters (realistic, periodic feedback): ensemble sums of run_batch equal run_block's."""
+    """Paper parameters (realistic, periodic feedback): ensemble sums of the batched records equal run_block's."""
     from lru_mps.run.statistics import ObservableAccumulator
 
     spec = ArraySpec.from_user(length=3, conditions="realistic")
     settings = make_settings(spec, t_final=100.0, time_points=51, trajectories=8, seed=2)
     block = run_block(spec, settings, 0)  # 8 trajectories, 8 blocks: block 0 is index 0
     ref = run_block(spec, settings, 5)
-    recs = run_batch(spec, settings, [0, 5])
+    recs = batched(spec, settings, [0, 5])
     for blk, rec in ((block, recs[0]), (ref, recs[1])):
         for init, acc in blk.accumulators.items():
             mine = ObservableAccumulator(51, 3)
@@ -140,8 +140,8 @@ def test_refuses_other_engines_and_long_arrays():
     spec = ArraySpec(L=3)
     settings = RunSettings(times=time_grid(10.0, 3), engine="sector")
     with pytest.raises(ParameterError, match="engine"):
-        run_batch(spec, settings, range(2))
+        batched(spec, settings, range(2))
     with pytest.raises(ParameterError, match="length"):
-        run_batch(ArraySpec(L=8), RunSettings(times=time_grid(10.0, 3)), range(1))
+        batched(ArraySpec(L=8), RunSettings(times=time_grid(10.0, 3)), range(1))
     with pytest.raises(ParameterError, match="estimator"):
-        run_batch(spec, RunSettings(times=time_grid(10.0, 3), estimator="auto"), range(1))
+        batched(spec, RunSettings(times=time_grid(10.0, 3), estimator="auto"), range(1))

@@ -10,7 +10,7 @@ import pytest
 
 distributed = pytest.importorskip("dask.distributed", reason="dask.distributed is in the test extras; install it")
 
-from lru_mps.run.ensemble import simulate
+from lru_mps.run.simulate import simulate
 from lru_mps.physics.model import ArraySpec
 
 KW = dict(trajectories=32, t_final=200.0, time_points=11, seed=9)

@@ -6,7 +6,8 @@ import numpy as np
 from click.testing import CliRunner
 
 from lru_mps.defaults import MPS, MODEL
-from lru_mps.run.ensemble import make_settings, simulate
+from lru_mps.run.settings import make_settings
+from lru_mps.run.simulate import simulate
 from lru_mps.physics.model import ArraySpec
 from lru_mps.studies import run_study
 from lru_mps.studies.base import StudyContext

@@ -10,8 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from lru_mps import analytic
-from lru_mps.run.ensemble import RunSettings, TrajectoryRunner, time_grid
+from lru_mps.physics import analytic
+from helpers import one
+from lru_mps.run.settings import RunSettings, time_grid
 from lru_mps.errors import ParameterError
 from lru_mps.analysis.localization import (
     C_SMALL_G,
@@ -162,11 +163,10 @@ def test_exact_rates_match_branch_estimator_of_the_engine(kind, L):
         estimator="branch",
         inits=("qubit", "coherence"),
     )
-    runner = TrajectoryRunner(spec, settings, realization=real)
     n_traj = {"dissipation": 1, "periodic": 4, "random": 16}[kind]
     pops, cohs = [], []
     for i in range(n_traj):
-        out = runner.run(i)
+        out = one(spec, settings, i, real)
         pops.append(out["qubit"].populations[:, 0, 1])
         cohs.append(out["coherence"].coherence)
     t = settings.times

@@ -6,7 +6,9 @@ import pytest
 from conftest import long_scale
 from lru_mps.engines.exact import ExactPropagator, hamiltonian_eff
 from lru_mps.engines.mps import MPSEngine, hamiltonian_mpo
-from lru_mps.run.ensemble import RunSettings, TrajectoryRunner, simulate, time_grid
+from helpers import one
+from lru_mps.run.settings import RunSettings, time_grid
+from lru_mps.run.simulate import simulate
 from lru_mps.errors import ParameterError
 from lru_mps.physics.model import ArraySpec, Conditions, Reset, product_state
 
@@ -21,11 +23,11 @@ def _noisy_spec(L, reset):
 
 def _compare_runs(spec, engine_a, engine_b, opts_b, times, n_traj, inits=("leakage", "coherence"), seed=3):
     """Max observable difference and whether the event records agree, trajectory by trajectory."""
-    run_a = TrajectoryRunner(spec, RunSettings(times=times, seed=seed, engine=engine_a, inits=inits))
-    run_b = TrajectoryRunner(spec, RunSettings(times=times, seed=seed, engine=engine_b, inits=inits, engine_options=opts_b))
+    set_a = RunSettings(times=times, seed=seed, engine=engine_a, inits=inits)
+    set_b = RunSettings(times=times, seed=seed, engine=engine_b, inits=inits, engine_options=opts_b)
     err, n_events = 0.0, 0
     for i in range(n_traj):
-        a, b = run_a.run(i), run_b.run(i)
+        a, b = one(spec, set_a, i), one(spec, set_b, i)
         for init in inits:
             ra, rb = a[init], b[init]
             assert [(e.channel, e.site, e.outcome) for e in ra.events] == [

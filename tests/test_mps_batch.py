@@ -1,6 +1,6 @@
 """The batched MPS engine gives the unbatched MPS engine's trajectories (issue: Throughput).
 
-Every check compares ``run_batch`` (engine 'mps') with ``TrajectoryRunner(...).run(i)``
+Every check compares the batched MPS store with the engine's ordinary MPS states (``StateList``)
 trajectory by trajectory: populations, coherence and event records to 1e-8
 (the SVD gauge and the order of sums differ, nothing else), and the engine
 diagnostics (discarded weight, largest bond, steps, Trotter drift).  Short
@@ -14,8 +14,10 @@ import pytest
 
 from lru_mps.engines.arraylib import ArrayLib
 from lru_mps.engines import mps_batch
-from lru_mps.batched import records_differ, run_batch
-from lru_mps.run.ensemble import RunSettings, TrajectoryRunner, make_settings, run_block, time_grid
+from helpers import batched, one
+from lru_mps.mcwf.loop import records_differ
+from lru_mps.run.blocks import run_block
+from lru_mps.run.settings import RunSettings, make_settings, time_grid
 from lru_mps.errors import ParameterError
 from lru_mps.physics.model import ArraySpec, Conditions, Reset
 
@@ -28,15 +30,14 @@ def _spec(L, reset, conditions, W=4.0):
 
 
 def _compare(spec, estimator, n=4, times=None, options=FAST, seed=3, **kw):
-    """run_batch vs the unbatched MPS runner on n indices; returns the number of events seen."""
+    """The batched MPS store vs unbatched MPS states on n indices; returns the number of events seen."""
     times = time_grid(10.0, 6) if times is None else times
     settings = RunSettings(times=times, trajectories=n, seed=seed, engine="mps", estimator=estimator,
                            engine_options=dict(options))
-    got = run_batch(spec, settings, range(n), **kw)
-    runner = TrajectoryRunner(spec, settings)
+    got = batched(spec, settings, range(n), **kw)
     events = 0
     for i in range(n):
-        ref = runner.run(i)
+        ref = one(spec, settings, i)
         problems = records_differ(got[i], ref, tol=1e-8)
         assert not problems, (i, problems[:3])
         events += sum(len(r.events) for r in ref.values())
@@ -116,9 +117,9 @@ def test_refuses_the_quimb_kernel_and_the_sector_engine():
     spec = ArraySpec(L=3)
     quimb = RunSettings(times=time_grid(1.0, 2), engine="mps", engine_options={"kernel": "quimb"})
     with pytest.raises(ParameterError, match="kernel"):
-        run_batch(spec, quimb, range(1))
+        batched(spec, quimb, range(1))
     with pytest.raises(ParameterError, match="engine"):
-        run_batch(spec, RunSettings(times=time_grid(1.0, 2), engine="sector"), range(1))
+        batched(spec, RunSettings(times=time_grid(1.0, 2), engine="sector"), range(1))
 
 
 def test_unknown_backend_is_refused():
@@ -142,8 +143,8 @@ def test_gpu_backend_matches_numpy(engine):
     opts = dict(FAST) if engine == "mps" else {}
     settings = RunSettings(times=time_grid(10.0, 6), trajectories=6, seed=3, engine=engine, estimator="sampled",
                            engine_options=opts)
-    cpu = run_batch(spec, settings, range(6))
-    gpu = run_batch(spec, settings, range(6), backend=_gpu_backend())
+    cpu = batched(spec, settings, range(6))
+    gpu = batched(spec, settings, range(6), backend=_gpu_backend())
     tol = 1e-10 if engine == "exact" else 1e-8
     for a, b in zip(cpu, gpu):
         assert not records_differ(a, b, tol=tol)
@@ -154,7 +155,7 @@ def test_simulate_mps_batched_equals_unbatched_and_cli_backend(monkeypatch):
     --backend names the parameter when the library is missing."""
     from click.testing import CliRunner
 
-    from lru_mps.run.ensemble import simulate
+    from lru_mps.run.simulate import simulate
     from lru_mps_cli.main import main
 
     spec = ArraySpec.from_user(length=3, conditions="ideal")

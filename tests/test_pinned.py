@@ -1,11 +1,19 @@
 """Fixed-seed results of the exact and sector engines are bit-identical to those of commit 97e26e2.
 
-The numbers in data/pinned_97e26e2.json were computed on that commit (before
-the trajectory loop, the engines and the package layout were restructured):
-a SHA-256 of the ensemble means and standard errors of every observable and
-of the per-site populations, for exact (batched) and sector (one state at a
-time) runs with hardware noise, a hot array, every reset kind and both
-estimators.  A restructuring must not change a single bit of them.
+data/pinned_97e26e2.json was computed on that commit (before the trajectory
+loop, the engines and the package layout were restructured), one case per
+fresh process: exact (batched store) and sector (one state at a time) runs
+with hardware noise, a hot array, every reset kind and both estimators.  Each
+case pins a SHA-256 of the means and standard errors of every real-valued
+observable, the per-site populations and leakage, and the mean coherence:
+these may not change by a single bit.
+
+The standard error of the coherence is compared to 1e-12 instead: it squares
+complex numbers, and numpy's SIMD complex multiplication rounds the last bit
+differently depending on the memory alignment of its operands, i.e. on the
+process's allocation history (seen on the *same* code: 1e-15 apart after
+different earlier work in the process).  Real-valued arithmetic has no such
+dependence.
 """
 
 import hashlib
@@ -16,20 +24,24 @@ import numpy as np
 import pytest
 
 from lru_mps.physics.model import ArraySpec
-from lru_mps.run.ensemble import simulate
+from lru_mps.run.simulate import simulate
 
 PINS = json.loads((Path(__file__).parent / "data" / "pinned_97e26e2.json").read_text())
-OBS = ("leakage_array", "leakage_site1", "qubit_population", "qubit_coherence")
+REAL = ("leakage_array", "leakage_site1", "qubit_population")
 
 
 def _digest(result) -> str:
     h = hashlib.sha256()
-    for name in OBS:
+    for name in REAL:
         ms = result.observable(name)
         h.update(np.ascontiguousarray(ms.mean, dtype=np.float64).tobytes())
         h.update(np.ascontiguousarray(ms.sem, dtype=np.float64).tobytes())
+    h.update(np.ascontiguousarray(result.observable("qubit_coherence").mean, dtype=np.float64).tobytes())
     for init in sorted(result.blocks):
-        h.update(np.ascontiguousarray(result.site_resolved(init).mean, dtype=np.float64).tobytes())
+        for what in ("site_population", "site_leakage"):
+            ms = result.site_resolved(init, what)
+            h.update(np.ascontiguousarray(ms.mean, dtype=np.float64).tobytes())
+            h.update(np.ascontiguousarray(ms.sem, dtype=np.float64).tobytes())
     return h.hexdigest()
 
 
@@ -37,8 +49,5 @@ def _digest(result) -> str:
 def test_bit_identical_to_pinned(name):
     case = PINS[name]
     result = simulate(ArraySpec.from_user(**case["spec"]), **case["run"])
-    for obs in OBS:
-        mean = result.observable(obs).mean
-        assert float(mean[-1]).hex() == case["values"][obs]["last_mean"], obs
-        assert float(mean[len(mean) // 2]).hex() == case["values"][obs]["mid_mean"], obs
     assert _digest(result) == case["sha256"]
+    np.testing.assert_allclose(result.observable("qubit_coherence").sem, case["coherence_sem"], rtol=1e-12, atol=0)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from lru_mps.run.ensemble import simulate
+from lru_mps.run.simulate import simulate
 from lru_mps.physics.model import ArraySpec
 
 OBS = ("leakage_array", "leakage_site1", "qubit_population", "qubit_coherence")

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lru_mps import analytic
+from lru_mps.physics import analytic
 from lru_mps.errors import ParameterError
 from lru_mps.io.datasets import load_dataset
 from lru_mps.studies import StudyContext, get_study, run_study

@@ -3,11 +3,15 @@
 import numpy as np
 import pytest
 
-from lru_mps.run.ensemble import RunSettings, TrajectoryRunner, simulate, time_grid
+from helpers import one
+from lru_mps.run.settings import RunSettings, time_grid
+
+from lru_mps.run.simulate import simulate
 from lru_mps.errors import ParameterError
 from lru_mps.physics.model import ArraySpec, Conditions, Reset, product_state
 from lru_mps.engines.exact import ExactPropagator
-from lru_mps.trajectory import check_estimator, run_trajectory
+from lru_mps.mcwf.kernels import check_estimator
+from lru_mps.mcwf.loop import run_trajectory
 
 OBS = ("leakage_array", "leakage_site1", "qubit_population", "qubit_coherence")
 
@@ -84,9 +88,8 @@ def test_seed_determines_trajectory_whatever_the_order():
     spec = ArraySpec.from_user(length=3, conditions="realistic", reset="random", rate="0.3J", t1="100/J")
     settings = RunSettings(times=time_grid(200.0, 11), seed=7, inits=("leakage", "coherence"))
     order = [5, 0, 3, 1, 4, 2]
-    forward = {i: TrajectoryRunner(spec, settings).run(i) for i in sorted(order)}
-    runner = TrajectoryRunner(spec, settings)
-    shuffled = {i: runner.run(i) for i in order}
+    forward = {i: one(spec, settings, i) for i in sorted(order)}
+    shuffled = {i: one(spec, settings, i) for i in order}
     n_events = 0
     for i in order:
         for init in settings.inits:
@@ -97,7 +100,7 @@ def test_seed_determines_trajectory_whatever_the_order():
             n_events += len(a.events)
     assert n_events > 0
     # different seeds give different trajectories
-    other = TrajectoryRunner(spec, RunSettings(times=settings.times, seed=8, inits=("leakage",))).run(0)
+    other = one(spec, RunSettings(times=settings.times, seed=8, inits=("leakage",)), 0)
     assert not np.array_equal(other["leakage"].populations, forward[0]["leakage"].populations)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import long_scale
-from lru_mps.run.ensemble import simulate
+from lru_mps.run.simulate import simulate
 from lru_mps.physics.model import ArraySpec
 from lru_mps.engines.lindblad import lindblad_observables
 

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 
 API_RUN = """
 import sys
-from lru_mps.run.ensemble import simulate
+from lru_mps.run.simulate import simulate
 from lru_mps.physics.model import ArraySpec
 
 spec = ArraySpec.from_user(length=5, conditions="realistic")
@@ -81,7 +81,7 @@ def test_cli_workers_end_with_their_parent(tmp_path, sig):
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "Ctrl-C"])
 def test_api_workers_end_and_finished_blocks_stay(tmp_path, sig):
-    from lru_mps.run.cache import RunStore
+    from lru_mps.run.cache import BlockCache
 
     proc, kids = _start(["-c", API_RUN, str(tmp_path / "work")], tmp_path)
     os.kill(proc.pid, sig)
@@ -89,7 +89,7 @@ def test_api_workers_end_and_finished_blocks_stay(tmp_path, sig):
     _assert_workers_end(kids)
     blocks = sorted(tmp_path.glob("work/*/block_*.npz"))
     assert blocks, "no finished block on disk"
-    store = RunStore(tmp_path / "work")
+    store = BlockCache(tmp_path / "work")
     for path in blocks:
         res = store.load(path.parent.name, int(path.stem.split("_")[1]))
         assert res is not None and res.trajectories == 250

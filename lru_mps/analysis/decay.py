@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..run.ensemble import OBSERVABLE_INIT, SimulationResult
+from ..run.result import OBSERVABLE_INIT, SimulationResult
 from .fitting import FitResult, fit_exponential
 from ..physics.units import time_to_us
 

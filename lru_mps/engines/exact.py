@@ -4,8 +4,7 @@ Propagation is exact: H_eff conserves the excitation number N (every channel's
 op^dag op is diagonal in the number basis), so it is block diagonal; each
 N-block is diagonalized once per realization, H_N = V diag(lambda) V^-1, and
 exp(-i H_eff t) is applied as V exp(-i lambda t) V^-1 for any t, with no
-time-step error.  A block whose eigenvectors are too ill-conditioned (near an
-exceptional point) falls back to scipy.linalg.expm.
+time-step error (:mod:`lru_mps.engines.eigen`: expm near exceptional points).
 """
 
 from __future__ import annotations
@@ -18,10 +17,10 @@ import scipy.sparse as sp
 
 from ..errors import require
 from ..physics.model import ArraySpec, Realization
+from .eigen import BlockPropagator
 from ..physics import operators as ops
 
 MAX_LENGTH = 7
-_COND_LIMIT = 1e6
 
 
 def embed(op: np.ndarray, site: int, L: int) -> sp.csr_matrix:
@@ -52,40 +51,6 @@ def number_of_excitations(L: int) -> np.ndarray:
     return levels.sum(axis=0)
 
 
-class _Block:
-    """exp(-i H_N t) for one N-block.
-
-    A Hermitian block (no anti-Hermitian channel part, e.g. feedback only) is
-    diagonalized with eigh (unitary eigenvectors, V^-1 = V^dag); a general
-    non-Hermitian one with eig, falling back to expm near exceptional points.
-    """
-
-    def __init__(self, H: np.ndarray):
-        self.H = H
-        self._expm_cache: dict[float, np.ndarray] = {}
-        if np.array_equal(H, H.conj().T):
-            lam, V = np.linalg.eigh(H)
-            self.use_eig, self.lam, self.V, self.Vinv = True, lam.astype(complex), V, V.conj().T
-            return
-        lam, V = np.linalg.eig(H)
-        cond = np.linalg.cond(V) if len(lam) > 1 else 1.0
-        self.use_eig = cond < _COND_LIMIT
-        if self.use_eig:
-            self.lam = lam
-            self.V = V
-            self.Vinv = np.linalg.inv(V)
-
-    def apply(self, x: np.ndarray, t: float) -> np.ndarray:
-        if self.use_eig:
-            return self.V @ (np.exp(-1j * self.lam * t) * (self.Vinv @ x))
-        U = self._expm_cache.get(t)
-        if U is None:
-            U = sla.expm(-1j * t * self.H)
-            if len(self._expm_cache) < 64:
-                self._expm_cache[t] = U
-        return U @ x
-
-
 class ExactPropagator:
     """Block-diagonalized H_eff of one realization; makes :class:`ExactState` objects."""
 
@@ -105,7 +70,7 @@ class ExactPropagator:
         self.blocks = []
         for n in range(2 * spec.L + 1):
             idx = np.nonzero(N == n)[0]
-            self.blocks.append((idx, _Block(H[np.ix_(idx, idx)])))
+            self.blocks.append((idx, BlockPropagator(H[np.ix_(idx, idx)])))
 
     def state(self, site_vectors) -> "ExactState":
         """The product state of the given site vectors (site 1 first)."""
@@ -166,6 +131,12 @@ class ExactEngine:
 
     def prepare(self, spec: ArraySpec, real: Realization) -> ExactPropagator:
         return ExactPropagator(spec, real)
+
+    def batch_store(self):
+        """The batched store of this engine (kept N-blocks of many rows)."""
+        from .exact_batch import ExactBatch
+
+        return ExactBatch
 
     def check_diagnostics(self, diag: dict, label: str) -> None:
         """Exact propagation: nothing to check."""

@@ -42,13 +42,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.optimize import brentq
 
 from ..physics import operators as ops
-from .. import trajectory as _traj
 from .arraylib import ArrayLib
-from ..trajectory import Event
-from .exact import _COND_LIMIT, MAX_LENGTH, ExactState, embed, embed_bond, number_of_excitations
+from .eigen import decompose_stack
+from .exact import MAX_LENGTH, ExactState, embed, embed_bond, number_of_excitations
 
 
 # --------------------------------------------------------------------- basis
@@ -137,24 +135,7 @@ class _BlockStack:
         self.pos[self.reals] = np.arange(len(self.reals))
         m, d = len(self.reals), self.d
         self.H = H
-        lam, V = np.linalg.eig(H)
-        bad = np.zeros(m, dtype=bool)
-        try:
-            Vinv = np.linalg.inv(V)
-        except np.linalg.LinAlgError:
-            Vinv = np.empty_like(V)
-            for j in range(m):
-                try:
-                    Vinv[j] = np.linalg.inv(V[j])
-                except np.linalg.LinAlgError:
-                    Vinv[j] = np.eye(d)
-                    bad[j] = True
-        if d > 1:
-            # the unbatched rule, cond_2(V) < limit; the bound ||V||_F ||V^-1||_F >= cond_2(V)
-            # settles almost every case without an SVD
-            bound = np.linalg.norm(V, axis=(1, 2)) * np.linalg.norm(Vinv, axis=(1, 2))
-            for j in np.nonzero(~bad & ~(bound < _COND_LIMIT))[0]:
-                bad[j] = not (np.linalg.cond(V[j]) < _COND_LIMIT)
+        lam, V, Vinv, bad = decompose_stack(H)
         self.bad = bad
         self.bad_pos = np.nonzero(bad)[0]
         self.lam, self.V, self.Vinv = lam, V, Vinv
@@ -176,6 +157,8 @@ class ExactBatch:
     """
 
     max_length = MAX_LENGTH
+    #: exact propagation: any stretch in one go
+    time_step = None
 
     def __init__(self, spec, settings, reals, I: int, products, nmax: np.ndarray, backend: str = "numpy"):
         xp = self.xp = _Ops(backend)
@@ -282,90 +265,42 @@ class ExactBatch:
             out[xp.take(sel), sl] = y
         return out
 
-    def advance(self, ev: np.ndarray, dur: np.ndarray, thr: np.ndarray | None, grid_dur: float, first: bool):
-        """Evolve the rows ``ev`` (mask) by ``dur`` unless their squared norm falls to ``thr`` first.
+    def evolve(self, rows: np.ndarray, durations, grid_step: float | None = None) -> None:
+        """|psi_b> <- exp(-i H_eff d_b) |psi_b> for the rows, exactly.
 
-        Returns (crossed rows, time of the crossing from the start for each,
-        squared norms of all rows or None, rows still on their way: none, as
-        exact propagation covers any stretch in one go); a crossed row holds
-        the state at its crossing.  ``thr`` None: no waiting-time jumps.
+        On the first advance of a grid interval (``grid_step``) with at least a
+        quarter of the batch moving by exactly one grid step, every row is
+        multiplied by the precomputed grid-step propagator (one batched matmul
+        per block) and the others are put back or recomputed; otherwise each
+        row takes its own duration in the eigen form.
         """
         xp = self.xp
-        B = self.B
-        ev_rows = np.nonzero(ev)[0]
-        grid = ev & (dur == grid_dur)
-        n2 = None
-        if first and 4 * int(np.count_nonzero(grid)) >= B:
-            # every row by one grid step, then redo the rows that stop elsewhere
-            self._bulk(self.psi, self.spare, grid_dur)
+        rows = np.asarray(rows, dtype=np.intp)
+        dur = np.broadcast_to(np.asarray(durations, dtype=float), (len(rows),))
+        grid = dur == grid_step if grid_step is not None else np.zeros(len(rows), dtype=bool)
+        if grid_step is not None and 4 * int(np.count_nonzero(grid)) >= self.B:
+            self._bulk(self.psi, self.spare, grid_step)
             self.psi, self.spare = self.spare, self.psi
-            before, before_pos = self.spare, None
-            still = np.nonzero(~ev)[0]
+            before = self.spare
+            moving = np.zeros(self.B, dtype=bool)
+            moving[rows] = True
+            still = np.nonzero(~moving)[0]
             if len(still):
                 self.psi[xp.take(still)] = before[xp.take(still)]
-            other = np.nonzero(ev & ~grid)[0]
+            other = rows[~grid]
             if len(other):
-                self.psi[xp.take(other)] = self._rows(before[xp.take(other)], other, dur[other])
-            if thr is not None:
-                n2 = xp.norm2(self.psi)
-        else:
-            before = self.psi[xp.take(ev_rows)]
-            before_pos = np.full(B, -1)
-            before_pos[ev_rows] = np.arange(len(ev_rows))
-            self.psi[xp.take(ev_rows)] = self._rows(before, ev_rows, dur[ev_rows])
-        crossed_rows, taus = [], []
-        if thr is not None:
-            n2_ev = n2[ev_rows] if n2 is not None else xp.norm2(self.psi[xp.take(ev_rows)])
-            crossed = ~(n2_ev > thr[ev_rows])
-            for b in ev_rows[crossed]:
-                b = int(b)
-                xb = np.array(xp.host(before[b] if before_pos is None else before[before_pos[b]]))
-                new, tau = self._crossing(xb, int(self.ridx[b]), float(dur[b]), float(thr[b]))
-                self.psi[b] = xp.asarray(new)
-                crossed_rows.append(b)
-                taus.append(tau)
-        return np.array(crossed_rows, dtype=np.intp), np.array(taus, dtype=float), n2, np.zeros(0, dtype=np.intp)
+                self.psi[xp.take(other)] = self._rows(before[xp.take(other)], other, dur[~grid])
+            return
+        tr = xp.take(rows)
+        self.psi[tr] = self._rows(self.psi[tr], rows, dur)
 
-    def _crossing(self, before: np.ndarray, r: int, dur: float, thr: float):
-        """The state at the threshold crossing inside a stretch ``dur`` from ``before``, and its time.
+    def snapshot(self, rows: np.ndarray):
+        """The rows' amplitudes (a copy, on the host), for a jump time inside the next stretch."""
+        return np.array(self.xp.host(self.psi[self.xp.take(rows)]))
 
-        trajectory._advance for an exact state: brentq on ||exp(-i H_eff tau) before||^2 - thr.
-        """
-        idx, Vs, lams, zs, expm_parts = [], [], [], [], []
-        for blk in self.blocks:
-            p = blk.pos[r]
-            if p < 0:
-                continue
-            x = before[blk.sl]
-            if not np.any(x):
-                continue
-            if blk.bad[p]:
-                expm_parts.append((blk.sl, blk.H[p], x))
-            else:
-                idx.append(np.arange(blk.sl.start, blk.sl.stop))
-                Vs.append(blk.V[p])
-                lams.append(blk.lam[p])
-                zs.append(blk.Vinv[p] @ x)
-        if Vs:  # the occupied blocks as one block-diagonal matrix
-            idx = np.concatenate(idx)
-            V = Vs[0] if len(Vs) == 1 else sla.block_diag(*Vs)
-            lam = np.concatenate(lams)
-            z = np.concatenate(zs)
-
-        def evolved(tau):
-            out = np.zeros_like(before)
-            if Vs:
-                out[idx] = V @ (np.exp(-1j * lam * tau) * z)
-            for sl, H, x in expm_parts:
-                out[sl] = sla.expm(-1j * tau * H) @ x
-            return out
-
-        def excess(tau):
-            v = evolved(tau)
-            return float(np.vdot(v, v).real) - thr
-
-        tau = brentq(excess, 0.0, dur, xtol=1e-12 * max(1.0, dur), rtol=1e-14)
-        return evolved(tau), tau
+    def probe(self, b: int, snapshot, j: int) -> "_Crossing":
+        """Row b's evolution from position j of ``snapshot`` in the eigen form, for the jump time."""
+        return _Crossing(self, b, snapshot[j])
 
     # ------------------------------------------------------------- norms
     def norm2(self, rows: np.ndarray | None = None) -> np.ndarray:
@@ -385,44 +320,45 @@ class ExactBatch:
 
     # ----------------------------------------------------------------- events
     def _prepare_jumps(self):
-        """Per channel: the diagonal of op^dag op and op on the kept basis; None if some op^dag op is not diagonal."""
+        """Each channel's operator on the kept basis (sparse); None if some op^dag op is not diagonal."""
         if not self.channels:
             return None
-        diags = []
         for ch in self.channels:
             m = ch.op.conj().T @ ch.op
             if np.count_nonzero(m - np.diag(np.diagonal(m))):
                 return None
-            diags.append(np.real(np.diagonal(m)))
         keep = self.basis.keep
-        return SimpleNamespace(
-            diag=np.array(diags),
-            rates=np.array([ch.rate for ch in self.channels]),
-            sites=np.array([ch.site for ch in self.channels]),
-            ops=[embed(ch.op, ch.site, self.L)[keep][:, keep].tocsr() for ch in self.channels],
-        )
+        return SimpleNamespace(ops=[embed(ch.op, ch.site, self.L)[keep][:, keep].tocsr() for ch in self.channels])
 
-    def jump(self, b: int, rng: np.random.Generator, events: list, t: float) -> None:
-        """A jump of row b at time t, as trajectory._jump: channel ~ rate <op^dag op>, apply, renormalize."""
+    def populations(self, b: int) -> np.ndarray:
+        """Level populations (L, 3) of row b."""
+        x = np.array(self.xp.host(self.psi[b]))
+        return ((x.real**2 + x.imag**2) @ self.basis.M).reshape(self.L, 3)
+
+    def state(self, b: int) -> ExactState:
+        """Row b as an ExactState on the full 3^L space (a copy)."""
+        full = np.zeros(3**self.L, dtype=complex)
+        full[self.basis.keep] = np.array(self.xp.host(self.psi[b]))
+        return ExactState(SimpleNamespace(L=self.L), full)
+
+    def rdm(self, b: int, site: int) -> np.ndarray:
+        """One-site density matrix of row b."""
+        return self.state(b).site_rdm(site)
+
+    def apply_jump(self, b: int, channel: int) -> None:
+        """Channel ``channel``'s operator on row b, then renormalize."""
         xp = self.xp
-        x = np.array(xp.host(self.psi[b]))
         jd = self._jump_data
-        if jd is None:
-            full = np.zeros(3**self.L, dtype=complex)
-            full[self.basis.keep] = x
-            state = ExactState(SimpleNamespace(L=self.L), full)
-            _traj._jump(state, self.channels, rng, events, t)
+        if jd is None:  # some op^dag op is not diagonal: on the full space
+            ch = self.channels[channel]
+            state = self.state(b)
+            state.apply_local(ch.op, ch.site)
+            state.scale(1.0 / math.sqrt(state.norm2()))
             self.psi[b] = xp.asarray(state.psi[self.basis.keep])
             return
-        pops = ((x.real**2 + x.imag**2) @ self.basis.M).reshape(self.L, 3)
-        weights = jd.rates * np.einsum("ck,ck->c", jd.diag, pops[jd.sites])
-        weights = np.clip(weights, 0.0, None)
-        u = rng.random() * weights.sum()
-        k = min(int(np.searchsorted(np.cumsum(weights), u, side="right")), len(self.channels) - 1)
-        ch = self.channels[k]
-        new = jd.ops[k] @ x
+        x = np.array(xp.host(self.psi[b]))
+        new = jd.ops[channel] @ x
         new = new * (1.0 / math.sqrt(float(np.vdot(new, new).real)))
-        events.append(Event(t, ch.name, ch.site))
         self.psi[b] = xp.asarray(new)
 
     def last_populations(self, rows: np.ndarray) -> np.ndarray:
@@ -449,7 +385,7 @@ class ExactBatch:
         self.psi[tr] = new
 
     def observe(self, rows: np.ndarray):
-        """Unnormalized site populations (m, L, 3) and rho_1[1, 0] (m,) of the rows, on the host."""
+        """Site populations (m, L, 3), rho_1[1, 0] (m,) and squared norms (the populations of site 1 summed)."""
         xp = self.xp
         everyone = 2 * len(rows) >= self.B  # compute for all rows rather than gather most of them
         x = self.psi if everyone else self.psi[xp.take(rows)]
@@ -457,8 +393,53 @@ class ExactBatch:
         rho10 = xp.host(xp.sum(x[:, self.a_rdm1] * xp.conj(x[:, self.a_rdm0]), axis=1))
         if everyone:
             pops, rho10 = pops[rows], rho10[rows]
-        return pops.reshape(len(rows), self.L, 3), rho10
+        pops = pops.reshape(len(rows), self.L, 3)
+        return pops, rho10, pops[:, 0, :].sum(axis=1)
 
     def diagnostics(self) -> list[dict]:
         """Per-row engine diagnostics (none for exact propagation)."""
         return [{} for _ in range(self.B)]
+
+
+class _Crossing:
+    """exp(-i H_eff tau) of one row's amplitudes from a snapshot, in the eigen form of its occupied blocks."""
+
+    def __init__(self, store: ExactBatch, b: int, before: np.ndarray):
+        self.store, self.b, self.before = store, b, before
+        r = int(store.ridx[b])
+        idx, Vs, lams, zs, self.expm_parts = [], [], [], [], []
+        for blk in store.blocks:
+            p = blk.pos[r]
+            if p < 0:
+                continue
+            x = before[blk.sl]
+            if not np.any(x):
+                continue
+            if blk.bad[p]:
+                self.expm_parts.append((blk.sl, blk.H[p], x))
+            else:
+                idx.append(np.arange(blk.sl.start, blk.sl.stop))
+                Vs.append(blk.V[p])
+                lams.append(blk.lam[p])
+                zs.append(blk.Vinv[p] @ x)
+        self.has_eig = bool(Vs)
+        if Vs:  # the occupied blocks as one block-diagonal matrix
+            self.idx = np.concatenate(idx)
+            self.V = Vs[0] if len(Vs) == 1 else sla.block_diag(*Vs)
+            self.lam = np.concatenate(lams)
+            self.z = np.concatenate(zs)
+
+    def evolved(self, tau: float) -> np.ndarray:
+        out = np.zeros_like(self.before)
+        if self.has_eig:
+            out[self.idx] = self.V @ (np.exp(-1j * self.lam * tau) * self.z)
+        for sl, H, x in self.expm_parts:
+            out[sl] = sla.expm(-1j * tau * H) @ x
+        return out
+
+    def norm2_after(self, tau: float) -> float:
+        v = self.evolved(tau)
+        return float(np.vdot(v, v).real)
+
+    def commit(self, tau: float) -> None:
+        self.store.psi[self.b] = self.store.xp.asarray(self.evolved(tau))

@@ -63,11 +63,11 @@ from threadpoolctl import threadpool_limits
 
 from ..physics import operators as ops
 from .exact import embed, hamiltonian_eff, number_of_excitations
+from .eigen import decompose
 from ..errors import require
 from ..physics.model import ArraySpec, Realization, site1_state
 
 MAX_LENGTH = 4
-_COND_LIMIT = 1e6  # eigenvector condition number above which expm is used (error ~ cond * eps)
 
 
 @dataclass
@@ -267,16 +267,14 @@ class _Sector:
         self.generator = liouvillian
         self.period = period
         if np.allclose(liouvillian, -liouvillian.conj().T, rtol=0, atol=1e-13 * max(1.0, np.abs(liouvillian).max())):
-            w, V = np.linalg.eigh(1j * liouvillian)  # unitary dynamics: normal, V unitary
-            lam, Vinv = -1j * w, V.conj().T
-            self.eig = True
+            w, V, Vinv = decompose(1j * liouvillian, hermitian=True)  # unitary dynamics: normal, V unitary
+            parts = (-1j * w, V, Vinv)
         else:
-            lam, V = np.linalg.eig(liouvillian)
-            self.eig = np.linalg.cond(V) < _COND_LIMIT
-            Vinv = np.linalg.inv(V) if self.eig else None
+            parts = decompose(liouvillian, hermitian=False)
+        self.eig = parts is not None
         if self.eig:
-            self.lam, self.V, self.Vinv = lam, V, Vinv
-            self.measure_matrix = Vinv @ measurement @ V
+            self.lam, self.V, self.Vinv = parts
+            self.measure_matrix = self.Vinv @ measurement @ self.V
         else:
             self.measure_matrix = measurement
         self._powers: dict[int, np.ndarray] = {}

@@ -40,9 +40,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
-from .. import trajectory as _traj
 from .arraylib import ArrayLib
 from .mps import SUZUKI_P, MPSEngine, MPSState
 
@@ -66,7 +64,7 @@ class MPSBatch:
         self.spec = spec
         L = self.L = spec.L
         self.engine = MPSEngine(**settings.engine_options)
-        self.dt = self.engine.dt
+        self.dt = self.time_step = self.engine.dt
         self.R, self.I = len(reals), I
         B = self.B = self.R * I
         self.ridx = np.arange(B) // I
@@ -87,9 +85,7 @@ class MPSBatch:
             site[b] = np.stack(sites)
         self.arrays = [xp.asarray(np.ascontiguousarray(site[:, l, None, :, None])) for l in range(L)]
         self._stacks: dict[float, list] = {}
-        # the stretch each row is in (MPSBatch.advance): time elapsed in it, and whether it is unfinished
-        self._elapsed = np.zeros(B)
-        self._mid = np.zeros(B, dtype=bool)
+        self._jumping = None  # (row, MPSState) between the weights and the operator of a jump
 
     # ------------------------------------------------------------ gates
     def _stack(self, tau: float) -> list:
@@ -302,6 +298,7 @@ class MPSBatch:
 
     def set_row(self, b: int, state: MPSState) -> None:
         """Put an MPSState back into row b (centre moved to the last site)."""
+        self._jumping = None
         state.move_centre(self.L - 1)
         rows = np.array([b])
         chi = np.array([[1] + [A.shape[2] for A in state.arrays]])
@@ -312,82 +309,39 @@ class MPSBatch:
         self.eref[b] = np.nan if state._energy_ref is None else state._energy_ref
 
     # ------------------------------------------------------------ the store interface
-    def advance(self, ev: np.ndarray, dur: np.ndarray, thr: np.ndarray | None, grid_dur: float, first: bool):
-        """Evolve the rows ``ev`` (mask) towards their stops ``dur`` ahead, unless their squared
-        norm falls to ``thr`` first.
+    def evolve(self, rows: np.ndarray, steps, grid_step: float | None = None) -> None:
+        """One Trotter step of length steps[j] (at most dt) for each row: the regular steps together, all
+        shortened ones (the ends of stretches, which rarely coincide) together with a length each."""
+        self._jumping = None
+        rows = np.asarray(rows, dtype=np.intp)
+        steps = np.broadcast_to(np.asarray(steps, dtype=float), (len(rows),))
+        regular = steps == self.dt
+        if regular.all():
+            self._step(rows, self.dt)
+            return
+        if regular.any():
+            self._step(rows[regular], self.dt)
+        self._step(rows[~regular], steps[~regular])
 
-        Steps of trajectory._advance: dt, the last one cut to the rest of the
-        stretch (same float arithmetic per row, the elapsed time of a stretch
-        kept across calls).  The rows step in lockstep and the call returns as
-        soon as some row stops (its stretch ends or it crosses its threshold)
-        while others go on: the driver handles the stopped rows (record,
-        measurement, jump) and calls again, so a row that was measured or
-        jumped rejoins the batch instead of finishing its stretch alone.
-        Returns (crossed rows, time of each crossing from the start of its
-        stretch, None, rows still inside their stretch); a crossed row holds
-        the state at its crossing.
-        """
-        dt = self.dt
-        el = self._elapsed
-        going = np.nonzero(ev & (dur > 0.0))[0]
-        fresh = going[~self._mid[going]]
-        el[fresh] = 0.0
-        self._mid[going] = True
-        crossed_rows, taus = [], []
-        while len(going):
-            left = dur[going] - el[going]
-            step = np.minimum(dt, left)
-            cut = left - step < 1e-12 * dt
-            step[cut] = left[cut]
-            if thr is not None:
-                before = self._take(going), self.chi[going].copy(), self._diag_rows(going)
-            regular = step == dt
-            if regular.all():
-                self._step(going, dt)
-            else:  # the regular steps together, all shortened ones together with a duration each
-                if regular.any():
-                    self._step(going[regular], dt)
-                self._step(going[~regular], step[~regular])
-            done = np.zeros(len(going), dtype=bool)
-            if thr is not None:
-                n2 = self.norm2(going)
-                for j in np.nonzero(~(n2 > thr[going]))[0]:
-                    b = int(going[j])
-                    state = self._before_state(b, j, before)
-                    th = float(thr[b])
-                    st = float(step[j])
-
-                    def excess(tau, state=state, th=th):
-                        s = state.copy()
-                        s.evolve(tau)
-                        return s.norm2() - th
-
-                    tau = brentq(excess, 0.0, st, xtol=1e-12 * max(1.0, st), rtol=1e-14)
-                    state.evolve(tau)
-                    self.set_row(b, state)
-                    crossed_rows.append(b)
-                    taus.append(el[b] + tau)
-                    done[j] = True
-            el[going] += step
-            done |= ~(el[going] < dur[going])
-            self._mid[going[done]] = False
-            going = going[~done]
-            if done.any():
-                break
-        crossed = np.array(crossed_rows, dtype=np.intp)
-        return crossed, np.array(taus, dtype=float), None, going
+    def snapshot(self, rows: np.ndarray):
+        """The rows' tensors, bonds and diagnostics before a step."""
+        return self._take(rows), self.chi[rows].copy(), self._diag_rows(rows)
 
     def _diag_rows(self, rows):
         return self.disc[rows].copy(), self.maxb[rows].copy(), self.steps[rows].copy(), self.drift[rows].copy()
 
     def _before_state(self, b: int, j: int, before) -> MPSState:
-        """Row b (position j of the stepped rows) as it was before the step."""
+        """Row b (position j of the snapshot) as it was before the step."""
         arrs, chi, (disc, maxb, steps, drift) = before
         c = chi[j]
         state = self._state(b, [np.array(self.xp.host(A[j, : c[l], :, : c[l + 1]])) for l, A in enumerate(arrs)])
         state.diag.update(discarded_weight=float(disc[j]), max_bond=int(maxb[j]), steps=int(steps[j]),
                           energy_drift=float(drift[j]))
         return state
+
+    def probe(self, b: int, snapshot, j: int) -> "_Probe":
+        """Row b as it was before the step (an MPSState), to find its jump time inside the step."""
+        return _Probe(self, b, self._before_state(b, j, snapshot))
 
     def norm2(self, rows: np.ndarray | None = None) -> np.ndarray:
         """<psi|psi> of the rows (all if None): ||A_{L-1}||^2, on the host."""
@@ -396,6 +350,7 @@ class MPSBatch:
         return np.asarray(xp.host(xp.sum(xp.real(C * xp.conj(C)), axis=(1, 2, 3))), dtype=float)
 
     def scale(self, rows: np.ndarray | None, factors: np.ndarray) -> None:
+        self._jumping = None
         xp = self.xp
         f = xp.asarray(np.asarray(factors, dtype=float))[:, None, None, None]
         if rows is None:
@@ -404,11 +359,30 @@ class MPSBatch:
             ix = xp.index(rows)
             self.arrays[-1][ix] = self.arrays[-1][ix] * f
 
-    def jump(self, b: int, rng: np.random.Generator, events: list, t: float) -> None:
-        """trajectory._jump on row b (taken out as an MPSState and put back)."""
-        state = self.row_state(b)
-        _traj._jump(state, self.channels, rng, events, t)
+    def _row(self, b: int) -> MPSState:
+        """Row b as an MPSState, kept between the calls of one jump (weights, then the operator)."""
+        if self._jumping is None or self._jumping[0] != b:
+            self._jumping = (b, self.row_state(b))
+        return self._jumping[1]
+
+    def populations(self, b: int) -> np.ndarray:
+        """Level populations (L, 3) of row b (tracks <H>, as MPSState.site_populations does)."""
+        return self._row(b).site_populations()
+
+    def rdm(self, b: int, site: int) -> np.ndarray:
+        return self._row(b).site_rdm(site)
+
+    def apply_jump(self, b: int, channel: int) -> None:
+        """The channel's operator on row b (as an MPSState), renormalized, put back into the batch."""
+        state = self._row(b)
+        ch = self.channels[channel]
+        state.apply_local(ch.op, ch.site)
+        state.scale(1.0 / math.sqrt(state.norm2()))
         self.set_row(b, state)
+        self._jumping = None
+
+    def state(self, b: int) -> MPSState:
+        return self.row_state(b)
 
     def last_populations(self, rows: np.ndarray) -> np.ndarray:
         """Unnormalized level populations (m, 3) of the last site (tracks <H>, as site_populations does)."""
@@ -419,6 +393,7 @@ class MPSBatch:
 
     def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool) -> None:
         """|0><o_b| on the last site (the centre) of each row, then renormalize if ``normalize``."""
+        self._jumping = None
         xp = self.xp
         ix = xp.index(rows)
         C = self.arrays[-1][ix]
@@ -488,11 +463,11 @@ class MPSBatch:
         self.drift[old] = np.maximum(self.drift[old], np.abs(e[~new] - ref[~new]))
 
     def observe(self, rows: np.ndarray):
-        """Unnormalized site populations (m, L, 3) and rho_1[1, 0] (m,) of the rows, on the host."""
+        """Site populations (m, L, 3), rho_1[1, 0] (m,) and squared norms (populations of site 1 summed)."""
         env = self._environments(rows)
         self._track_energy(rows, env)
         _, _, pops, rho0 = env
-        return pops, rho0[:, 1, 0]
+        return pops, rho0[:, 1, 0], pops[:, 0, :].sum(axis=1)
 
     def diagnostics(self) -> list[dict]:
         """Per-row MPSState.diagnostics(): truncation, bonds, Trotter drift, steps, norm error."""
@@ -507,3 +482,19 @@ class MPSBatch:
         return [{"discarded_weight": float(self.disc[b]), "max_bond": int(self.maxb[b]),
                  "energy_drift": float(self.drift[b]), "steps": int(self.steps[b]), "norm_error": float(err[b])}
                 for b in range(self.B)]
+
+
+class _Probe:
+    """A row as it was before a step, evolving on its own (an MPSState) to find its jump time."""
+
+    def __init__(self, store: MPSBatch, b: int, before: MPSState):
+        self.store, self.b, self.before = store, b, before
+
+    def norm2_after(self, tau: float) -> float:
+        s = self.before.copy()
+        s.evolve(tau)
+        return s.norm2()
+
+    def commit(self, tau: float) -> None:
+        self.before.evolve(tau)
+        self.store.set_row(self.b, self.before)

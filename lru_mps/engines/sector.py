@@ -26,7 +26,7 @@ from scipy.sparse.linalg import expm_multiply
 
 from ..errors import require
 from ..physics.model import ArraySpec, Realization
-from .exact import _Block
+from .eigen import BlockPropagator
 
 MAX_SECTOR_DIM = 400_000
 
@@ -152,7 +152,7 @@ class SectorPropagator:
         blk = self._blocks.get(N)
         if blk is None:
             H = sector_hamiltonian(self.spec, self.realization, N, self._onsite)
-            blk = _Block(H.toarray()) if H.shape[0] <= self.eig_max_dim else _SparseBlock(H)
+            blk = BlockPropagator(H.toarray()) if H.shape[0] <= self.eig_max_dim else _SparseBlock(H)
             self._blocks[N] = blk
         return blk
 
@@ -265,6 +265,10 @@ class SectorEngine:
 
     def prepare(self, spec: ArraySpec, real: Realization) -> SectorPropagator:
         return SectorPropagator(spec, real, self.eig_max_dim)
+
+    def batch_store(self):
+        """None: sector states run one at a time (lru_mps.mcwf.states.StateList)."""
+        return None
 
     def check_diagnostics(self, diag: dict, label: str) -> None:
         """Exact propagation: nothing to check."""

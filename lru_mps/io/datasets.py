@@ -12,15 +12,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
 from ..analysis.decay import decay_times
-from ..run.ensemble import OBSERVABLE_INIT, SimulationResult
+from ..atomic import atomic_target, atomic_write_bytes
+from ..run.result import OBSERVABLE_INIT, SimulationResult
 from ..physics.units import time_to_us
 
 
@@ -110,34 +109,6 @@ def _attr(v):
     if isinstance(v, (list, tuple)):
         return ",".join(str(x) for x in v)
     return v
-
-
-@contextmanager
-def atomic_target(path: str | os.PathLike, suffix: str = ".tmp"):
-    """Yield a temporary path next to ``path``; on success fsync it and rename it onto ``path``.
-
-    A reader never sees a half-written file, and an interrupted write leaves
-    at most a hidden temporary file behind.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
-    os.close(fd)
-    try:
-        yield tmp
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically."""
-    with atomic_target(path) as tmp, open(tmp, "wb") as fh:
-        fh.write(data)
 
 
 def save_netcdf(result: SimulationResult, path: str | os.PathLike) -> Path:

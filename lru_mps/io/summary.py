@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..analysis.decay import decay_times, fit_window_start
 from .datasets import diagnostics_summary
-from ..run.ensemble import OBSERVABLE_INIT, SimulationResult
+from ..run.result import OBSERVABLE_INIT, SimulationResult
 from ..physics.units import time_to_us
 
 

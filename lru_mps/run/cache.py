@@ -1,4 +1,4 @@
-"""Resumable storage of finished work: one file per block of trajectories.
+"""The resumable block cache: finished blocks of trajectories on disk, one file each.
 
 A run is identified by a key, a hash of everything that determines its
 numbers (the physics spec, the run settings, a fixed realization if any).
@@ -18,14 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..batched import batch_supported
-from .ensemble import BlockResult, RunSettings
+from ..engines import get_engine
+from ..atomic import atomic_target, atomic_write_bytes
 from ..physics.model import ArraySpec, Realization
-from ..io.datasets import atomic_target, atomic_write_bytes
+from .blocks import BlockResult
+from .settings import RunSettings
 
 
-def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | None = None) -> str:
-    """A short stable hash of everything that determines a run's numbers."""
+def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | None = None) -> tuple[str, dict]:
+    """A short stable hash of everything that determines a run's numbers, and the description it hashes."""
     desc = {
         "spec": spec.as_dict(),
         "times": [float(x) for x in settings.times],
@@ -35,7 +36,7 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
         "estimator": settings.estimator,
         "inits": list(settings.inits),
         "engine_options": {k: settings.engine_options[k] for k in sorted(settings.engine_options)},
-        "batched": settings.batched and batch_supported(settings),
+        "batched": settings.batched and get_engine(settings.engine, **settings.engine_options).batch_store() is not None,
     }
     if settings.backend != "numpy":  # same numbers to rounding, but not bit for bit
         desc["backend"] = settings.backend
@@ -45,8 +46,8 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
     return hashlib.sha256(text.encode()).hexdigest()[:16], desc
 
 
-class RunStore:
-    """A folder of finished blocks, keyed by run."""
+class BlockCache:
+    """A folder of finished blocks of trajectories (on disk), keyed by run."""
 
     def __init__(self, folder: str | os.PathLike):
         self.folder = Path(folder)

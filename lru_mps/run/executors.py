@@ -11,7 +11,8 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable
 
-from .ensemble import BlockResult, RunSettings, n_blocks, run_block
+from .blocks import BlockResult, n_blocks, run_block
+from .settings import RunSettings
 from ..errors import ParameterError, require
 from ..physics.model import ArraySpec, Realization
 
@@ -120,12 +121,13 @@ def run_blocks(
     Blocks run in this process (``workers`` = 1), in a local process pool, or
     as tasks on a Dask cluster (``client``: a dask.distributed Client or a
     scheduler address).  Either way the merged numbers are the same.
+    ``store``: a :class:`~lru_mps.run.cache.BlockCache` or its folder.
     """
     require(int(workers) == workers and workers >= 1, "workers", workers, "an integer >= 1")
-    from .cache import RunStore, run_key
+    from .cache import BlockCache, run_key
 
-    if store is not None and not isinstance(store, RunStore):
-        store = RunStore(store)
+    if store is not None and not isinstance(store, BlockCache):
+        store = BlockCache(store)
     total = settings.trajectories
     nb = n_blocks(total)
     key = None
@@ -164,8 +166,8 @@ def run_blocks(
         for b in todo:
             state = {"n": count}
 
-            def tick():
-                state["n"] += 1
+            def tick(n: int = 1):
+                state["n"] += n
                 if progress is not None:
                     progress(state["n"], total)
 

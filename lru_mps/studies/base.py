@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import ParameterError, require
 from ..physics.model import ArraySpec
-from ..io.datasets import atomic_target, atomic_write_bytes
+from ..atomic import atomic_target, atomic_write_bytes
 
 #: model fields of a study config, with the names of `lru-mps simulate`'s options
 MODEL_KEYS = ("length", "hopping", "anharmonicity", "frequency", "disorder", "reset", "rate", "conditions", "t1",
@@ -59,7 +59,7 @@ class StudyContext:
             self.progress.plan(stages)
 
     def run_options(self, label: str) -> dict:
-        """The keyword arguments of :func:`lru_mps.run.ensemble.simulate` that say where and how to run."""
+        """The keyword arguments of :func:`lru_mps.run.simulate.simulate` that say where and how to run."""
         from ..run.executors import client_for
 
         self.client = client_for(self.client)

@@ -39,7 +39,8 @@ import xarray as xr
 
 from ..physics import analytic
 from ..analysis.decay import decay_times
-from ..run.ensemble import disorder_rng, simulate
+from ..run.seeding import disorder_rng
+from ..run.simulate import simulate
 from ..physics.units import time_to_us
 from .base import (
     StudyContext,

@@ -46,7 +46,7 @@ Tolppanen, Silveri):
 Ensembles: in ideal conditions the removal-free branch estimator (exact per
 disorder realization) with ``realizations`` evolutions, each with its own
 disorder realization; otherwise sampled trajectories (``trajectories`` per
-point).  Every ensemble goes through :func:`lru_mps.run.ensemble.simulate` with
+point).  Every ensemble goes through :func:`lru_mps.run.simulate.simulate` with
 the study's work folder as store (and ``ctx.run_options``: workers, Dask
 client, progress), so an interrupted study resumes and a rerun reuses all
 finished work.
@@ -68,7 +68,7 @@ import xarray as xr
 
 from ..physics import analytic
 from ..analysis.decay import decay_times
-from ..run.ensemble import simulate
+from ..run.simulate import simulate
 from ..errors import require
 from ..physics.model import ArraySpec, Reset
 from ..physics.units import time_to_us, to_rate, to_time

@@ -1,0 +1,356 @@
+"""The Monte-Carlo wave-function algorithm, once, for a batch of rows (docs/physics.md §4, §6).
+
+A *row* is one trajectory: its own random stream, measurement clock, jump
+threshold and qubit frequency.  The states of all rows live in a *state
+store* (an engine's batched store, or :class:`~lru_mps.mcwf.states.StateList`
+holding ordinary states); the algorithm talks to it only through the methods
+listed in :class:`StateStore`.  A single trajectory is a batch of one.
+
+The algorithm.  Between events the unnormalized state evolves with
+exp(-i H_eff t).  Continuous channels (engineered dissipation, hardware decay
+and dephasing) are unravelled by the waiting-time method: draw r ~ U(0, 1),
+evolve until the squared norm falls to r, pick channel k with probability
+proportional to rate_k <op_k^dag op_k>, apply it, renormalize, draw a new r.
+Feedback measurements of n_L interrupt the evolution at their clock times;
+the outcome n is drawn with the Born probability and |0><n|_L is applied.
+Every row stops at every grid time and every measurement time; at each stop
+a sampled row is renormalized and its threshold divided by the squared norm
+(P(no jump yet) carries over), a grid point is recorded before a measurement
+at the same time.
+
+Estimators (:mod:`lru_mps.mcwf.kernels`): ``sampled`` samples every event;
+``branch`` follows the removal-free branch (no waiting-time jumps, every
+measurement gives n = 0, nothing renormalized) and records unnormalized
+expectation values, the exact ensemble average per realization in ideal
+conditions.
+
+Random numbers.  Each row draws from its own stream in a fixed order (the
+caller draws the thermal levels, then :func:`start_row` the clock and the
+first threshold; then events in time order: a jump draws the channel and then
+the new threshold, a measurement the outcome and, for random feedback, the
+next clock time), so a trajectory's numbers depend only on its seed, never on
+the batch it ran in.
+
+Integrators (a store with ``time_step``) advance in steps of dt, the last
+one of a stretch shortened (:func:`~lru_mps.mcwf.kernels.step_lengths`); the
+rows step in lockstep and the loop handles a row as soon as it stops, so a
+row that was measured or jumped rejoins the batch.  A row whose squared norm
+falls below its threshold during a step (or, for exact stores, a stretch)
+gets the crossing time by root finding from the state before it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from ..physics.model import ArraySpec
+from .kernels import (ESTIMATORS, ChannelTable, MeasurementClock, crossing_time, sample_index, sample_outcomes,
+                      step_lengths)
+
+
+class StateStore(Protocol):
+    """What the loop needs from the states of B rows (quantities of the unnormalized states)."""
+
+    #: None if evolve is exact for any duration; else the integrator's step (1/J)
+    time_step: float | None
+
+    def evolve(self, rows: np.ndarray, durations, grid_step: float | None) -> None:
+        """|psi_b> <- exp(-i H_eff d_b) |psi_b> (``durations``: one float or one per row; ``grid_step``: a hint
+        that this is the first advance of a grid interval of that length)."""
+
+    def norm2(self, rows: np.ndarray | None) -> np.ndarray:
+        """<psi_b|psi_b> of the rows (all if None)."""
+
+    def scale(self, rows: np.ndarray | None, factors: np.ndarray) -> None:
+        """|psi_b> <- f_b |psi_b>."""
+
+    def snapshot(self, rows: np.ndarray):
+        """A copy of the rows' states (to find a jump time inside the step that follows)."""
+
+    def probe(self, b: int, snapshot, j: int):
+        """Row b evolving from position j of ``snapshot``: an object with ``norm2_after(tau)`` and
+        ``commit(tau)`` (which leaves row b in the state at tau), to find a jump time."""
+
+    def populations(self, b: int) -> np.ndarray:
+        """Level populations (L, 3) of row b (for the jump channel weights)."""
+
+    def rdm(self, b: int, site: int) -> np.ndarray:
+        """One-site density matrix (3, 3) of row b."""
+
+    def apply_jump(self, b: int, channel: int) -> None:
+        """Apply channel ``channel``'s operator to row b and renormalize."""
+
+    def observe(self, rows: np.ndarray):
+        """Site populations (m, L, 3), rho_1[1, 0] (m,) and the squared norms (m,) used to normalize them."""
+
+    def last_populations(self, rows: np.ndarray) -> np.ndarray:
+        """Level populations (m, 3) of the last site."""
+
+    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool) -> None:
+        """|0><o_b| on the last site of each row (then renormalize if ``normalize``)."""
+
+    def diagnostics(self) -> list[dict]:
+        """Per-row engine diagnostics."""
+
+    def state(self, b: int):
+        """Row b as an ordinary state object (a copy)."""
+
+
+@dataclass
+class Event:
+    """One event of a trajectory: a jump of ``channel`` or a feedback measurement with ``outcome``."""
+
+    time: float
+    channel: str
+    site: int
+    outcome: int | None = None
+
+
+@dataclass
+class TrajectoryRecord:
+    """What one trajectory leaves behind, on the time grid (1/J).
+
+    ``populations[k, l, m]`` = probability of level m on site l at times[k]
+    (unnormalized weights in branch mode); ``coherence[k]`` = <sigma^-_1> in
+    the frame of the coding qubit, exp(+i w_q t) rho_1[1, 0] with w_q from
+    :meth:`ArraySpec.qubit_frequency` (dressed; docs/physics.md §7).
+    """
+
+    times: np.ndarray
+    populations: np.ndarray
+    coherence: np.ndarray
+    events: list[Event] = field(default_factory=list)
+    final_state: object | None = None
+    diagnostics: dict = field(default_factory=dict)
+
+
+@dataclass
+class Row:
+    """The per-trajectory state of the algorithm: random stream, clock, jump threshold, qubit frequency (J)."""
+
+    rng: np.random.Generator
+    clock: MeasurementClock
+    threshold: float
+    qubit_frequency: float
+
+
+def start_row(spec: ArraySpec, rng: np.random.Generator, estimator: str, qubit_frequency: float) -> Row:
+    """A row's clock and first threshold, drawn in this order from its stream (after its thermal levels)."""
+    clock = MeasurementClock(spec, rng)
+    jumps = estimator == "sampled" and bool(spec.jump_channels())
+    return Row(rng, clock, rng.random() if jumps else 0.0, qubit_frequency)
+
+
+def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], estimator: str,
+             keep_states: bool = False) -> list[TrajectoryRecord]:
+    """Run the trajectories of ``rows`` (whose states are ``store``'s rows, in order) over the grid ``times``."""
+    if estimator not in ESTIMATORS:
+        from ..errors import ParameterError
+
+        raise ParameterError("estimator", estimator, "sampled or branch")
+    return _Loop(store, spec, np.asarray(times, dtype=float), rows, estimator).run(keep_states)
+
+
+class _Loop:
+    """The trajectory algorithm over the rows of one store."""
+
+    def __init__(self, store: StateStore, spec: ArraySpec, times: np.ndarray, rows: Sequence[Row], estimator: str):
+        self.store = store
+        self.spec = spec
+        self.times = times
+        self.rows = list(rows)
+        B = self.B = len(self.rows)
+        self.sampled = estimator == "sampled"
+        self.channels = ChannelTable.of(spec)
+        self.jumps = self.sampled and len(self.channels) > 0
+        self.last_site = spec.L - 1
+        self.threshold = np.array([r.threshold for r in self.rows], dtype=float)
+        self.next_measurement = np.array([r.clock.next for r in self.rows], dtype=float)
+        self.qubit_frequency = np.array([r.qubit_frequency for r in self.rows], dtype=float)
+        self.t = np.zeros(B)
+        self.events: list[list[Event]] = [[] for _ in range(B)]
+        T = len(times)
+        self.populations = np.zeros((B, T, spec.L, 3))
+        self.coherence = np.zeros((B, T), dtype=complex)
+        # integrators: the time already covered of the stretch each row is in, and whether it is unfinished
+        self.covered = np.zeros(B)
+        self.in_stretch = np.zeros(B, dtype=bool)
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, keep_states: bool) -> list[TrajectoryRecord]:
+        times = self.times
+        for k in range(len(times)):
+            t_k = times[k]
+            grid_step = t_k - (times[k - 1] if k > 0 else 0.0)
+            waiting = np.ones(self.B, dtype=bool)  # rows that have not recorded times[k] yet
+            first = True
+            while True:
+                stop = np.minimum(t_k, self.next_measurement)  # the next stop of every row
+                moving = waiting & (self.t < stop)
+                if moving.any():
+                    self._advance(np.nonzero(moving)[0], stop, grid_step if first else None)
+                arrived = np.nonzero(waiting & (self.t >= stop))[0]
+                if self.jumps and len(arrived):
+                    # every stop: renormalize; P(no jump yet) carries over to the threshold
+                    n2 = self.store.norm2(None if len(arrived) == self.B else arrived)
+                    self.threshold[arrived] = self.threshold[arrived] / n2
+                    self.store.scale(None if len(arrived) == self.B else arrived, 1.0 / np.sqrt(n2))
+                on_grid = t_k <= self.next_measurement[arrived]
+                if on_grid.any():
+                    self._record(k, arrived[on_grid])
+                    waiting[arrived[on_grid]] = False
+                if (~on_grid).any():
+                    self._measure(arrived[~on_grid])
+                if not waiting.any():
+                    break
+                first = False
+        return self._records(keep_states)
+
+    # --------------------------------------------------------------- evolution
+    def _advance(self, rows: np.ndarray, stop: np.ndarray, grid_step: float | None) -> None:
+        """Evolve the rows towards their stops; rows that cross their threshold jump on the way."""
+        if self.store.time_step is None:
+            self._advance_exact(rows, stop, grid_step)
+        else:
+            self._advance_steps(rows, stop)
+
+    def _advance_exact(self, rows: np.ndarray, stop: np.ndarray, grid_step: float | None) -> None:
+        """Exact propagation: each row's stretch in one go; a row below its threshold gets its jump time."""
+        store = self.store
+        duration = stop[rows] - self.t[rows]
+        before = store.snapshot(rows) if self.jumps else None
+        store.evolve(rows, duration, grid_step)
+        reached = np.ones(len(rows), dtype=bool)
+        if self.jumps:
+            n2 = store.norm2(rows)
+            for j in np.nonzero(~(n2 > self.threshold[rows]))[0]:
+                b = int(rows[j])
+                tau = self._crossing(b, before, int(j), float(duration[j]))
+                self._jump(b, min(self.t[b] + tau, stop[b]))
+                reached[j] = False
+        self.t[rows[reached]] = stop[rows[reached]]
+
+    def _advance_steps(self, rows: np.ndarray, stop: np.ndarray) -> None:
+        """Integrator steps in lockstep until some row stops (end of its stretch, or a jump)."""
+        store = self.store
+        dt = store.time_step
+        duration = stop - self.t
+        fresh = rows[~self.in_stretch[rows]]
+        self.covered[fresh] = 0.0
+        self.in_stretch[rows] = True
+        going = rows
+        while len(going):
+            step = step_lengths(duration[going] - self.covered[going], dt)
+            before = store.snapshot(going) if self.jumps else None
+            store.evolve(going, step, None)
+            done = np.zeros(len(going), dtype=bool)
+            if self.jumps:
+                n2 = store.norm2(going)
+                for j in np.nonzero(~(n2 > self.threshold[going]))[0]:
+                    b = int(going[j])
+                    tau = self._crossing(b, before, int(j), float(step[j]))
+                    self._jump(b, min(self.t[b] + (self.covered[b] + tau), stop[b]))
+                    done[j] = True
+            self.covered[going] += step
+            ended = ~(self.covered[going] < duration[going])
+            self.t[going[ended & ~done]] = stop[going[ended & ~done]]
+            done |= ended
+            self.in_stretch[going[done]] = False
+            going = going[~done]
+            if done.any():
+                return
+
+    def _crossing(self, b: int, snapshot, j: int, duration: float) -> float:
+        """Row b's jump time inside the stretch it just made (from position j of ``snapshot``); row b is left there."""
+        probe = self.store.probe(b, snapshot, j)
+        threshold = float(self.threshold[b])
+        tau = crossing_time(lambda tau: probe.norm2_after(tau) - threshold, duration)
+        probe.commit(tau)
+        return tau
+
+    # ------------------------------------------------------------------ events
+    def _jump(self, b: int, t: float) -> None:
+        """A jump of row b at time t: channel ~ rate <op^dag op>, applied and renormalized; a new threshold."""
+        store, table, rng = self.store, self.channels, self.rows[b].rng
+        weights = table.weights(store.populations(b), lambda site: store.rdm(b, site))
+        k = sample_index(weights, rng.random())
+        store.apply_jump(b, k)
+        ch = table.channels[k]
+        self.events[b].append(Event(t, ch.name, ch.site))
+        self.threshold[b] = rng.random()
+        self.t[b] = t
+
+    def _measure(self, rows: np.ndarray) -> None:
+        """Feedback measurement of n_L and |0><n|_L for each row, then its next clock time."""
+        if self.sampled:
+            p = self.store.last_populations(rows)
+            u = np.array([self.rows[b].rng.random() for b in rows])
+            outcome = sample_outcomes(p, u)
+        else:  # the removal-free branch keeps outcome 0
+            outcome = np.zeros(len(rows), dtype=int)
+        self.store.reset_last(rows, outcome, normalize=self.sampled)
+        for j, b in enumerate(rows):
+            self.events[b].append(Event(self.t[b], "measurement", self.last_site, int(outcome[j])))
+            clock = self.rows[b].clock
+            clock.advance()
+            self.next_measurement[b] = clock.next
+
+    def _record(self, k: int, rows: np.ndarray) -> None:
+        """Populations and coherence of the rows at times[k] (normalized in sampled mode)."""
+        pops, rho10, n2 = self.store.observe(rows)
+        norm = n2 if self.sampled else np.ones(len(rows))
+        self.populations[rows, k] = pops / norm[:, None, None]
+        self.coherence[rows, k] = rho10 / norm * np.exp(1j * self.qubit_frequency[rows] * self.times[k])
+
+    def _records(self, keep_states: bool) -> list[TrajectoryRecord]:
+        diags = self.store.diagnostics()
+        return [
+            TrajectoryRecord(
+                times=self.times,
+                populations=self.populations[b],
+                coherence=self.coherence[b],
+                events=self.events[b],
+                final_state=self.store.state(b) if keep_states else None,
+                diagnostics=diags[b],
+            )
+            for b in range(self.B)
+        ]
+
+
+def records_differ(a: dict[str, TrajectoryRecord], b: dict[str, TrajectoryRecord], tol: float = 1e-10) -> list[str]:
+    """How two ``{init: record}`` results differ beyond ``tol`` (populations, coherence, events); [] if they agree."""
+    if set(a) != set(b):
+        return [f"initial states {sorted(a)} != {sorted(b)}"]
+    problems = []
+    for init in a:
+        ra, rb = a[init], b[init]
+        dp = float(np.max(np.abs(ra.populations - rb.populations)))
+        dc = float(np.max(np.abs(ra.coherence - rb.coherence)))
+        if not dp <= tol:
+            problems.append(f"{init}: populations differ by {dp:.3g}")
+        if not dc <= tol:
+            problems.append(f"{init}: coherence differs by {dc:.3g}")
+        if len(ra.events) != len(rb.events):
+            problems.append(f"{init}: {len(ra.events)} != {len(rb.events)} events")
+            continue
+        for ea, eb in zip(ra.events, rb.events):
+            if (ea.channel, ea.site, ea.outcome) != (eb.channel, eb.site, eb.outcome) or not abs(ea.time - eb.time) <= tol:
+                problems.append(f"{init}: event {ea} != {eb}")
+                break
+    return problems
+
+
+def run_trajectory(state, spec: ArraySpec, realization, times, rng: np.random.Generator,
+                   estimator: str = "sampled") -> TrajectoryRecord:
+    """One trajectory from an ordinary ``state`` (normalized), its own stream ``rng`` and the grid ``times`` (1/J).
+
+    A batch of one: the clock and the first threshold are drawn from ``rng``
+    now, then the events as they happen.
+    """
+    from .states import StateList
+
+    row = start_row(spec, rng, estimator, spec.qubit_frequency(realization))
+    return run_rows(StateList([state], spec), spec, times, [row], estimator)[0]

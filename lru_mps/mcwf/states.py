@@ -1,0 +1,124 @@
+"""Ordinary (one-trajectory) states, and the adapter that makes a list of them a state store.
+
+Engines without a batched store (the sector engine, the quimb reference
+kernel, and every engine when run unbatched for checks) hand the trajectory
+loop a :class:`StateList`: the same algorithm then runs on their states one
+row at a time, with the same arithmetic as a single trajectory.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from ..physics import operators as ops
+
+
+class TrajectoryState(Protocol):
+    """One trajectory's unnormalized state |psi> as an engine holds it."""
+
+    #: None if :meth:`evolve` is exact for any duration; else the integrator's step (1/J)
+    time_step: float | None
+
+    def evolve(self, dt: float) -> None:
+        """|psi> <- exp(-i H_eff dt) |psi> (dt in 1/J)."""
+
+    def norm2(self) -> float:
+        """<psi|psi>."""
+
+    def site_populations(self) -> np.ndarray:
+        """Level populations of every site, shape (L, 3): <psi| (|m><m|)_l |psi>."""
+
+    def site_rdm(self, site: int) -> np.ndarray:
+        """One-site density matrix (3, 3): rho[i, j] = <psi| (|j><i|)_site |psi>."""
+
+    def apply_local(self, op: np.ndarray, site: int) -> None:
+        """|psi> <- op_site |psi> (op a 3x3 matrix, site 0-based)."""
+
+    def scale(self, factor: float) -> None:
+        """|psi> <- factor |psi>."""
+
+    def copy(self) -> "TrajectoryState":
+        """An independent copy."""
+
+
+class StateList:
+    """A state store (:class:`lru_mps.mcwf.loop.StateStore`) over a list of ordinary states."""
+
+    def __init__(self, states: Sequence[TrajectoryState], spec):
+        self.states = list(states)
+        self.channels = spec.jump_channels()
+        self.L = spec.L
+        self.time_step = self.states[0].time_step if self.states else None
+
+    def evolve(self, rows, durations, grid_step=None) -> None:
+        d = np.broadcast_to(np.asarray(durations, dtype=float), (len(rows),))
+        for j, b in enumerate(rows):
+            self.states[b].evolve(float(d[j]))
+
+    def norm2(self, rows=None) -> np.ndarray:
+        rows = range(len(self.states)) if rows is None else rows
+        return np.array([self.states[b].norm2() for b in rows], dtype=float)
+
+    def scale(self, rows, factors) -> None:
+        rows = range(len(self.states)) if rows is None else rows
+        for b, f in zip(rows, factors):
+            self.states[b].scale(float(f))
+
+    def snapshot(self, rows) -> list:
+        return [self.states[b].copy() for b in rows]
+
+    def probe(self, b: int, snapshot, j: int) -> "_Probe":
+        return _Probe(self, b, snapshot[j])
+
+    def populations(self, b: int) -> np.ndarray:
+        return self.states[b].site_populations()
+
+    def rdm(self, b: int, site: int) -> np.ndarray:
+        return self.states[b].site_rdm(site)
+
+    def apply_jump(self, b: int, channel: int) -> None:
+        ch = self.channels[channel]
+        s = self.states[b]
+        s.apply_local(ch.op, ch.site)
+        s.scale(1.0 / math.sqrt(s.norm2()))
+
+    def observe(self, rows):
+        n2 = np.array([self.states[b].norm2() for b in rows], dtype=float)
+        pops = np.array([self.states[b].site_populations() for b in rows]).reshape(len(rows), self.L, 3)
+        rho10 = np.array([self.states[b].site_rdm(0)[1, 0] for b in rows], dtype=complex)
+        return pops, rho10, n2
+
+    def last_populations(self, rows) -> np.ndarray:
+        return np.array([self.states[b].site_populations()[self.L - 1] for b in rows]).reshape(len(rows), 3)
+
+    def reset_last(self, rows, outcomes, normalize: bool) -> None:
+        for b, o in zip(rows, outcomes):
+            s = self.states[b]
+            s.apply_local(ops.reset_op(int(o)), self.L - 1)
+            if normalize:
+                s.scale(1.0 / math.sqrt(s.norm2()))
+
+    def diagnostics(self) -> list[dict]:
+        return [s.diagnostics() if hasattr(s, "diagnostics") else {} for s in self.states]
+
+    def state(self, b: int):
+        return self.states[b]
+
+
+class _Probe:
+    """One state evolving from a copy taken before a step (to find the jump time inside it)."""
+
+    def __init__(self, store: StateList, b: int, before: TrajectoryState):
+        self.store, self.b, self.before = store, b, before
+
+    def norm2_after(self, tau: float) -> float:
+        s = self.before.copy()
+        s.evolve(tau)
+        return s.norm2()
+
+    def commit(self, tau: float) -> None:
+        self.before.evolve(tau)
+        self.store.states[self.b] = self.before

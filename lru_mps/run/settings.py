@@ -1,0 +1,103 @@
+"""How an ensemble is run: the time grid, trajectories, seed, engine, estimator (everything but the physics)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import numpy as np
+
+from ..defaults import MPS, RUN
+from ..engines import choose_engine
+from ..engines.arraylib import BACKENDS, ArrayLib
+from ..errors import require
+from ..mcwf.kernels import check_estimator
+from ..physics.model import INIT_STATES, ArraySpec
+from ..physics.units import to_time
+
+#: engine options that only the MPS engine takes (dropped for the exact engines)
+MPS_ONLY_OPTIONS = ("dt", "order", "max_bond", "cutoff", "kernel", "track_energy")
+
+
+def time_grid(t_final: float, time_points: int) -> np.ndarray:
+    """Uniform grid 0..t_final (1/J) with ``time_points`` points."""
+    require(math.isfinite(t_final) and t_final > 0, "t_final", t_final, "a finite time > 0 (units of 1/J)")
+    require(int(time_points) == time_points and time_points >= 2, "time_points", time_points, "an integer >= 2")
+    return np.linspace(0.0, float(t_final), int(time_points))
+
+
+def resolve_inits(init: str | Iterable[str]) -> tuple[str, ...]:
+    """'all' or one name or a list of names -> tuple of initial-state names."""
+    if isinstance(init, str):
+        init = INIT_STATES if init == "all" else (init,)
+    init = tuple(init)
+    for name in init:
+        require(name in INIT_STATES, "init", name, f"one of {', '.join(INIT_STATES)} or all")
+    return init
+
+
+@dataclass
+class RunSettings:
+    """How an ensemble is run (everything but the physics); build it with :func:`make_settings`."""
+
+    times: np.ndarray
+    trajectories: int = RUN["trajectories"]
+    seed: int = RUN["seed"]
+    engine: str = "exact"
+    estimator: str = "sampled"
+    inits: tuple[str, ...] = INIT_STATES
+    engine_options: dict = field(default_factory=dict)
+    #: advance the trajectories of a block together where the engine has a batched store (same numbers to rounding)
+    batched: bool = True
+    #: array library of the batched engines: numpy, torch[:cpu|:cuda] or cupy (lru_mps.engines.arraylib)
+    backend: str = RUN["backend"]
+
+    def __post_init__(self):
+        require(int(self.trajectories) == self.trajectories and self.trajectories >= 1, "trajectories",
+                self.trajectories, "an integer >= 1")
+        require(int(self.seed) == self.seed and self.seed >= 0, "seed", self.seed, "an integer >= 0")
+        self.trajectories = int(self.trajectories)
+        self.seed = int(self.seed)
+        require(self.backend in BACKENDS, "backend", self.backend, f"one of {', '.join(BACKENDS)}")
+        if self.backend != "numpy":
+            ArrayLib(self.backend)  # installed, and a GPU where one is named
+
+
+def make_settings(
+    spec: ArraySpec,
+    *,
+    init=RUN["init"],
+    t_final=RUN["t_final"],
+    time_points: int = RUN["time_points"],
+    trajectories: int = RUN["trajectories"],
+    seed: int = RUN["seed"],
+    engine: str = RUN["engine"],
+    estimator: str = RUN["estimator"],
+    engine_options: dict | None = None,
+    batched: bool = True,
+    backend: str = RUN["backend"],
+) -> RunSettings:
+    """Validated run settings: 'auto' resolved, MPS options completed from :data:`lru_mps.defaults.MPS`.
+
+    ``t_final`` in 1/J or with a unit ('30us', '1000/J').  Options that only
+    the MPS engine takes are dropped for the exact engines.
+    """
+    if engine == "auto":
+        engine, _ = choose_engine(spec)
+    options = dict(engine_options or {})
+    if engine == "mps":
+        options = {**MPS, **{k: v for k, v in options.items() if v is not None}}
+    else:
+        options = {k: v for k, v in options.items() if k not in MPS_ONLY_OPTIONS}
+    return RunSettings(
+        times=time_grid(to_time(t_final, "t_final", spec.J_hz), time_points),
+        trajectories=trajectories,
+        seed=seed,
+        engine=engine,
+        estimator=check_estimator(spec, estimator),
+        inits=resolve_inits(init),
+        engine_options=options,
+        batched=batched,
+        backend=backend,
+    )

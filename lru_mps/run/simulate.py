@@ -1,0 +1,61 @@
+"""One ensemble of trajectories: :func:`simulate`, the Python API behind ``lru-mps simulate``."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from ..defaults import RUN
+from ..physics.model import ArraySpec, Realization
+from .executors import run_blocks
+from .result import SimulationResult, assemble
+from .settings import make_settings
+
+
+def simulate(
+    spec: ArraySpec,
+    *,
+    init: str | Iterable[str] = RUN["init"],
+    t_final=RUN["t_final"],
+    time_points: int = RUN["time_points"],
+    trajectories: int = RUN["trajectories"],
+    seed: int = RUN["seed"],
+    engine: str = RUN["engine"],
+    estimator: str = RUN["estimator"],
+    realization: Realization | None = None,
+    engine_options: dict | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int = 1,
+    store=None,
+    client=None,
+    batched: bool = True,
+    backend: str = RUN["backend"],
+) -> SimulationResult:
+    """Run one ensemble: ``trajectories`` trajectories, each with its own disorder realization.
+
+    Defaults: :data:`lru_mps.defaults.RUN` (the same as ``lru-mps simulate``).
+    Times in 1/J, or with a unit (``t_final='30us'``).  ``realization`` fixes
+    the disorder for every trajectory (checks against the density-matrix
+    reference).  ``estimator`` is 'sampled', 'branch' (removal-free branch,
+    exact in ideal conditions) or 'auto' (branch where exact).  ``engine`` is
+    exact, sector, mps or auto (:func:`lru_mps.engines.choose_engine`);
+    ``engine_options`` go to the engine (MPS: dt, order, max_bond, cutoff,
+    kernel; unset ones from :data:`lru_mps.defaults.MPS`).
+
+    The trajectories run in up to 16 contiguous blocks; ``workers`` > 1 runs
+    blocks in a process pool.  With ``store`` (a
+    :class:`lru_mps.run.cache.BlockCache` or a folder) every finished block is
+    saved atomically and a repeated call skips the saved ones, so an
+    interrupted run resumes and ends with exactly the numbers of an
+    uninterrupted one.  ``client`` (a dask.distributed Client or a scheduler
+    address) runs the blocks on a Dask cluster instead.  With ``batched``
+    (default) the exact and MPS engines advance the trajectories of a block
+    together (the same numbers per trajectory to rounding), with the array
+    library ``backend`` ('numpy'; 'torch' or 'cupy' put the bulk array work on
+    a GPU).  ``progress(done, total)`` is called as trajectories finish.
+    """
+    settings = make_settings(spec, init=init, t_final=t_final, time_points=time_points, trajectories=trajectories,
+                             seed=seed, engine=engine, estimator=estimator, engine_options=engine_options,
+                             batched=batched, backend=backend)
+    blocks = run_blocks(spec, settings, realization=realization, workers=workers, store=store, progress=progress,
+                        client=client)
+    return assemble(spec, settings, blocks)

@@ -1,0 +1,152 @@
+"""Trajectories of a run: draw each one's disorder, thermal sample and streams, and run them through the loop.
+
+:func:`run_trajectories` is the one entry point: it draws the rows of the
+given trajectory indices (:mod:`lru_mps.run.seeding`, in the order the
+algorithm fixes), puts their states into a state store (the engine's batched
+store, or a :class:`~lru_mps.mcwf.states.StateList` of ordinary states) and
+runs :func:`lru_mps.mcwf.loop.run_rows`.  Batched or not, trajectory i gives
+the same numbers (bit for bit for the sector engine, to rounding for the
+batched exact and MPS stores: tested).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from ..engines import get_engine
+from ..errors import require
+from ..mcwf.loop import Row, TrajectoryRecord, run_rows, start_row
+from ..mcwf.states import StateList
+from ..physics.model import ArraySpec, Realization, product_state
+from .seeding import disorder_rng, event_rng
+
+#: trajectory indices advanced together by a batched store (rows = indices x initial states)
+DEFAULT_BATCH = 256
+
+
+@dataclass
+class Draw:
+    """One trajectory index: its realization and, per initial state, the product state and the row."""
+
+    index: int
+    realization: Realization
+    products: list  # per initial state: the site vectors
+    rows: list[Row]  # per initial state
+    #: the largest excitation number in the products' support
+    nmax: int
+
+
+def draw(spec: ArraySpec, settings, index: int, realization: Realization | None = None) -> Draw:
+    """Trajectory ``index``'s draws, in the fixed order: disorder, then per initial state thermal levels, clock, threshold."""
+    real = realization if realization is not None else spec.draw_realization(disorder_rng(settings.seed, index))
+    wq = spec.qubit_frequency(real)
+    products, rows, nmax = [], [], 0
+    for init in settings.inits:
+        rng = event_rng(settings.seed, index, init)
+        levels = spec.thermal_levels(real, rng)
+        sites = [np.asarray(v, dtype=complex) for v in product_state(init, levels)]
+        nmax = max(nmax, sum(int(np.nonzero(v)[0].max()) for v in sites))
+        products.append(sites)
+        rows.append(start_row(spec, rng, settings.estimator, wq))
+    return Draw(index, real, products, rows, nmax)
+
+
+def run_trajectories(
+    spec: ArraySpec,
+    settings,
+    indices: Iterable[int],
+    realization: Realization | None = None,
+    *,
+    batched: bool | None = None,
+    batch_size: int | None = None,
+    backend: str | None = None,
+    keep_states: bool = False,
+    on_index: Callable[[int], None] | None = None,
+) -> list[dict[str, TrajectoryRecord]]:
+    """Trajectories ``indices`` of a run: one ``{init: record}`` per index, in order.
+
+    ``realization`` fixes the disorder of every trajectory (checks against the
+    density-matrix reference).  ``batched`` (default: ``settings.batched``
+    where the engine has a batched store) advances up to ``batch_size``
+    indices (default :data:`DEFAULT_BATCH`) together on ``backend`` ('numpy',
+    'torch', 'cupy'; default ``settings.backend``); unbatched, each index runs
+    on the engine's ordinary states.  ``keep_states`` puts each trajectory's
+    final state into its record.  ``on_index(n)`` is called as n more indices
+    finish.  Call with one BLAS thread (``threadpoolctl``), as run_block does.
+    """
+    engine = get_engine(settings.engine, **settings.engine_options)
+    require(spec.L <= engine.max_length, "length", spec.L, f"L <= {engine.max_length} for the {settings.engine} engine",
+            "use --engine mps or sector for long arrays" if settings.engine == "exact" else None)
+    store_cls = engine.batch_store()
+    if batched is None:
+        batched = settings.batched and store_cls is not None
+    elif batched:
+        require(store_cls is not None, "engine", settings.engine,
+                "an engine with a batched store (exact; mps with the lean kernel)",
+                "the sector engine and the quimb kernel run unbatched")
+    batch_size = DEFAULT_BATCH if batch_size is None else batch_size
+    require(int(batch_size) == batch_size and batch_size >= 1, "batch_size", batch_size, "an integer >= 1")
+    draws = [draw(spec, settings, int(i), realization) for i in indices]
+    out: list = [None] * len(draws)
+    if batched:
+        if settings.engine == "exact":  # an exact batch holds the N-blocks 0..N_max: group by N_max
+            chunks = _chunks([d.nmax for d in draws], int(batch_size))
+        else:
+            chunks = [list(range(s, min(s + int(batch_size), len(draws)))) for s in range(0, len(draws), int(batch_size))]
+        for chunk in chunks:
+            part = [draws[j] for j in chunk]
+            store = _batch_store(store_cls, spec, settings, part, realization is not None,
+                                 backend or settings.backend)
+            for j, rec in zip(chunk, _regroup(part, settings, store, spec, keep_states)):
+                out[j] = rec
+            if on_index is not None:
+                on_index(len(chunk))
+        return out
+    fixed_prop = engine.prepare(spec, realization) if realization is not None else None
+    for j, d in enumerate(draws):
+        prop = fixed_prop if fixed_prop is not None else engine.prepare(spec, d.realization)
+        store = StateList([prop.state(p) for p in d.products], spec)
+        out[j] = _regroup([d], settings, store, spec, keep_states)[0]
+        if on_index is not None:
+            on_index(1)
+    return out
+
+
+def _batch_store(store_cls, spec, settings, part: Sequence[Draw], fixed: bool, backend: str):
+    """The engine's batched store of a chunk's rows, ordered (index, initial state)."""
+    n_init = len(settings.inits)
+    reals = [part[0].realization] if fixed else [d.realization for d in part]
+    per_realization = len(part) * n_init if fixed else n_init
+    products = [p for d in part for p in d.products]
+    nmax = np.repeat([d.nmax for d in part], n_init)
+    return store_cls(spec, settings, reals, per_realization, products, nmax, backend)
+
+
+def _regroup(part: Sequence[Draw], settings, store, spec, keep_states) -> list[dict[str, TrajectoryRecord]]:
+    rows = [row for d in part for row in d.rows]
+    records = run_rows(store, spec, settings.times, rows, settings.estimator, keep_states)
+    n_init = len(settings.inits)
+    return [{init: records[j * n_init + q] for q, init in enumerate(settings.inits)} for j in range(len(part))]
+
+
+def _chunks(nmax: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Positions grouped by N_max (an exact batch holds blocks 0..N_max), at most batch_size each.
+
+    A new chunk starts when the current one is full, or when N_max grows and
+    the current chunk already holds a quarter of batch_size (small groups of
+    rare large N_max ride along with the next).
+    """
+    order = sorted(range(len(nmax)), key=lambda j: nmax[j])
+    chunks: list[list[int]] = []
+    cur: list[int] = []
+    for j in order:
+        if cur and (len(cur) >= batch_size or (nmax[j] > nmax[cur[-1]] and 4 * len(cur) >= batch_size)):
+            chunks.append(cur)
+            cur = []
+        cur.append(j)
+    if cur:
+        chunks.append(cur)
+    return chunks
