@@ -67,7 +67,7 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
              scheduler, backend, out, as_json, **model):
     """Run one ensemble of trajectories and print a summary."""
     from lru_mps.engines import choose_engine
-    from lru_mps.run.ensemble import simulate as run
+    from lru_mps.run.simulate import simulate as run
     from lru_mps.run.executors import default_workers
     from lru_mps.io.datasets import save_netcdf, to_json
     from lru_mps.io.summary import format_summary
