@@ -16,15 +16,15 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from lru_mps.run.ensemble import RunSettings, TrajectoryRunner, time_grid
+from lru_mps.run.settings import RunSettings, time_grid
+from lru_mps.run.trajectories import run_trajectories
 from lru_mps.physics.model import ArraySpec, Conditions, Reset
 
 
 def run(spec, engine, opts, times, inits=("leakage", "coherence")):
-    runner = TrajectoryRunner(spec, RunSettings(times=times, seed=1, engine=engine, estimator="branch",
-                                                inits=inits, engine_options=opts))
+    settings = RunSettings(times=times, seed=1, engine=engine, estimator="branch", inits=inits, engine_options=opts)
     t0 = time.perf_counter()
-    recs = runner.run(0)
+    (recs,) = run_trajectories(spec, settings, [0], batched=False)
     return recs, time.perf_counter() - t0
 
 

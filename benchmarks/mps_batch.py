@@ -8,8 +8,8 @@ the same step (dt = 0.01/J, Trotter order 4, absolute cutoff 1e-12), so
 they are at equal accuracy; the script prints how far apart they are (largest
 site-population difference over the compared trajectories).
 
-    (a) batched   ``batched.run_batch`` on ``--rows`` trajectory indices, one call
-    (b) unbatched ``TrajectoryRunner.run`` (lean kernel) on ``--unbatched`` of them
+    (a) batched   ``run_trajectories(..., batched=True)`` on ``--rows`` trajectory indices, one call
+    (b) unbatched ``run_trajectories(..., batched=False)`` (lean kernel) on ``--unbatched`` of them
     (c) quimb     the same runner with ``kernel='quimb'`` (quimb's ``gate_split_``
                   TEBD loop) on ``--quimb`` of them
 
@@ -37,8 +37,8 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from lru_mps.engines.arraylib import ArrayLib  # noqa: E402
-from lru_mps.batched import run_batch  # noqa: E402
-from lru_mps.run.ensemble import TrajectoryRunner, make_settings  # noqa: E402
+from lru_mps.run.settings import make_settings  # noqa: E402
+from lru_mps.run.trajectories import run_trajectories  # noqa: E402
 from lru_mps.physics.model import ArraySpec  # noqa: E402
 
 DT = 0.01
@@ -57,27 +57,25 @@ def bench(L: int, cond: str, rows: int, steps: int, n_unb: int, n_quimb: int, ba
     spec = ArraySpec.from_user(length=L, conditions=cond, reset="periodic")
     st = _settings(spec, rows, steps)
     lib = ArrayLib(backend)
-    run_batch(spec, _settings(spec, 2, 2), range(2), backend=backend)  # warm-up (imports, GPU context)
+    run_trajectories(spec, _settings(spec, 2, 2), range(2), batched=True, backend=backend)  # warm-up (imports, GPU context)
     lib.synchronize()
     t0 = time.perf_counter()
-    got = run_batch(spec, st, range(rows), backend=backend)
+    got = run_trajectories(spec, st, range(rows), batched=True, backend=backend)
     lib.synchronize()
     t_b = (time.perf_counter() - t0) / rows
     out = dict(L=L, conditions=cond, estimator=st.estimator, rows=rows, steps=steps, backend=backend,
                batched_s=t_b, max_bond=int(max(r["leakage"].diagnostics["max_bond"] for r in got)))
     dev = 0.0
     if n_unb:
-        runner = TrajectoryRunner(spec, st)
         t0 = time.perf_counter()
-        ref = [runner.run(i) for i in range(n_unb)]
+        ref = run_trajectories(spec, st, range(n_unb), batched=False)
         out["unbatched_s"] = (time.perf_counter() - t0) / n_unb
         dev = max(float(np.abs(_pops(got[i]) - _pops(ref[i])).max()) for i in range(n_unb))
         # the batched run's time per trajectory on exactly these indices (when it is a subset)
         out["unbatched_n"] = n_unb
     if n_quimb:
-        q = TrajectoryRunner(spec, _settings(spec, rows, steps, kernel="quimb"))
         t0 = time.perf_counter()
-        qr = [q.run(i) for i in range(n_quimb)]
+        qr = run_trajectories(spec, _settings(spec, rows, steps, kernel="quimb"), range(n_quimb), batched=False)
         out["quimb_s"] = (time.perf_counter() - t0) / n_quimb
         dev = max([dev] + [float(np.abs(_pops(got[i]) - _pops(qr[i])).max()) for i in range(n_quimb)])
     out["max_dev"] = dev

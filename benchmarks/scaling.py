@@ -26,7 +26,7 @@ import numpy as np
 
 
 def part1():
-    from lru_mps.run.ensemble import simulate
+    from lru_mps.run.simulate import simulate
     from lru_mps.physics.model import ArraySpec
 
     spec = ArraySpec.from_user(length=4, conditions="realistic", rate="0.03J")
@@ -42,7 +42,7 @@ def part1():
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(
             cluster
         ) as client:
-            client.run(lambda: __import__("lru_mps.run.ensemble"))  # warm imports on the workers
+            client.run(lambda: __import__("lru_mps.run.simulate"))  # warm imports on the workers
             t0 = time.perf_counter()
             res = simulate(spec, client=client, **kw)
             out["dask 2 workers"] = (time.perf_counter() - t0, res)
@@ -60,7 +60,7 @@ def part1():
 
 _MEM = r"""
 import resource, sys
-from lru_mps.run.ensemble import simulate
+from lru_mps.run.simulate import simulate
 from lru_mps.physics.model import ArraySpec
 engine, n = sys.argv[1], int(sys.argv[2])
 spec = ArraySpec.from_user(length=100, conditions="ideal", reset="dissipation", rate="0.04J")

@@ -5,8 +5,8 @@ W/2pi = 100 MHz, J/2pi = 5 MHz, T1q = 16.7 us, Tphi = 10 us, 100 mK; periodic
 feedback at 0.03 J), t = 0..200/J on 201 points, every trajectory with its own
 disorder realization and thermal sample, the three initial states of every
 index, one core:
-  (a) the unbatched engine, ``ensemble.run_block`` over all blocks;
-  (b) ``batched.run_batch`` over the same kind of indices;
+  (a) the unbatched engine, ``run.blocks.run_block`` over all blocks;
+  (b) ``run_trajectories(..., batched=True)`` over the same kind of indices;
 and the largest difference of the accumulated means of (a) and (b) over the
 indices both ran.
 
@@ -48,8 +48,10 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from lru_mps.batched import run_batch
-from lru_mps.run.ensemble import disorder_rng, make_settings, n_blocks, run_block
+from lru_mps.run.blocks import n_blocks, run_block
+from lru_mps.run.seeding import disorder_rng
+from lru_mps.run.settings import make_settings
+from lru_mps.run.trajectories import run_trajectories
 from lru_mps.physics.model import ArraySpec
 from lru_mps.run.statistics import ObservableAccumulator
 
@@ -85,7 +87,7 @@ def bench_paper(L: int, n_unbatched: int, n_batched: int):
     st_b = make_settings(spec, t_final=T_FINAL, time_points=POINTS, trajectories=n_batched, seed=0)
     with threadpool_limits(limits=1, user_api="blas"):
         t0 = time.perf_counter()
-        recs = run_batch(spec, st_b, range(n_batched))
+        recs = run_trajectories(spec, st_b, range(n_batched), batched=True)
         t_b = time.perf_counter() - t0
     acc_b = _accumulate(spec, st_b, recs[:n_unbatched])
     dev = 0.0
@@ -105,16 +107,10 @@ def _qutip_problem(L: int, seed: int = 0):
 
 def _lru_leakage_sums(L: int, indices, seed: int = 0, batched: bool = True):
     """Sum and sum of squares of sum_l <|2><2|_l>(t) over the given trajectories (one process)."""
-    from lru_mps.run.ensemble import TrajectoryRunner
-
     _one_thread()
     spec, real = _qutip_problem(L, seed)
     st = make_settings(spec, init="leakage", t_final=T_FINAL, time_points=POINTS, trajectories=max(indices) + 1, seed=seed)
-    if batched:
-        recs = run_batch(spec, st, indices, real)
-    else:
-        runner = TrajectoryRunner(spec, st, real)
-        recs = [runner.run(i) for i in indices]
+    recs = run_trajectories(spec, st, indices, real, batched=batched)
     leak = np.array([r["leakage"].populations[:, :, 2].sum(axis=1) for r in recs])
     return len(indices), leak.sum(axis=0), (leak**2).sum(axis=0)
 
@@ -140,7 +136,7 @@ def lru_vs_qutip_side(L: int, ntraj: int, cores: int, batched: bool = True):
 def qutip_side(L: int, ntraj: int, cores: int):
     import qutip
 
-    from lru_mps import operators as ops
+    from lru_mps.physics import operators as ops
     from lru_mps.engines.exact import embed, hamiltonian_eff
 
     spec, real = _qutip_problem(L)
