@@ -1,4 +1,4 @@
-"""Per-realization qubit rates in ideal conditions and the localization length (lru_mps.analysis.localization).
+"""Per-realization qubit rates in ideal conditions and the localization length (lru_mps.analysis.rates, lru_mps.analysis.localization).
 
 Physics: docs/physics.md §7-§10.  Units of J (energies, rates) and 1/J (times).
 """
@@ -14,16 +14,15 @@ from lru_mps.physics import analytic
 from helpers import one
 from lru_mps.run.settings import RunSettings, time_grid
 from lru_mps.errors import ParameterError
-from lru_mps.analysis.localization import (
+from lru_mps.analysis.localization import fit_localization_length, typical
+from lru_mps.analysis.rates import (
     C_SMALL_G,
     RESOLVE_FACTOR,
     exact_rates,
-    fit_localization_length,
     log_edge_weight,
     qubit_mode,
     qubit_rates,
     reset_factor,
-    typical,
 )
 from lru_mps.physics.model import ArraySpec, Conditions, Realization, Reset
 
@@ -375,7 +374,7 @@ def test_bad_input_names_the_parameter():
 
 def test_auto_falls_back_when_the_exact_value_lands_under_the_floor(monkeypatch):
     """The log-space estimate decides whether to try the exact eigenvalue; the exact value has the last word."""
-    import lru_mps.analysis.localization as loc
+    import lru_mps.analysis.rates as loc
 
     spec, real = make([2.2, -1.2, 0.4, -2.6, 1.1], "dissipation", 1.0)
     good = qubit_rates(spec, real)

@@ -241,3 +241,35 @@ def fit_exponential(t, y, sem=None, t_start: float = 0.0, t_end: float | None = 
     tau_err = k_err / k**2
     msg = "ok" + ("" if weighted else " (unweighted: errors from the residual scatter)")
     return FitResult(tau=tau, tau_err=tau_err, ok=True, message=msg, tau_lower=tau_lower, **common)
+
+
+def fit_line(x, y, errors=None) -> dict:
+    """Weighted least-squares straight line y = a + b x.
+
+    With ``errors`` (one sigma per point) the weights are 1/errors^2 and the
+    parameter errors come from them, inflated by sqrt(chi2/dof) when that
+    exceeds 1 (never shrunk below the statistics); without errors the fit is
+    unweighted and its errors come from the scatter (needs >= 3 points).
+    Returns {'intercept', 'intercept_error', 'slope', 'slope_error', 'chi2',
+    'dof', 'chi2_red', 'n_points', 'weighted', 'inflated'}.
+    """
+    x = np.asarray(x, dtype=float).ravel()
+    y = np.asarray(y, dtype=float).ravel()
+    weighted = errors is not None
+    s = np.asarray(errors, dtype=float).ravel() if weighted else np.ones_like(x)
+    w = 1.0 / s**2
+    A = np.stack([np.ones_like(x), x], axis=1)
+    cov = np.linalg.inv(A.T @ (A * w[:, None]))
+    a, b = cov @ (A.T @ (w * y))
+    chi2 = float(np.sum(w * (y - (a + b * x)) ** 2))
+    dof = x.size - 2
+    chi2_red = chi2 / dof if dof > 0 else math.nan
+    inflated = False
+    if not weighted:
+        cov = cov * (chi2_red if dof > 0 else math.nan)
+    elif dof > 0 and chi2_red > 1.0:
+        cov = cov * chi2_red
+        inflated = True
+    a_err, b_err = (float(math.sqrt(v)) for v in np.diag(cov))
+    return {"intercept": float(a), "intercept_error": a_err, "slope": float(b), "slope_error": b_err, "chi2": chi2,
+            "dof": dof, "chi2_red": chi2_red, "n_points": int(x.size), "weighted": weighted, "inflated": inflated}

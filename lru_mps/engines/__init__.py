@@ -1,14 +1,20 @@
-"""State backends for the trajectory algorithm.
+"""The engines: how a trajectory's state is held and evolved.
 
-Each engine turns (spec, realization) into a *propagator* that makes
-:class:`~lru_mps.trajectory.TrajectoryState` objects from product states.
+Each engine turns (spec, realization) into a *propagator* that makes ordinary
+states (:class:`~lru_mps.mcwf.states.TrajectoryState`) from product states:
+``exact`` (the 3^L space), ``sector`` (exact fixed-N sectors), ``mps`` (TEBD on
+a qutrit MPS).  Engines with a *batched store* (many rows in one set of
+arrays: :mod:`~lru_mps.engines.exact_batch`, :mod:`~lru_mps.engines.mps_batch`)
+name it in :func:`batch_store`; the others run one state at a time.
 """
 
 from __future__ import annotations
 
 from ..errors import ParameterError
 from .exact import ExactEngine
+from .exact_batch import ExactBatch
 from .mps import MPSEngine
+from .mps_batch import MPSBatch
 from .sector import SectorEngine
 
 ENGINES = {"exact": ExactEngine, "sector": SectorEngine, "mps": MPSEngine}
@@ -41,3 +47,12 @@ def get_engine(name: str, **options):
         return ENGINES[name](**options)
     except TypeError as err:
         raise ParameterError("engine options", options, f"options accepted by the {name} engine ({err})") from None
+
+
+def batch_store(engine):
+    """The batched store class of an engine object, or None (sector; the quimb MPS reference kernel)."""
+    if isinstance(engine, ExactEngine):
+        return ExactBatch
+    if isinstance(engine, MPSEngine) and engine.kernel == "lean":
+        return MPSBatch
+    return None

@@ -12,13 +12,11 @@ from __future__ import annotations
 from functools import reduce
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ..errors import require
 from ..physics.model import ArraySpec, Realization
 from .eigen import BlockPropagator
-from ..physics import operators as ops
 
 MAX_LENGTH = 7
 
@@ -131,12 +129,6 @@ class ExactEngine:
 
     def prepare(self, spec: ArraySpec, real: Realization) -> ExactPropagator:
         return ExactPropagator(spec, real)
-
-    def batch_store(self):
-        """The batched store of this engine (kept N-blocks of many rows)."""
-        from .exact_batch import ExactBatch
-
-        return ExactBatch
 
     def check_diagnostics(self, diag: dict, label: str) -> None:
         """Exact propagation: nothing to check."""

@@ -133,7 +133,6 @@ class _BlockStack:
         self.full = len(self.reals) == R
         self.pos = np.full(R, -1, dtype=np.intp)
         self.pos[self.reals] = np.arange(len(self.reals))
-        m, d = len(self.reals), self.d
         self.H = H
         lam, V, Vinv, bad = decompose_stack(H)
         self.bad = bad

@@ -361,14 +361,6 @@ class MPSEngine:
         spec.check_time_step(self.dt, "dt")
         return MPSPropagator(spec, real, self)
 
-    def batch_store(self):
-        """The batched store (padded tensors of many rows) for the lean kernel; None for the quimb reference."""
-        if self.kernel != "lean":
-            return None
-        from .mps_batch import MPSBatch
-
-        return MPSBatch
-
     def check_diagnostics(self, diag: dict, label: str) -> None:
         warn_diagnostics(diag, label)
 

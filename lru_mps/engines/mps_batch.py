@@ -43,6 +43,7 @@ import numpy as np
 
 from .arraylib import ArrayLib
 from .mps import SUZUKI_P, MPSEngine, MPSState
+from .probe import CopyProbe
 
 
 class MPSBatch:
@@ -339,9 +340,9 @@ class MPSBatch:
                           energy_drift=float(drift[j]))
         return state
 
-    def probe(self, b: int, snapshot, j: int) -> "_Probe":
+    def probe(self, b: int, snapshot, j: int) -> CopyProbe:
         """Row b as it was before the step (an MPSState), to find its jump time inside the step."""
-        return _Probe(self, b, self._before_state(b, j, snapshot))
+        return CopyProbe(self._before_state(b, j, snapshot), lambda state: self.set_row(b, state))
 
     def norm2(self, rows: np.ndarray | None = None) -> np.ndarray:
         """<psi|psi> of the rows (all if None): ||A_{L-1}||^2, on the host."""
@@ -482,19 +483,3 @@ class MPSBatch:
         return [{"discarded_weight": float(self.disc[b]), "max_bond": int(self.maxb[b]),
                  "energy_drift": float(self.drift[b]), "steps": int(self.steps[b]), "norm_error": float(err[b])}
                 for b in range(self.B)]
-
-
-class _Probe:
-    """A row as it was before a step, evolving on its own (an MPSState) to find its jump time."""
-
-    def __init__(self, store: MPSBatch, b: int, before: MPSState):
-        self.store, self.b, self.before = store, b, before
-
-    def norm2_after(self, tau: float) -> float:
-        s = self.before.copy()
-        s.evolve(tau)
-        return s.norm2()
-
-    def commit(self, tau: float) -> None:
-        self.before.evolve(tau)
-        self.store.set_row(self.b, self.before)

@@ -266,10 +266,6 @@ class SectorEngine:
     def prepare(self, spec: ArraySpec, real: Realization) -> SectorPropagator:
         return SectorPropagator(spec, real, self.eig_max_dim)
 
-    def batch_store(self):
-        """None: sector states run one at a time (lru_mps.mcwf.states.StateList)."""
-        return None
-
     def check_diagnostics(self, diag: dict, label: str) -> None:
         """Exact propagation: nothing to check."""
 

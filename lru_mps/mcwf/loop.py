@@ -223,14 +223,7 @@ class _Loop:
         duration = stop[rows] - self.t[rows]
         before = store.snapshot(rows) if self.jumps else None
         store.evolve(rows, duration, grid_step)
-        reached = np.ones(len(rows), dtype=bool)
-        if self.jumps:
-            n2 = store.norm2(rows)
-            for j in np.nonzero(~(n2 > self.threshold[rows]))[0]:
-                b = int(rows[j])
-                tau = self._crossing(b, before, int(j), float(duration[j]))
-                self._jump(b, min(self.t[b] + tau, stop[b]))
-                reached[j] = False
+        reached = ~self._jumps_inside(rows, before, duration, np.zeros(len(rows)), stop)
         self.t[rows[reached]] = stop[rows[reached]]
 
     def _advance_steps(self, rows: np.ndarray, stop: np.ndarray) -> None:
@@ -246,14 +239,7 @@ class _Loop:
             step = step_lengths(duration[going] - self.covered[going], dt)
             before = store.snapshot(going) if self.jumps else None
             store.evolve(going, step, None)
-            done = np.zeros(len(going), dtype=bool)
-            if self.jumps:
-                n2 = store.norm2(going)
-                for j in np.nonzero(~(n2 > self.threshold[going]))[0]:
-                    b = int(going[j])
-                    tau = self._crossing(b, before, int(j), float(step[j]))
-                    self._jump(b, min(self.t[b] + (self.covered[b] + tau), stop[b]))
-                    done[j] = True
+            done = self._jumps_inside(going, before, step, self.covered[going], stop)
             self.covered[going] += step
             ended = ~(self.covered[going] < duration[going])
             self.t[going[ended & ~done]] = stop[going[ended & ~done]]
@@ -262,6 +248,23 @@ class _Loop:
             going = going[~done]
             if done.any():
                 return
+
+    def _jumps_inside(self, rows, before, lengths, covered, stop) -> np.ndarray:
+        """Rows whose squared norm fell to their threshold during the piece (of ``lengths``) just made jump.
+
+        The jump time is found inside the piece from ``before``; the row was
+        ``covered`` into its stretch when the piece began.  Returns which rows jumped.
+        """
+        jumped = np.zeros(len(rows), dtype=bool)
+        if not self.jumps:
+            return jumped
+        n2 = self.store.norm2(rows)
+        for j in np.nonzero(~(n2 > self.threshold[rows]))[0]:
+            b = int(rows[j])
+            tau = self._crossing(b, before, int(j), float(lengths[j]))
+            self._jump(b, min(self.t[b] + (covered[j] + tau), stop[b]))
+            jumped[j] = True
+        return jumped
 
     def _crossing(self, b: int, snapshot, j: int, duration: float) -> float:
         """Row b's jump time inside the stretch it just made (from position j of ``snapshot``); row b is left there."""

@@ -13,6 +13,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from ..engines.probe import CopyProbe
 from ..physics import operators as ops
 
 
@@ -70,8 +71,8 @@ class StateList:
     def snapshot(self, rows) -> list:
         return [self.states[b].copy() for b in rows]
 
-    def probe(self, b: int, snapshot, j: int) -> "_Probe":
-        return _Probe(self, b, snapshot[j])
+    def probe(self, b: int, snapshot, j: int) -> CopyProbe:
+        return CopyProbe(snapshot[j], lambda state: self.states.__setitem__(b, state))
 
     def populations(self, b: int) -> np.ndarray:
         return self.states[b].site_populations()
@@ -106,19 +107,3 @@ class StateList:
 
     def state(self, b: int):
         return self.states[b]
-
-
-class _Probe:
-    """One state evolving from a copy taken before a step (to find the jump time inside it)."""
-
-    def __init__(self, store: StateList, b: int, before: TrajectoryState):
-        self.store, self.b, self.before = store, b, before
-
-    def norm2_after(self, tau: float) -> float:
-        s = self.before.copy()
-        s.evolve(tau)
-        return s.norm2()
-
-    def commit(self, tau: float) -> None:
-        self.before.evolve(tau)
-        self.store.states[self.b] = self.before

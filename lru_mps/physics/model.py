@@ -20,7 +20,7 @@ representations (dense, fixed-N sector, MPS/MPO) are built from.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field
 
 import numpy as np
 

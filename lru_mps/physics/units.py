@@ -56,27 +56,32 @@ def parse_frequency_hz(value, name: str = "frequency") -> float:
     return number * _FREQ[key]
 
 
+def _in_J(number: float, unit: str, J_hz: float) -> float | None:
+    """A bare number or a multiple of J as it is; a frequency f = omega/2pi (Hz..GHz) over J/2pi; else None."""
+    if unit == "" or unit in _J_WORDS:
+        return number
+    if unit in _FREQ:
+        return number * _FREQ[unit] / J_hz
+    return None
+
+
 def to_energy(value, name: str, J_hz: float) -> float:
     """An energy/frequency in units of J: '250MHz' (omega/2pi), '50J' or a bare 50."""
     number, unit = _split(value, name, "250MHz")
-    key = unit
-    if key == "" or key in _J_WORDS:
-        return number
-    if key in _FREQ:
-        return number * _FREQ[key] / J_hz
-    raise ParameterError(name, value, "a frequency in Hz/kHz/MHz/GHz (f = omega/2pi) or a multiple of J like '50J'")
+    x = _in_J(number, unit, J_hz)
+    if x is None:
+        raise ParameterError(name, value, "a frequency in Hz/kHz/MHz/GHz (f = omega/2pi) or a multiple of J like '50J'")
+    return x
 
 
 def to_rate(value, name: str, J_hz: float) -> float:
     """A rate in units of J: '0.03J', a bare 0.03, '0.15MHz' (Gamma/2pi) or '1/us' (1/tau)."""
     number, unit = _split(value, name, "0.03J")
-    key = unit
-    if key == "" or key in _J_WORDS:
-        return number
-    if key in _FREQ:
-        return number * _FREQ[key] / J_hz
-    if key.startswith("/") or key.startswith("1/"):
-        tkey = key.split("/", 1)[1]
+    x = _in_J(number, unit, J_hz)
+    if x is not None:
+        return x
+    if unit.startswith("/") or unit.startswith("1/"):
+        tkey = unit.split("/", 1)[1]
         if tkey in _TIME:
             return number / (_TIME[tkey] * 2.0 * math.pi * J_hz)
     raise ParameterError(

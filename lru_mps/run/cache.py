@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engines import get_engine
+from ..engines import batch_store, get_engine
 from ..atomic import atomic_target, atomic_write_bytes
 from ..physics.model import ArraySpec, Realization
 from .blocks import BlockResult
@@ -36,7 +36,7 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
         "estimator": settings.estimator,
         "inits": list(settings.inits),
         "engine_options": {k: settings.engine_options[k] for k in sorted(settings.engine_options)},
-        "batched": settings.batched and get_engine(settings.engine, **settings.engine_options).batch_store() is not None,
+        "batched": settings.batched and batch_store(get_engine(settings.engine, **settings.engine_options)) is not None,
     }
     if settings.backend != "numpy":  # same numbers to rounding, but not bit for bit
         desc["backend"] = settings.backend

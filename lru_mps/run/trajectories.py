@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..engines import get_engine
+from ..engines import batch_store, get_engine
 from ..errors import require
 from ..mcwf.loop import Row, TrajectoryRecord, run_rows, start_row
 from ..mcwf.states import StateList
@@ -80,7 +80,7 @@ def run_trajectories(
     engine = get_engine(settings.engine, **settings.engine_options)
     require(spec.L <= engine.max_length, "length", spec.L, f"L <= {engine.max_length} for the {settings.engine} engine",
             "use --engine mps or sector for long arrays" if settings.engine == "exact" else None)
-    store_cls = engine.batch_store()
+    store_cls = batch_store(engine)
     if batched is None:
         batched = settings.batched and store_cls is not None
     elif batched:

@@ -1,8 +1,12 @@
-"""Studies: named recipes over many ensembles, with stored results and figures.
+"""Studies: named recipes over many ensembles, with stored results, a table and figures.
 
-Each study module defines ``NAME``, ``DEFAULTS`` (the config, mirrored by
-``studies/<NAME>.toml``), ``QUICK`` (overrides for ``--quick``),
-``run(cfg, ctx) -> StudyResult`` and ``plot(dataset, summary, figdir)``.
+Each study is a :class:`~lru_mps.studies.base.Study` in a module of its own
+(``length_scaling``, ``rate_sweep``, ``decay_sweep``: disorder and hopping,
+``dynamics``), registered in the module's ``STUDIES``; its defaults are the
+TOML file ``studies/<name>.toml`` (the only copy).
+
+    from lru_mps.studies import StudyContext, run_study
+    res = run_study("length-scaling", StudyContext(out="runs/ls"), overrides={"lengths": "2:20"})
 """
 
 from __future__ import annotations
@@ -12,59 +16,40 @@ import json
 from pathlib import Path
 
 from ..errors import ParameterError
-from .base import StudyContext, StudyResult, load_config
+from .base import Study, StudyContext, StudyResult, load_config
 
+#: study name -> module that defines it
 _MODULES = {
     "length-scaling": "length_scaling",
-    "rate-sweep": "sweeps",
-    "disorder-sweep": "sweeps",
-    "hopping-sweep": "sweeps",
-    "dynamics": "sweeps",
+    "rate-sweep": "rate_sweep",
+    "disorder-sweep": "decay_sweep",
+    "hopping-sweep": "decay_sweep",
+    "dynamics": "dynamics",
 }
+
+__all__ = ["Study", "StudyContext", "StudyResult", "get_study", "replot", "run_study", "study_names"]
 
 
 def study_names() -> list[str]:
-    """Names of the studies that can be run (their module imports)."""
-    names = []
-    for name, mod in _MODULES.items():
-        try:
-            module = importlib.import_module(f".{mod}", __name__)
-        except ImportError:
-            continue
-        if name in getattr(module, "STUDIES", {name: None}) or getattr(module, "NAME", None) == name:
-            names.append(name)
-    return names
+    """Names of the studies that can be run."""
+    return list(_MODULES)
 
 
-def get_study(name: str):
-    """The study object of ``name``: has NAME, DEFAULTS, QUICK, run, plot."""
+def get_study(name: str) -> Study:
+    """The study object of ``name``: NAME, HELP, DEFAULTS, QUICK, run, table, plot."""
     if name not in _MODULES:
         raise ParameterError("study", name, f"one of {', '.join(_MODULES)}")
-    module = importlib.import_module(f".{_MODULES[name]}", __name__)
-    studies = getattr(module, "STUDIES", None)
-    return studies[name] if studies is not None else module
-
-
-DEFAULTS = {}
-
-
-def defaults(name: str) -> dict:
-    """The built-in default config of a study."""
-    return get_study(name).DEFAULTS
+    return importlib.import_module(f".{_MODULES[name]}", __name__).STUDIES[name]
 
 
 def run_study(name: str, ctx: StudyContext, config_file=None, overrides: dict | None = None,
               quick: bool = False) -> StudyResult:
-    """Resolve the config (defaults, --quick, file, overrides) and run the study."""
+    """Resolve the config (the study's TOML, its [quick] table with ``quick``, a file, overrides) and run it."""
     study = get_study(name)
-    base = dict(study.DEFAULTS)
+    base = study.DEFAULTS
     if quick:
-        base = json.loads(json.dumps(base))
         for k, v in study.QUICK.items():
-            if isinstance(v, dict):
-                base[k] = {**base.get(k, {}), **v}
-            else:
-                base[k] = v
+            base[k] = {**base.get(k, {}), **v} if isinstance(v, dict) else v
         base["quick"] = True
     cfg = load_config(name, base, config_file, overrides or {})
     return study.run(cfg, ctx)

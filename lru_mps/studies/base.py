@@ -1,10 +1,13 @@
 """What every study shares: configuration, running context, outputs.
 
-A study is a named recipe (length-scaling, rate-sweep, ...) with defaults
-that ship as TOML files in the repository's ``studies/`` folder (identical to
-:data:`lru_mps.studies.DEFAULTS`; a user copies one, edits it and passes it
-with ``--config``, or overrides fields on the command line).  Running a study
-writes into one output folder:
+A study is a named recipe (length-scaling, rate-sweep, ...) whose defaults
+are the TOML file ``studies/<name>.toml`` (installed as the package
+``lru_mps_studies``; the code reads it, there is no second copy).  A user
+copies one, edits it and passes it with ``--config``, or overrides fields on
+the command line; ``--quick`` applies the file's ``[quick]`` table.  Every
+study follows one template (:class:`Study`): resolve the config, compute its
+ensembles into a dataset and a summary, then write, tabulate and plot.
+Running a study writes into one output folder:
 
 ``config.toml``     the resolved configuration (defaults + file + overrides)
 ``results.nc``      an xarray Dataset with everything the figures need
@@ -17,13 +20,15 @@ writes into one output folder:
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
 import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -98,6 +103,20 @@ def parse_lengths(text) -> list[int]:
     return sorted(set(values))
 
 
+@lru_cache(maxsize=None)
+def _study_file(name: str) -> dict:
+    path = resources.files("lru_mps_studies").joinpath(f"{name}.toml")
+    with path.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def study_defaults(name: str) -> tuple[dict, dict]:
+    """(defaults, quick overrides) of a study, from its TOML file (copies)."""
+    data = copy.deepcopy(_study_file(name))
+    quick = data.pop("quick", {})
+    return data, quick
+
+
 def load_config(name: str, defaults: dict, config_file: str | os.PathLike | None, overrides: dict) -> dict:
     """Defaults, then a TOML file, then command-line overrides (None = not given)."""
     cfg = json.loads(json.dumps(defaults))  # deep copy
@@ -129,6 +148,8 @@ def _merge(cfg: dict, data: dict, where: str) -> None:
     for key, value in data.items():
         if key in ENGINE_KEYS:
             cfg[key] = value
+            continue
+        if key == "quick":  # a copied study file keeps its [quick] table: only --quick reads it
             continue
         if key not in cfg:
             raise ParameterError(key, value, f"one of the keys of this study ({', '.join(sorted(cfg))})", f"in {where}")
@@ -250,3 +271,44 @@ def save_figure(fig, figdir: Path, name: str) -> list[Path]:
 
     plt.close(fig)
     return paths
+
+
+class Study:
+    """The template every study follows: ``compute`` its ensembles, then write, tabulate and plot.
+
+    A subclass sets ``NAME`` (its TOML file is ``studies/<NAME>.toml``) and
+    ``HELP`` (the text of ``lru-mps study NAME --help``: what it computes,
+    which figure of the paper it extends, how long the default takes), and
+    implements ``compute(cfg, ctx) -> (dataset, summary)``, ``table(summary)``
+    and ``plot(dataset, summary, figdir)``.
+    """
+
+    NAME = ""
+    HELP = ""
+
+    @property
+    def DEFAULTS(self) -> dict:
+        """The study's default configuration (its TOML file without the [quick] table)."""
+        return study_defaults(self.NAME)[0]
+
+    @property
+    def QUICK(self) -> dict:
+        """What --quick replaces (the TOML file's [quick] table)."""
+        return study_defaults(self.NAME)[1]
+
+    def run(self, cfg: dict, ctx: StudyContext) -> StudyResult:
+        """Compute, then write config.toml, results.nc, summary.json and the figures into ``ctx.out``."""
+        dataset, summary = self.compute(cfg, ctx)
+        table = self.table(summary)
+        write_outputs(ctx, cfg, dataset, summary)
+        self.plot(dataset, summary, ctx.out / "figures")
+        return StudyResult(self.NAME, ctx.out, summary, table, dataset)
+
+    def compute(self, cfg: dict, ctx: StudyContext):
+        raise NotImplementedError
+
+    def table(self, summary: dict) -> str:
+        raise NotImplementedError
+
+    def plot(self, dataset, summary: dict, figdir) -> list:
+        raise NotImplementedError

@@ -37,24 +37,14 @@ import math
 import numpy as np
 import xarray as xr
 
-from ..physics import analytic
 from ..analysis.decay import decay_times
+from ..analysis.fitting import fit_line
+from ..analysis.localization import fit_localization_length, typical, xi_theory
+from ..analysis.rates import qubit_rates
+from ..physics.units import time_to_us
 from ..run.seeding import disorder_rng
 from ..run.simulate import simulate
-from ..physics.units import time_to_us
-from .base import (
-    StudyContext,
-    StudyResult,
-    base_spec,
-    engine_options,
-    finite_or_none,
-    parse_lengths,
-    save_figure,
-    time_json,
-    write_outputs,
-)
-
-NAME = "length-scaling"
+from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, save_figure, time_json
 
 HELP = """T_prop, T_star, T1, T2 and the localization length xi vs the array length L.
 
@@ -66,37 +56,6 @@ values) and L = 2..6 under realistic conditions.  Extends paper Fig. 3c,f
 to long arrays.  Default: about 7 minutes on 2 cores (--quick: seconds).
 """
 
-DEFAULTS = {
-    "study": NAME,
-    "model": {
-        "hopping": "5MHz",
-        "anharmonicity": "250MHz",
-        "frequency": "7.5GHz",
-        "disorder": "100MHz",
-        "reset": "periodic",
-        "rate": "0.03J",
-    },
-    "lengths": "2,3,4,5,6,8,10,12,16,20,24,28,32,36,40",
-    "conditions": "both",
-    "realistic_lengths": "2:6",
-    "ensemble_max_length": 40,
-    "realizations": 64,
-    "trajectories": 400,
-    "time_points": 201,
-    "t_base": "1000/J",
-    "t_per_hop": 10.0,
-    "engine": "auto",
-    "seed": 0,
-}
-
-QUICK = {
-    "lengths": "2,3,4,6,8,12",
-    "realistic_lengths": "2:3",
-    "realizations": 8,
-    "trajectories": 24,
-    "time_points": 61,
-}
-
 DECAYS = ("T_star", "T1", "T2")
 
 
@@ -106,9 +65,8 @@ def _t_final(spec, cfg) -> float:
     return to_time(cfg["t_base"], "t_base", spec.J_hz) + float(cfg["t_per_hop"]) * (spec.L - 1) * spec.T_prop
 
 
-def run(cfg: dict, ctx: StudyContext) -> StudyResult:
-    """Run the study described by ``cfg`` into ``ctx.out``."""
-    from ..analysis.localization import qubit_rates
+def _compute(cfg: dict, ctx: StudyContext):
+    """The ensembles and per-realization rates of every length: (dataset, summary)."""
 
     conds = ["ideal", "realistic"] if cfg["conditions"] == "both" else [cfg["conditions"]]
     lengths = {
@@ -120,7 +78,6 @@ def run(cfg: dict, ctx: StudyContext) -> StudyResult:
     n_real = int(cfg["realizations"])
     seed = int(cfg["seed"])
     spec0 = base_spec(cfg, length=all_L[0], conditions=conds[0])
-    J_hz = spec0.J_hz
 
     shape = (len(conds), len(all_L))
     fits = {k: np.full(shape + (2,), np.nan) for k in DECAYS}
@@ -170,70 +127,37 @@ def run(cfg: dict, ctx: StudyContext) -> StudyResult:
                 if name in fits and d is not None:
                     fits[name][ci, li] = (d.value, d.error)
 
-    ds, summary, table = _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0,
-                                   energy, log_T2)
-    write_outputs(ctx, cfg, ds, summary)
-    plot(ds, summary, ctx.out / "figures")
-    return StudyResult(NAME, ctx.out, summary, table, ds)
+    return _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy, log_T2)
 
 
 def _typical(log_values: np.ndarray) -> tuple[float, float]:
-    """Mean of ln T1 over realizations and its standard error."""
+    """Mean of ln T1 over the realizations where it is known, and its standard error (nan where none)."""
     v = log_values[np.isfinite(log_values)]
     if len(v) == 0:
         return math.nan, math.nan
-    err = v.std(ddof=1) / math.sqrt(len(v)) if len(v) > 1 else math.nan
-    return float(v.mean()), float(err)
+    t = typical(logs=v)
+    return t["log_mean"], t["log_error"]
 
 
-def _linear_fit(x, y, err):
-    """Weighted straight line y = a + b x: (a, b, err_a, err_b); unweighted if errors are missing."""
-    x, y, err = map(np.asarray, (x, y, err))
-    ok = np.isfinite(x) & np.isfinite(y)
-    x, y, err = x[ok], y[ok], err[ok]
-    if len(x) < 2:
-        return (math.nan,) * 4
-    weighted = np.all(np.isfinite(err)) and np.all(err > 0)
-    w = 1.0 / err**2 if weighted else np.ones_like(x)
-    A = np.vstack([np.ones_like(x), x]).T
-    cov = np.linalg.inv(A.T @ (w[:, None] * A))
-    a, b = cov @ (A.T @ (w * y))
-    if not weighted or len(x) > 2:
-        resid = y - (a + b * x)
-        dof = max(len(x) - 2, 1)
-        chi2 = float(np.sum(w * resid**2) / dof)
-        scale = chi2 if not weighted else max(1.0, chi2)  # never shrink errors below the statistics
-        cov = cov * scale
-    return float(a), float(b), float(math.sqrt(cov[0, 0])), float(math.sqrt(cov[1, 1]))
+def _xi_fit(lengths, log_T1, errors) -> dict | None:
+    """xi from ln T1_typ = a + L/xi (analysis.localization.fit_localization_length), None if too few points."""
+    ok = np.isfinite(log_T1)
+    if np.count_nonzero(ok) < 2 or np.unique(lengths[ok]).size < 2:
+        return None
+    err = errors[ok]
+    weighted = bool(np.all(np.isfinite(err) & (err > 0)))
+    if not weighted and np.count_nonzero(ok) < 3:
+        return None
+    return fit_localization_length(lengths[ok], log_T1[ok], err if weighted else None)
 
 
-def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0) -> dict:
-    """Reference localization lengths (probability convention, T1 ~ exp(L/xi)).
-
-    strong: 1/xi = 2 ln(W/J) - 3 (typical, box disorder; needs W > e^1.5 J).
-    transfer: 1/xi = <2 gamma(E_q)>, gamma the Lyapunov exponent of the
-    disordered chain at energy E, averaged over the energies E_q of the
-    qubit modes of the realizations (at weak disorder these are not uniform
-    in [-W/2, W/2]: the mode most localized on site 1 is preferred, which
-    shortens xi by ~20% at W = 4 J); without energies, uniform in
-    [-W/2, W/2].
-    """
-    W = spec.W
-    strong = analytic.xi_strong(W) if W > math.e**1.5 else math.nan
-    if W == 0:
-        return {"strong": strong, "transfer": math.inf}
-    rng = np.random.default_rng(seed)
-    if qubit_energies is None or not np.any(np.isfinite(qubit_energies)):
-        qubit_energies = (np.arange(n_grid) + 0.5) / n_grid * W - W / 2
-    qubit_energies = np.asarray(qubit_energies)[np.isfinite(qubit_energies)]
-    lo, hi = float(qubit_energies.min()), float(qubit_energies.max())
-    grid = np.linspace(lo, hi, n_grid) if hi > lo else np.array([lo])
-    gam = []
-    for E in grid:
-        g = analytic.lyapunov_exponent(W, E, n_sites=4000, realizations=4, rng=rng)
-        gam.append(g[0] if isinstance(g, tuple) else g)
-    gq = np.interp(qubit_energies, grid, np.array(gam)) if len(grid) > 1 else np.full(len(qubit_energies), gam[0])
-    return {"strong": strong, "transfer": 1.0 / (2.0 * float(np.mean(gq)))}
+def _slope(lengths, values, errors) -> dict:
+    """Growth of T_star with L: the weighted straight-line fit of analysis.fitting (1/J per site)."""
+    ok = np.isfinite(values)
+    line = fit_line(lengths[ok], values[ok], errors[ok]) if np.count_nonzero(ok) >= 2 else None
+    if line is None:
+        return {"value": None, "error": None, "units": "1/J per site"}
+    return {"value": finite_or_none(line["slope"]), "error": finite_or_none(line["slope_error"]), "units": "1/J per site"}
 
 
 def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy, log_T2):
@@ -243,9 +167,10 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
     typ2 = np.array([_typical(log_T2[li]) for li in range(len(all_L))])
     ideal_L = lengths.get("ideal", []) if "ideal" in conds else []
     idx = [all_L.index(L) for L in ideal_L]
-    a, inv_xi, a_err, inv_xi_err = _linear_fit(np.array(ideal_L, float), typ[idx, 0], typ[idx, 1]) if idx else (math.nan,) * 4
-    xi = 1.0 / inv_xi if inv_xi and math.isfinite(inv_xi) and inv_xi > 0 else math.nan
-    xi_err = inv_xi_err / inv_xi**2 if math.isfinite(xi) else math.nan
+    fit = _xi_fit(np.array(ideal_L, float), typ[idx, 0], typ[idx, 1]) if idx else None
+    a = fit["intercept"] if fit else math.nan
+    xi = fit["value"] if fit and fit["ok"] else math.nan
+    xi_err = fit["error"] if fit and fit["ok"] else math.nan
     theory = xi_theory(spec0, energy[all_L.index(max(ideal_L))] if idx else None, seed=int(cfg["seed"]))
     log_space = [L for L in ideal_L if np.any(method[all_L.index(L)] == "log-space")]
 
@@ -257,9 +182,7 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
         for name in DECAYS:
             entry[name] = [time_json(fits[name][ci, li, 0], fits[name][ci, li, 1], J_hz) for li in sel]
         entry["engines"] = [engines[(cond, L)] for L in Ls]
-        ok = [i for i, li in enumerate(sel) if np.isfinite(fits["T_star"][ci, li, 0])]
-        ts = _linear_fit(np.array(Ls, float)[ok], fits["T_star"][ci, sel, 0][ok], fits["T_star"][ci, sel, 1][ok])
-        entry["T_star_slope"] = {"value": finite_or_none(ts[1]), "error": finite_or_none(ts[3]), "units": "1/J per site"}
+        entry["T_star_slope"] = _slope(np.array(Ls, float), fits["T_star"][ci, sel, 0], fits["T_star"][ci, sel, 1])
         if cond == "ideal":
             entry["T1_typical"] = [
                 {
@@ -287,7 +210,7 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
             }
         by_cond[cond] = entry
     primary = "ideal" if "ideal" in by_cond else conds[0]
-    summary = {"study": NAME, "conditions": primary, **by_cond[primary], "by_conditions": by_cond,
+    summary = {"study": LengthScaling.NAME, "conditions": primary, **by_cond[primary], "by_conditions": by_cond,
                "parameters": {**spec0.as_dict(), "L": None, "realizations": int(cfg["realizations"]),
                               "trajectories": int(cfg["trajectories"]), "seed": int(cfg["seed"])}}
     for key in ("T1_typical", "xi", "xi_theory_strong", "xi_theory_transfer"):
@@ -310,7 +233,7 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
         },
         coords={"conditions": list(conds), "L": all_L, "realization": np.arange(log_T1.shape[1])},
         attrs={
-            "study": NAME,
+            "study": LengthScaling.NAME,
             "J_over_2pi_Hz": J_hz,
             "time_us_per_J": time_to_us(1.0, J_hz),
             "xi": finite_or_none(xi) or "none",
@@ -320,7 +243,23 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
             "xi_theory_transfer": finite_or_none(theory["transfer"]) or "none",
         },
     )
-    return ds, summary, _table(summary, J_hz)
+    return ds, summary
+
+
+class LengthScaling(Study):
+    """The length-scaling study (module docstring)."""
+
+    NAME = "length-scaling"
+    HELP = HELP
+
+    def compute(self, cfg: dict, ctx: StudyContext):
+        return _compute(cfg, ctx)
+
+    def table(self, summary: dict) -> str:
+        return _table(summary, summary["parameters"]["J_over_2pi_Hz"])
+
+    def plot(self, dataset, summary: dict, figdir) -> list:
+        return _plot(dataset, summary, figdir)
 
 
 def _fmt(t: dict | None) -> str:
@@ -360,7 +299,7 @@ def _table(summary: dict, J_hz: float) -> str:
     return "\n".join(lines)
 
 
-def plot(ds, summary: dict, figdir) -> list:
+def _plot(ds, summary: dict, figdir) -> list:
     """T1, T2, T_star, T_prop vs L (log scale) and ln T1 vs L with the xi fit and theory lines."""
     import matplotlib.pyplot as plt
 
@@ -410,3 +349,6 @@ def plot(ds, summary: dict, figdir) -> list:
         fig.tight_layout()
         paths += save_figure(fig, figdir, "localization_length")
     return paths
+
+
+STUDIES = {LengthScaling.NAME: LengthScaling()}

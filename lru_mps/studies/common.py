@@ -1,0 +1,167 @@
+"""Helpers of the sweep studies (rate, disorder, hopping, dynamics): config access, ensembles, plot style.
+
+Ensembles: in ideal conditions the removal-free branch estimator (exact per
+disorder realization) with ``realizations`` evolutions, each with its own
+disorder realization; otherwise sampled trajectories (``trajectories`` per
+point).  Every ensemble goes through :func:`lru_mps.run.simulate.simulate`
+with the study's work folder as store (and ``ctx.run_options``: workers, Dask
+client, progress), so an interrupted study resumes and a rerun reuses all
+finished work.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..defaults import MODEL
+from ..errors import require
+from ..physics.model import ArraySpec
+from ..physics.units import time_to_us
+from ..run.simulate import simulate
+from .base import MODEL_KEYS, StudyContext, engine_options, finite_or_none
+
+#: optimal rates the paper reads off its L = 3 numerics (units of J; Fig. 2c and the random-feedback figure)
+PAPER_OPTIMA_J = {
+    "periodic": {"low": 0.03, "high": 30.0},
+    "random": {"low": 0.055, "high": 60.0},
+    "dissipation": {"low": 0.04, "high": 130.0},
+}
+
+DECAYS = ("T_star", "T_prop", "T1", "T2")
+FITTED = ("T_star", "T1", "T2")
+#: fitted decay time -> (observable, factor of the fitted curve), as in lru_mps.analysis.decay
+CURVES = {"T_star": ("leakage_array", 1.0), "T1": ("qubit_population", 1.0), "T2": ("qubit_coherence", 2.0)}
+
+#: below this many state updates (trajectories x stops) an ensemble runs in-process
+_POOL_MIN_WORK = 4000
+
+
+def model_of(cfg: dict, **changes) -> dict:
+    """The config's model table with ``changes`` (keys checked against the options of lru-mps simulate)."""
+    model = {**cfg.get("model", {}), **changes}
+    unknown = [k for k in model if k not in MODEL_KEYS]
+    require(not unknown, "model", unknown, f"keys among {', '.join(MODEL_KEYS)}")
+    return model
+
+
+def spec_of(cfg: dict, **changes) -> ArraySpec:
+    """The spec of the model table with ``changes`` (swept value, conditions)."""
+    model = model_of(cfg, **changes)
+    return ArraySpec.from_user(**{k: model[k] for k in MODEL_KEYS if k in model and model[k] is not None})
+
+
+def conditions_of(cfg: dict, allow_both: bool) -> list[str]:
+    """The conditions a study runs: ["ideal"], ["realistic"] or both (model.conditions; default: lru-mps simulate's)."""
+    cond = cfg["model"].get("conditions", MODEL["conditions"])
+    allowed = ("ideal", "realistic", "both") if allow_both else ("ideal", "realistic")
+    require(cond in allowed, "conditions", cond, " or ".join(allowed),
+            None if allow_both else f"the {cfg['study']} study runs one set of conditions at a time")
+    return ["ideal", "realistic"] if cond == "both" else [cond]
+
+
+def positive_int(cfg: dict, key: str, minimum: int = 1) -> int:
+    value = cfg[key]
+    require(
+        not isinstance(value, bool) and isinstance(value, (int, float)) and int(value) == value and value >= minimum,
+        key, value, f"an integer >= {minimum}",
+    )
+    return int(value)
+
+
+def as_list(cfg: dict, key: str) -> list:
+    value = cfg[key]
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    require(isinstance(value, (list, tuple)) and len(value) >= 1, key, value, "a non-empty list")
+    return list(value)
+
+
+def ensemble_settings(spec: ArraySpec, cfg: dict) -> tuple[str, int]:
+    """(estimator, number of evolutions): exact branch per realization when ideal, else sampled."""
+    if spec.conditions.ideal:
+        return "branch", positive_int(cfg, "realizations")
+    return "sampled", positive_int(cfg, "trajectories")
+
+
+def run_ensemble(spec: ArraySpec, cfg: dict, ctx: StudyContext, label: str, *, init, t_final: float, time_points: int):
+    """One resumable ensemble through :func:`simulate` (store = the study's work folder)."""
+    estimator, n = ensemble_settings(spec, cfg)
+    # the cost of an evolution is ~ one state update per stop: time points and measurements
+    stops = time_points + (spec.reset.rate * t_final if spec.reset.kind in ("periodic", "random") else 0.0)
+    n_init = (3 if init == "all" else 1) if isinstance(init, str) else len(init)
+    options = ctx.run_options(label)  # workers, store, progress and (Dask) client
+    if n * stops * n_init < _POOL_MIN_WORK and options.get("client") is None:
+        options["workers"] = 1  # a process pool costs more than it saves (numbers do not depend on workers)
+    return simulate(
+        spec,
+        init=init,
+        t_final=t_final,
+        time_points=time_points,
+        trajectories=n,
+        seed=positive_int(cfg, "seed", 0),
+        engine=cfg["engine"],
+        estimator=estimator,
+        engine_options=engine_options(cfg, spec),
+        **options,
+    )
+
+
+def us_per_J(spec: ArraySpec) -> float:
+    return time_to_us(1.0, spec.J_hz)
+
+
+def nan_if_none(x) -> float:
+    x = finite_or_none(x)
+    return math.nan if x is None else x
+
+
+def json_list(a) -> list:
+    return [finite_or_none(x) for x in np.asarray(a, dtype=float).ravel()]
+
+
+def pyplot():
+    """matplotlib.pyplot, imported when a figure is drawn (the backend is the caller's choice)."""
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+#: matplotlib rc settings of the sweep studies' figures
+PLOT_STYLE = {
+    "font.size": 10,
+    "axes.labelsize": 10,
+    "axes.titlesize": 10,
+    "legend.fontsize": 8,
+    "xtick.direction": "in",
+    "ytick.direction": "in",
+    "xtick.top": False,
+    "ytick.right": True,
+    "axes.grid": True,
+    "grid.alpha": 0.25,
+    "savefig.dpi": 200,
+}
+
+
+def dataset_attrs(spec: ArraySpec, cfg: dict, **extra) -> dict:
+    """NetCDF attributes of a study's dataset: the spec (no None, inf as text), study, seed, engine, units."""
+    out = {}
+    for k, v in spec.as_dict().items():
+        if v is None:
+            v = "inf" if k in ("T1q_J", "Tphi_J") else "none"
+        elif isinstance(v, float) and math.isinf(v):
+            v = "inf"
+        out[k] = v
+    out.pop("rate_J", None)
+    out.update({
+        "study": cfg["study"],
+        "seed": int(cfg["seed"]),
+        "engine": str(cfg["engine"]),
+        "time_us_per_J": us_per_J(spec),
+        "quick": int(bool(cfg.get("quick", False))),
+    })
+    out.update(extra)
+    return out
+
+

@@ -1,0 +1,336 @@
+"""Study ``rate-sweep`` (paper Fig. 2c and the random-feedback figure of its appendix).
+
+The array leakage population P_star^(L)(t_eval), t_eval = 200/J, from the
+leakage state |2> on site 1, versus the reset rate G on a log grid, for each
+reset kind.  The two optimal rates of each kind (the minima at low G, stack
+propagation, and at high G, disintegration) are located by a bounded Brent
+minimisation in log10(G) around the two most prominent grid minima, on the
+same realizations (common random numbers: the same seed, hence the same
+disorder, measurement phases and Poisson clocks scaled by 1/G, at every
+rate), and reported next to the L = 2 analytic positions (docs/physics.md
+§9: low 2 J_prop feedback / sqrt2 J_prop dissipation, high Ubar feedback /
+2 Ubar dissipation; the feedback formulas are for random feedback, the paper
+uses them for periodic too) and, at the paper's point, the paper's L = 3
+optima.  Feedback kinds cost one state update per measurement, i.e.
+~G t_eval per evolution, so their grid stops at ``feedback_rate_max``;
+dissipation has no events in the exact branch estimator and runs up to
+``rate_max``.  The reset kind and rate are swept: ``--reset`` runs one kind.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import xarray as xr
+
+from ..errors import require
+from ..physics import analytic
+from ..physics.model import Reset
+from ..physics.units import to_rate, to_time
+from .base import Study, StudyContext, finite_or_none, save_figure
+from .common import (PAPER_OPTIMA_J, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list,
+                     positive_int, pyplot, run_ensemble, spec_of, us_per_J)
+
+
+class RateSweep(Study):
+    """P_star^(L)(t_eval) vs reset rate and the two optimal rates per reset kind (paper Fig. 2c)."""
+
+    NAME = "rate-sweep"
+    HELP = """Leakage left at t = 200/J vs the reset rate, and the optimal rates.
+
+    The array's leakage population P_star^(L)(t_eval) from |2> on the coding
+    qubit on a log grid of reset rates G for periodic feedback, random
+    feedback and engineered dissipation (L = 3, ideal conditions), with the
+    low (stack propagation) and high (disintegration) optimal rates refined by
+    a bounded minimiser and set against the paper's and the analytic values.
+    Reproduces and extends paper Fig. 2c and the random-feedback figure of its
+    appendix.  Default: about 5 minutes on 2 cores (--quick: seconds).
+    """
+    # ----------------------------------------------------------------- run
+    def compute(self, cfg: dict, ctx: StudyContext):
+        """The sweep and the refined optima: (dataset, summary)."""
+        cond = conditions_of(cfg, allow_both=False)[0]
+        require("rate" not in cfg["model"], "rate", cfg["model"].get("rate"),
+                "not set for the rate-sweep (the rate is swept: use rate_min, rate_max, rate_points)")
+        if cfg["model"].get("reset") is not None:
+            kinds = [cfg["model"]["reset"]]
+        else:
+            kinds = as_list(cfg, "resets")
+        for kind in kinds:
+            require(kind in ("periodic", "random", "dissipation"), "resets", kind, "periodic, random or dissipation")
+        base = spec_of(cfg, reset="dissipation", rate="1J", conditions=cond)
+        J_hz = base.J_hz
+        rmin = to_rate(cfg["rate_min"], "rate_min", J_hz)
+        rmax = to_rate(cfg["rate_max"], "rate_max", J_hz)
+        fmax = to_rate(cfg["feedback_rate_max"], "feedback_rate_max", J_hz)
+        require(0 < rmin < rmax and math.isfinite(rmax), "rate_max", cfg["rate_max"], f"a finite rate > rate_min = {rmin:g} J")
+        npts = positive_int(cfg, "rate_points", 3)
+        t_eval = to_time(cfg["t_eval"], "t_eval", J_hz)
+        require(math.isfinite(t_eval) and t_eval > 0, "t_eval", cfg["t_eval"], "a finite time > 0")
+        xatol = float(cfg["xatol_decades"])
+        require(0 < xatol < 1, "xatol_decades", cfg["xatol_decades"], "a tolerance in decades of the rate, 0 < x < 1")
+        rates = np.logspace(math.log10(rmin), math.log10(rmax), npts)
+        estimator, n_evol = ensemble_settings(base, cfg)
+
+        cache: dict[tuple[str, float], tuple[float, float]] = {}
+
+        def leakage(kind: str, G: float) -> tuple[float, float]:
+            key = (kind, float(G))
+            if key not in cache:
+                spec = base.replace(reset=Reset(kind, float(G)))
+                res = run_ensemble(spec, cfg, ctx, f"{kind} G={G:.4g}J", init="leakage", t_final=t_eval, time_points=2)
+                ms = res.observable("leakage_array")
+                cache[key] = (float(ms.mean[-1]), float(ms.sem[-1]))
+            return cache[key]
+
+        K, R = len(kinds), len(rates)
+        ctx.plan(sum(int(np.sum(rates <= (rmax if kd == "dissipation" else min(rmax, fmax)) * (1 + 1e-12)))
+                     for kd in kinds))  # the grid; the minimiser's evaluations add stages
+        mean = np.full((K, R), np.nan)
+        sem = np.full((K, R), np.nan)
+        for k, kind in enumerate(kinds):
+            top = rmax if kind == "dissipation" else min(rmax, fmax)
+            for i, G in enumerate(rates):
+                if G <= top * (1 + 1e-12):
+                    mean[k, i], sem[k, i] = leakage(kind, G)
+
+        branches = ("low", "high")
+        opt = np.full((K, 2), np.nan)
+        opt_p = np.full((K, 2), np.nan)
+        opt_sem = np.full((K, 2), np.nan)
+        grid_opt = np.full((K, 2), np.nan)
+        lo_b = np.full((K, 2), np.nan)
+        hi_b = np.full((K, 2), np.nan)
+        evals: dict[str, list[tuple[float, float, float]]] = {}
+        for k, kind in enumerate(kinds):
+            valid = np.isfinite(mean[k])
+            idx = np.nonzero(valid)[0]
+            minima = _two_minima(mean[k, idx])
+            before = set(key for key in cache if key[0] == kind)
+            for b, j in enumerate(minima):
+                if j is None:
+                    continue
+                i = idx[j]
+                grid_opt[k, b] = rates[i]
+                lo, hi = rates[idx[j - 1]], rates[idx[j + 1]]
+                lo_b[k, b], hi_b[k, b] = lo, hi
+                if cfg.get("optimize", True):
+                    from scipy.optimize import minimize_scalar
+
+                    minimize_scalar(
+                        lambda x: leakage(kind, 10.0**x)[0],
+                        bounds=(math.log10(lo), math.log10(hi)),
+                        method="bounded",
+                        options={"xatol": xatol},
+                    )
+                # the optimum: the lowest evaluated point inside the bracket (grid point included)
+                cand = [(G, *cache[(kd, G)]) for (kd, G) in cache if kd == kind and lo < G < hi]
+                G_best, p_best, s_best = min(cand, key=lambda c: c[1])
+                opt[k, b], opt_p[k, b], opt_sem[k, b] = G_best, p_best, s_best
+            evals[kind] = sorted((G, *cache[(kd, G)]) for (kd, G) in cache if kd == kind and (kd, G) not in before)
+
+        Jp = base.J_prop
+        analytic_opt = {
+            "periodic": (float(analytic.feedback_low_optimum(Jp)), float(analytic.feedback_high_optimum(base.Ubar))),
+            "random": (float(analytic.feedback_low_optimum(Jp)), float(analytic.feedback_high_optimum(base.Ubar))),
+            "dissipation": (float(analytic.dissipation_low_optimum(Jp)), float(analytic.dissipation_high_optimum(base.Ubar))),
+        }
+        paper_point = base.L == 3 and abs(base.J_hz - 5e6) < 1 and abs(base.Ubar - 50) < 1e-9 and abs(base.W - 20) < 1e-9
+
+        n_ev = max([len(v) for v in evals.values()] + [1])
+        ev_rate = np.full((K, n_ev), np.nan)
+        ev_mean = np.full((K, n_ev), np.nan)
+        ev_sem = np.full((K, n_ev), np.nan)
+        for k, kind in enumerate(kinds):
+            for e, (G, p, s) in enumerate(evals[kind]):
+                ev_rate[k, e], ev_mean[k, e], ev_sem[k, e] = G, p, s
+
+        us = us_per_J(base)
+        ds = xr.Dataset(
+            {
+                "leakage_mean": (("reset", "rate_J"), mean, {"units": "1", "long_name": "P_star^(L)(t_eval), mean"}),
+                "leakage_sem": (("reset", "rate_J"), sem, {"units": "1", "long_name": "standard error"}),
+                "optimum_rate_J": (("reset", "optimum"), opt, {"units": "J", "long_name": "refined optimal rate"}),
+                "optimum_leakage_mean": (("reset", "optimum"), opt_p, {"units": "1"}),
+                "optimum_leakage_sem": (("reset", "optimum"), opt_sem, {"units": "1"}),
+                "grid_optimum_rate_J": (("reset", "optimum"), grid_opt, {"units": "J", "long_name": "grid minimum"}),
+                "bracket_low_J": (("reset", "optimum"), lo_b, {"units": "J"}),
+                "bracket_high_J": (("reset", "optimum"), hi_b, {"units": "J"}),
+                "analytic_optimum_rate_J": (
+                    ("reset", "optimum"),
+                    np.array([analytic_opt[kd] for kd in kinds]),
+                    {"units": "J", "long_name": "L = 2 analytic optimum (docs/physics.md §9)"},
+                ),
+                "evaluation_rate_J": (("reset", "evaluation"), ev_rate, {"units": "J", "long_name": "minimiser evaluations"}),
+                "evaluation_leakage_mean": (("reset", "evaluation"), ev_mean, {"units": "1"}),
+                "evaluation_leakage_sem": (("reset", "evaluation"), ev_sem, {"units": "1"}),
+            },
+            coords={
+                "reset": ("reset", np.array(kinds, dtype=str)),
+                "rate_J": ("rate_J", rates, {"units": "J", "long_name": "reset rate G"}),
+                "rate_MHz": ("rate_J", rates * J_hz / 1e6, {"units": "MHz", "long_name": "G/2pi"}),
+                "optimum": ("optimum", np.array(branches, dtype=str)),
+            },
+            attrs=dataset_attrs(
+                base, cfg,
+                conditions=cond,
+                estimator=estimator,
+                evolutions_per_rate=n_evol,
+                t_eval_J=t_eval,
+                t_eval_us=t_eval * us,
+                observable="leakage_array",
+                init="leakage",
+                J_prop_J=Jp,
+            ),
+        )
+        if paper_point:
+            ds["paper_optimum_rate_J"] = (
+                ("reset", "optimum"),
+                np.array([[PAPER_OPTIMA_J[kd]["low"], PAPER_OPTIMA_J[kd]["high"]] for kd in kinds]),
+                {"units": "J", "long_name": "paper's L = 3 numerics (Fig. 2c and the random-feedback figure)"},
+            )
+
+        summary = {
+            "study": self.NAME,
+            "parameters": {**base.as_dict(), "rate_J": None, "reset": None},
+            "conditions": cond,
+            "estimator": estimator,
+            "evolutions_per_rate": n_evol,
+            "t_eval_J": t_eval,
+            "t_eval_us": t_eval * us,
+            "J_prop_J": Jp,
+            "resets": kinds,
+            "rates_J": json_list(rates),
+            "rates_MHz": json_list(rates * J_hz / 1e6),
+            "leakage": {kd: {"mean": json_list(mean[k]), "sem": json_list(sem[k])} for k, kd in enumerate(kinds)},
+            "optima_J": {kd: {b: finite_or_none(opt[k, j]) for j, b in enumerate(branches)} for k, kd in enumerate(kinds)},
+            "optima_MHz": {
+                kd: {b: finite_or_none(opt[k, j] * J_hz / 1e6) for j, b in enumerate(branches)} for k, kd in enumerate(kinds)
+            },
+            "optima_leakage": {
+                kd: {b: {"mean": finite_or_none(opt_p[k, j]), "sem": finite_or_none(opt_sem[k, j])} for j, b in enumerate(branches)}
+                for k, kd in enumerate(kinds)
+            },
+            "grid_optima_J": {kd: {b: finite_or_none(grid_opt[k, j]) for j, b in enumerate(branches)} for k, kd in enumerate(kinds)},
+            "analytic_optima_J": {kd: {"low": analytic_opt[kd][0], "high": analytic_opt[kd][1]} for kd in kinds},
+            "analytic_note": "L = 2 stack/disintegration model (docs/physics.md §9): low 2 J_prop (feedback) or sqrt2 J_prop "
+                             "(dissipation), high Ubar (feedback) or 2 Ubar (dissipation); the feedback formulas are for "
+                             "random feedback",
+            "minimiser_evaluations": {kd: len(evals[kd]) for kd in kinds},
+        }
+        if paper_point:
+            summary["paper_optima_J"] = {kd: PAPER_OPTIMA_J[kd] for kd in kinds}
+        return ds, summary
+
+    # --------------------------------------------------------------- table
+    def table(self, summary: dict) -> str:
+        kinds = summary["resets"]
+        t = summary["t_eval_J"]
+        lines = [
+            f"rate-sweep: array leakage P_star^(L)(t = {t:g}/J = {summary['t_eval_us']:.3g} us) vs reset rate G, "
+            f"L = {summary['parameters']['L']}, {summary['conditions']} conditions, "
+            f"{summary['evolutions_per_rate']} {'realizations' if summary['estimator'] == 'branch' else 'trajectories'} per rate",
+            "",
+            f"{'G (J)':>10} {'G/2pi (MHz)':>12} " + " ".join(f"{k:>17}" for k in kinds),
+        ]
+        for i, G in enumerate(summary["rates_J"]):
+            cells = []
+            for k in kinds:
+                m, s = summary["leakage"][k]["mean"][i], summary["leakage"][k]["sem"][i]
+                cells.append(f"{'-':>17}" if m is None else f"{m:9.4f}+-{(s or 0):<6.4f}")
+            lines.append(f"{G:10.4g} {summary['rates_MHz'][i]:12.4g} " + " ".join(cells))
+        lines += ["", "optimal rates (units of J): refined minimum of P_star^(L)(t_eval), L = 2 analytic position"
+                  + (", paper's L = 3 numerics" if "paper_optima_J" in summary else "")]
+        head = f"{'reset':>12} {'optimum':>8} {'found':>10} {'P_star':>17} {'analytic':>10} {'found/an.':>10}"
+        if "paper_optima_J" in summary:
+            head += f" {'paper':>8}"
+        lines.append(head)
+
+        def f(x, fmt="10.4g"):
+            return f"{'-':>{fmt.split('.')[0]}}" if x is None else format(x, fmt)
+
+        for k in kinds:
+            for b in ("low", "high"):
+                found = summary["optima_J"][k][b]
+                an = summary["analytic_optima_J"][k][b]
+                p = summary["optima_leakage"][k][b]
+                pcell = f"{'-':>17}" if p["mean"] is None else f"{p['mean']:9.4f}+-{(p['sem'] or 0):<6.4f}"
+                ratio = None if found is None else found / an
+                row = f"{k:>12} {b:>8} {f(found)} {pcell} {f(an)} {f(ratio)}"
+                if "paper_optima_J" in summary:
+                    row += f" {f(summary['paper_optima_J'][k][b], '8.3g')}"
+                lines.append(row)
+        lines.append(f"J_prop = {summary['J_prop_J']:.4g} J; {summary['analytic_note']}")
+        return "\n".join(lines) + "\n"
+
+    # ---------------------------------------------------------------- plot
+    def plot(self, ds, summary: dict, figdir) -> list:
+        """P_star^(L)(t_eval) vs G (log-log) with the found and analytic optima."""
+        plt = pyplot()
+        styles = {"periodic": ("C0", "o", "-"), "random": ("C2", "s", "-."), "dissipation": ("C3", "^", "--")}
+        J_MHz = float(ds.attrs["J_over_2pi_Hz"]) / 1e6
+        with plt.rc_context(PLOT_STYLE):
+            fig, ax = plt.subplots(figsize=(6.4, 4.2))
+            rates = ds["rate_J"].values
+            for kind in ds["reset"].values:
+                c, mk, ls = styles.get(str(kind), ("k", "o", "-"))
+                m = ds["leakage_mean"].sel(reset=kind).values
+                s = ds["leakage_sem"].sel(reset=kind).values
+                ok = np.isfinite(m)
+                ax.plot(rates[ok], m[ok], ls, color=c, marker=mk, ms=3.5, label=f"{kind}")
+                ax.fill_between(rates[ok], np.clip(m[ok] - s[ok], 1e-6, None), m[ok] + s[ok], color=c, alpha=0.2, lw=0)
+                er = ds["evaluation_rate_J"].sel(reset=kind).values
+                em = ds["evaluation_leakage_mean"].sel(reset=kind).values
+                okk = np.isfinite(er)
+                ax.plot(er[okk], em[okk], ".", color=c, ms=3, alpha=0.7)
+                for b in ("low", "high"):
+                    g = float(ds["optimum_rate_J"].sel(reset=kind, optimum=b))
+                    if np.isfinite(g):
+                        ax.axvline(g, color=c, ls=ls, lw=0.9, alpha=0.9)
+                        ax.plot([g], [float(ds["optimum_leakage_mean"].sel(reset=kind, optimum=b))], marker="*",
+                                color=c, ms=11, mec="k", mew=0.5, ls="none")
+                    a = float(ds["analytic_optimum_rate_J"].sel(reset=kind, optimum=b))
+                    ax.axvline(a, color=c, ls=":", lw=0.9, alpha=0.6)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel(r"reset rate $\Gamma$ (units of $J$)")
+            ax.set_ylabel(r"$P_\star^{(L)}(t)$ at $tJ = %g$" % float(ds.attrs["t_eval_J"]))
+            ax.set_title(f"L = {int(ds.attrs['L'])}, {ds.attrs['conditions']} conditions, "
+                         f"J/2π = {J_MHz:g} MHz, W = {float(ds.attrs['W_J']):g} J, Ū = {float(ds.attrs['Ubar_J']):g} J")
+            sec = ax.secondary_xaxis("top", functions=(lambda x: x * J_MHz, lambda x: x / J_MHz))
+            sec.set_xlabel(r"$\Gamma/2\pi$ (MHz)")
+            from matplotlib.lines import Line2D
+
+            handles, labels = ax.get_legend_handles_labels()
+            handles += [Line2D([], [], color="0.3", marker="*", ls="none", ms=9, mec="k", mew=0.5),
+                        Line2D([], [], color="0.3", ls=":", lw=0.9)]
+            labels += ["found optimum (minimiser)", "analytic optimum (L = 2)"]
+            ax.legend(handles, labels, loc="lower center", frameon=True, framealpha=0.9)
+            fig.tight_layout()
+            return save_figure(fig, figdir, "leakage_vs_rate")
+
+
+def _two_minima(m: np.ndarray) -> list:
+    """Indices (into m) of the low-rate and high-rate minima: the two most prominent interior minima.
+
+    Returns [low, high] with None where there is no interior minimum (an
+    optimum at the edge of the grid cannot be bracketed).
+    """
+    from scipy.signal import find_peaks
+
+    if len(m) < 3:
+        return [None, None]
+    peaks, props = find_peaks(-np.asarray(m, dtype=float), prominence=0.0)
+    if len(peaks) == 0:
+        return [None, None]
+    order = np.argsort(-props["prominences"], kind="stable")
+    best = sorted(int(peaks[i]) for i in order[:2])
+    if len(best) == 2:
+        return best
+    # a single interior minimum: call it low or high by the half of the grid it lies in
+    j = best[0]
+    return [j, None] if j < len(m) / 2 else [None, j]
+
+
+STUDIES = {RateSweep.NAME: RateSweep()}

@@ -1,0 +1,108 @@
+"""The package's layers import one way, without cycles, and its modules stay small.
+
+Layers, lowest first: the base modules (errors, defaults, atomic), physics,
+engines, mcwf (the trajectory algorithm), run, analysis, io, studies, and the
+command line (lru_mps_cli); lru_mps/__init__.py, the front door, re-exports
+from any of them.  A module may import from its own layer or any
+layer below, never above; function-level imports count too.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ["base", "physics", "engines", "mcwf", "run", "analysis", "io", "studies", "cli"]
+BASE = {"lru_mps.errors", "lru_mps.defaults", "lru_mps.atomic"}
+MAX_LINES = 500
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in (ROOT / "lru_mps").rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    for path in (ROOT / "cli").glob("*.py"):
+        name = "lru_mps_cli" if path.stem == "__init__" else f"lru_mps_cli.{path.stem}"
+        out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _layer(module: str) -> int:
+    if module == "lru_mps":  # the package's front door may show anything (nothing inside imports it)
+        return len(LAYERS)
+    if module.startswith("lru_mps_cli"):
+        return LAYERS.index("cli")
+    if module in BASE:
+        return 0
+    return LAYERS.index(module.split(".")[1])
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    """The lru_mps modules that ``module`` imports (anywhere in the file), resolved to module names."""
+    is_pkg = path.name == "__init__.py"
+    package = module if is_pkg else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                stem = ".".join(base + ([node.module] if node.module else []))
+            else:
+                stem = node.module or ""
+            names = [stem] + [f"{stem}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            while name and name not in MODULES:
+                name = name.rpartition(".")[0]
+            if name and name != module and name != "lru_mps":
+                found.add(name)
+    return found
+
+
+GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
+
+
+def test_layers_import_one_way():
+    upward = [f"{m} -> {d}" for m, deps in GRAPH.items() for d in deps if _layer(d) > _layer(m)]
+    assert not upward, "imports against the layer order:\n" + "\n".join(sorted(upward))
+
+
+def test_no_import_cycles():
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(m, stack):
+        state[m] = 1
+        for d in sorted(GRAPH[m]):
+            if state.get(d) == 1:
+                cycles.append(" -> ".join(stack[stack.index(d):] + [d]))
+            elif d not in state:
+                visit(d, stack + [d])
+        state[m] = 2
+
+    for m in sorted(GRAPH):
+        if m not in state:
+            visit(m, [m])
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_modules_stay_small(module):
+    lines = len(MODULES[module].read_text().splitlines())
+    assert lines <= MAX_LINES, f"{module}: {lines} lines (split it by what it holds)"
+
+
+def test_the_graph_is_real():
+    """The checks above see the imports (a walker that found nothing would pass them all)."""
+    assert "lru_mps.physics.model" in GRAPH["lru_mps.run.settings"]
+    assert "lru_mps.mcwf.loop" in GRAPH["lru_mps.run.trajectories"]
+    assert _layer("lru_mps.studies.base") > _layer("lru_mps.run.simulate") > _layer("lru_mps.engines.exact")
