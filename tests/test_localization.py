@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from lru_mps.physics import analytic
-from helpers import one
+from helpers import batched, one
 from lru_mps.run.settings import RunSettings, time_grid
 from lru_mps.errors import ParameterError
 from lru_mps.analysis.localization import fit_localization_length, typical
@@ -132,15 +132,17 @@ def test_exact_rates_match_branch_estimator_of_the_engine(kind, L):
     """Gamma_1 and Gamma_2 equal the late-time slopes of the engine's removal-free branch.
 
     populations[:, 0, 1] (probability of |1> on site 1) and |coherence| of the
-    branch estimator, sector engine, fixed realization.  Dissipation is
-    deterministic (one trajectory).  Feedback: the measurement times are
-    sampled, so the branch is averaged over trajectories (the Liouvillian /
-    one-period map describe that average) and the slope error comes from a
-    jackknife over trajectories; the tolerance is 3 jackknife sigma plus a
-    systematic margin for the residual interference wiggles of the finite
-    window (0.2%) and, for random feedback, the finite-sample bias of the
-    average of a product of random projections toward the typical
-    trajectory (~ the loss per measurement, 4 |psi_L|^2 < 2% here).
+    branch estimator, fixed realization.  Dissipation is deterministic (one
+    trajectory, sector engine).  Feedback: the measurement clock is sampled
+    (periodic: the phase t0, which only shifts the time origin, 4 clocks on
+    the sector engine; random: the Poisson times, 64 clocks on the batched
+    exact engine), so the branch is averaged over clocks (the one-period map
+    / the Liouvillian describe that average, unbiased: tests/test_branch_estimator.py
+    compares it with the master equation point by point) and the slope error
+    is a jackknife over clocks.  Tolerance: 3 jackknife sigma plus 0.2% for the
+    residual interference wiggles of the finite window, for every kind (the
+    slope of the log of a finite-sample mean carries a Jensen bias of
+    ~ Var/(2 n) per unit log, here < 0.05%, inside the jackknife error).
     """
     dw, rates = ENGINE_CASES[L]
     spec, real = make(dw, kind, rates[kind])
@@ -158,16 +160,17 @@ def test_exact_rates_match_branch_estimator_of_the_engine(kind, L):
     settings = RunSettings(
         times=time_grid(t_final, 301),
         seed=0,
-        engine="sector",
+        engine="exact" if kind == "random" else "sector",  # many clocks: the batched exact engine
         estimator="branch",
         inits=("qubit", "coherence"),
     )
-    n_traj = {"dissipation": 1, "periodic": 4, "random": 16}[kind]
-    pops, cohs = [], []
-    for i in range(n_traj):
-        out = one(spec, settings, i, real)
-        pops.append(out["qubit"].populations[:, 0, 1])
-        cohs.append(out["coherence"].coherence)
+    n_traj = {"dissipation": 1, "periodic": 4, "random": 64}[kind]
+    if kind == "random":
+        outs = batched(spec, settings, list(range(n_traj)), real)
+    else:
+        outs = [one(spec, settings, i, real) for i in range(n_traj)]
+    pops = [out["qubit"].populations[:, 0, 1] for out in outs]
+    cohs = [out["coherence"].coherence for out in outs]
     t = settings.times
     pops, cohs = np.array(pops), np.array(cohs)
     t_from = t_final / 3.0
@@ -184,12 +187,14 @@ def test_exact_rates_match_branch_estimator_of_the_engine(kind, L):
         err = np.sqrt((n_traj - 1) / n_traj * np.sum((jk - jk.mean(axis=0)) ** 2, axis=0))
     else:
         err = np.zeros(2)
-    systematic = 0.02 if kind == "random" else 2e-3
-    assert abs(g1_fit - r.gamma1) < 3 * err[0] + systematic * r.gamma1, (g1_fit, r.gamma1, err)
-    assert abs(g2_fit - r.gamma2) < 3 * err[1] + systematic * r.gamma2, (g2_fit, r.gamma2, err)
-    # Gamma_2 = Gamma_1 / 2: exactly for dissipation and periodic, to O(|psi_L|^2) for random
-    rel = 0.0 if kind != "random" else 2 * math.exp(r.log_edge_weight)
-    assert r.gamma2 == pytest.approx(r.gamma1 / 2, rel=rel + 1e-12)
+    window = 2e-3  # residual interference wiggles of the finite fit window
+    assert abs(g1_fit - r.gamma1) < 3 * err[0] + window * r.gamma1, (g1_fit, r.gamma1, err)
+    assert abs(g2_fit - r.gamma2) < 3 * err[1] + window * r.gamma2, (g2_fit, r.gamma2, err)
+    if kind == "random":
+        # Gamma_2 = Gamma_1/2 only to leading order in |psi_L|^2 (two different eigenproblems; for
+        # dissipation and periodic feedback the code sets Gamma_2 = Gamma_1/2, checked by g2_fit above)
+        assert r.gamma2 == pytest.approx(r.gamma1 / 2, rel=2 * math.exp(r.log_edge_weight))
+        assert r.gamma2 != pytest.approx(r.gamma1 / 2, rel=1e-6)
 
 
 def test_random_feedback_sparse_liouvillian_equals_dense():
@@ -200,7 +205,10 @@ def test_random_feedback_sparse_liouvillian_equals_dense():
         dense = exact_rates(spec, real, dense_liouvillian=True)
         sparse = exact_rates(spec, real, dense_liouvillian=False)
         assert sparse[0] == pytest.approx(dense[0], rel=1e-8)
-        assert sparse[1] == pytest.approx(dense[1], rel=1e-12)
+        # Gamma_2 comes from H1 - i G Pi, not from the Liouvillian: it agrees with the sparse Gamma_1/2
+        # only to leading order in the qubit's weight on the reset site
+        edge = math.exp(qubit_rates(spec, real).log_edge_weight)
+        assert sparse[1] == pytest.approx(sparse[0] / 2, rel=2 * edge)
 
 
 # ------------------------------------------------------- log-space vs exact, the floor

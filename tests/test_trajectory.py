@@ -1,4 +1,8 @@
-"""The trajectory algorithm: estimators, waiting times, seeds (exact backend)."""
+"""The trajectory algorithm: estimators, waiting times, seeds (exact backend).
+
+Whole runs are reproducible bit for bit across processes (tests/test_pinned.py)
+and across workers, blocks and resumes (tests/test_runner.py).
+"""
 
 import numpy as np
 import pytest
@@ -102,14 +106,6 @@ def test_seed_determines_trajectory_whatever_the_order():
     # different seeds give different trajectories
     other = one(spec, RunSettings(times=settings.times, seed=8, inits=("leakage",)), 0)
     assert not np.array_equal(other["leakage"].populations, forward[0]["leakage"].populations)
-
-
-def test_simulate_reproducible():
-    spec = ArraySpec.from_user(length=2, conditions="realistic")
-    a = simulate(spec, trajectories=5, t_final=100.0, time_points=6, seed=3)
-    b = simulate(spec, trajectories=5, t_final=100.0, time_points=6, seed=3)
-    for name in OBS:
-        assert np.array_equal(a.observable(name).mean, b.observable(name).mean)
 
 
 def test_conservation_between_events():
