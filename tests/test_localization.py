@@ -197,6 +197,25 @@ def test_exact_rates_match_branch_estimator_of_the_engine(kind, L):
         assert r.gamma2 != pytest.approx(r.gamma1 / 2, rel=1e-6)
 
 
+def test_periodic_rate_of_a_qubit_hybridized_with_the_reset_site_is_finite():
+    """dw_1 ~ dw_L (W = 10 J, L = 4, from the study's stream): the zero eigenvalue of P0 U is never the qubit's.
+
+    The qubit mode has 0.42 of its weight on site 1 and 0.49 on the reset
+    site; the projected-out direction U^dag|L> overlaps it most, and picking
+    it gave Gamma_1 = inf (ln T1 = -inf, silently dropped from T1_typical).
+    The rate must be one of the L - 1 nonzero stroboscopic rates.
+    """
+    dw = np.array([0.15653641, -1.49809861, -1.66194857, 0.15655855])
+    spec, real = make(dw, "periodic", 0.03, W=10.0)
+    r = qubit_rates(spec, real)
+    assert r.method == "exact" and math.isfinite(r.log_T1) and r.gamma1 > 0
+    E, V = np.linalg.eigh(np.diag(dw) + np.diag(np.ones(3), 1) + np.diag(np.ones(3), -1))
+    M = (V * np.exp(-1j * E / 0.03)) @ V.T
+    M[-1] = 0.0
+    mu = np.sort(np.abs(np.linalg.eigvals(M)))[1:]
+    assert np.min(np.abs(-0.06 * np.log(mu) - r.gamma1)) < 1e-9 * r.gamma1
+
+
 def test_random_feedback_sparse_liouvillian_equals_dense():
     rng = np.random.default_rng(4)
     for L in (8, 14):

@@ -119,7 +119,49 @@ def fit_localization_length(lengths, log_T1_typical, errors=None) -> dict:
     }
 
 
-def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0) -> dict:
+def localization_length(lengths, log_T1, blocks: int = 16) -> dict:
+    """xi from per-realization ln(T1 J): typical values, the fit of ln T1_typ = a + L/xi, jackknife error.
+
+    ``log_T1[i, r]``: ln(T1 J) of realization r at length ``lengths[i]``
+    (non-finite entries are left out).  Per length :func:`typical`, then
+    :func:`fit_localization_length` weighted by the standard errors of the
+    log-means.  Those weights treat the lengths as independent; when the same
+    realizations are extended from one length to the next (the study draws
+    realization r of every length from one stream, so shorter arrays are
+    prefixes of longer ones) the log-means are correlated across L and the
+    fit's own error is too small (chi^2/dof << 1).  The error is therefore a
+    jackknife over ``blocks`` contiguous blocks of realizations (valid either
+    way): 'error' is the jackknife error for >= 8 blocks, else the larger of
+    the two.  Returns fit_localization_length's dict plus 'error_fit',
+    'error_jackknife', 'blocks', 'log_mean', 'log_error' (per length).
+    """
+    x = np.asarray(lengths, dtype=float).ravel()
+    logs = np.asarray(log_T1, dtype=float)
+    require(logs.ndim == 2 and logs.shape[0] == x.size, "log_T1", logs.shape,
+            f"an array (lengths, realizations) with {x.size} rows")
+    require(logs.shape[1] >= 2, "log_T1", logs.shape, "at least 2 realizations per length")
+
+    def fit(cols):
+        typ = [typical(logs=row[np.isfinite(row)]) for row in logs[:, cols]]
+        return fit_localization_length(x, [t["log_mean"] for t in typ], [t["log_error"] for t in typ]), typ
+
+    full, typ = fit(np.arange(logs.shape[1]))
+    B = min(int(blocks), logs.shape[1])
+    parts = np.array_split(np.arange(logs.shape[1]), B)
+    slopes = np.array([fit(np.concatenate(parts[:j] + parts[j + 1:]))[0]["slope"] for j in range(B)])
+    slope_jk = math.sqrt((B - 1) / B * np.sum((slopes - slopes.mean()) ** 2))
+    xi_jk = slope_jk / full["slope"] ** 2 if full["ok"] else math.inf
+    out = dict(full)
+    out.update(error_fit=full["error"], error_jackknife=float(xi_jk), blocks=B,
+               log_mean=[t["log_mean"] for t in typ], log_error=[t["log_error"] for t in typ])
+    out["error"] = float(xi_jk if B >= 8 else max(xi_jk, full["error"]))
+    if full["ok"]:
+        out["message"] = f"xi = {full['value']:.4g} +- {out['error']:.2g} sites (jackknife over {B} blocks of realizations)"
+    return out
+
+
+def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0, n_sites: int = 4000,
+              chains: int = 64) -> dict:
     """Reference localization lengths (probability convention, T1 ~ exp(L/xi)).
 
     strong: 1/xi = 2 ln(W/J) - 3 (typical, box disorder; needs W > e^1.5 J).
@@ -128,21 +170,32 @@ def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0) -> dic
     qubit modes of the realizations (at weak disorder these are not uniform
     in [-W/2, W/2]: the mode most localized on site 1 is preferred, which
     shortens xi by ~20% at W = 4 J); without energies, uniform in
-    [-W/2, W/2].
+    [-W/2, W/2].  gamma is computed on ``n_grid`` energies spanning the
+    qubit energies (``chains`` chains of ``n_sites`` sites each, vectorized
+    over the chains) and interpolated.  transfer_error: the standard error of
+    'transfer' from the Monte-Carlo errors of gamma (taken as fully
+    correlated, an upper bound; it does not include the sampling of the
+    energies themselves); 'inverse_at_energies': 2 gamma(E_q) = 1/xi at each
+    given qubit energy (for paired comparisons with a fit on the same
+    realizations).
     """
     W = spec.W
     strong = analytic.xi_strong(W) if W > math.e**1.5 else math.nan
     if W == 0:
-        return {"strong": strong, "transfer": math.inf}
+        return {"strong": strong, "transfer": math.inf, "transfer_error": 0.0, "inverse_at_energies": None}
     rng = np.random.default_rng(seed)
     if qubit_energies is None or not np.any(np.isfinite(qubit_energies)):
         qubit_energies = (np.arange(n_grid) + 0.5) / n_grid * W - W / 2
     qubit_energies = np.asarray(qubit_energies)[np.isfinite(qubit_energies)]
     lo, hi = float(qubit_energies.min()), float(qubit_energies.max())
     grid = np.linspace(lo, hi, n_grid) if hi > lo else np.array([lo])
-    gam = []
-    for E in grid:
-        g = analytic.lyapunov_exponent(W, E, n_sites=4000, realizations=4, rng=rng)
-        gam.append(g[0] if isinstance(g, tuple) else g)
-    gq = np.interp(qubit_energies, grid, np.array(gam)) if len(grid) > 1 else np.full(len(qubit_energies), gam[0])
-    return {"strong": strong, "transfer": 1.0 / (2.0 * float(np.mean(gq)))}
+    gam = np.array([analytic.lyapunov_exponent(W, E, n_sites=n_sites, realizations=chains, rng=rng) for E in grid])
+
+    def at_qubits(values):
+        return np.interp(qubit_energies, grid, values) if len(grid) > 1 else np.full(len(qubit_energies), values[0])
+
+    gq = at_qubits(gam[:, 0])
+    mean_gamma = float(np.mean(gq))
+    mean_error = float(np.mean(at_qubits(gam[:, 1])))
+    return {"strong": strong, "transfer": 1.0 / (2.0 * mean_gamma),
+            "transfer_error": mean_error / (2.0 * mean_gamma**2), "inverse_at_energies": 2.0 * gq}

@@ -35,7 +35,10 @@ random (feedback at Poisson times of rate G)
     leading order in |psi_L|^2 (and is computed as such).
 "q" is selected in each case as the eigenvector with the largest overlap with
 the qubit mode of H1 (more robust than the site-1 weight when the qubit is
-hybridized with a neighbour).  tests/test_localization.py checks these rates
+hybridized with a neighbour); for periodic feedback among the L - 1 nonzero
+eigenvalues of M (its zero eigenvalue belongs to the state that sits on the
+reset site at the measurement, which a qubit hybridized with the reset site,
+dw_1 ~ dw_L, can overlap most: picking it gave Gamma_1 = inf).  tests/test_localization.py checks these rates
 against the late-time slopes of the trajectory engine's branch estimator.
 
 Log-space continuation (``method='log-space'``).  To leading order in the
@@ -193,7 +196,11 @@ def _exact(spec, dw, E, V, q, guess, dense_liouvillian=None) -> tuple[float, flo
         U = (V * np.exp(-1j * E / G)) @ V.T
         U[-1, :] = 0.0  # P0 U
         mu, vec = np.linalg.eig(U)
-        m = abs(mu[_pick(vec, qv)])
+        # P0 U has rank L - 1: its zero eigenvalue belongs to U^dag|L>, the state that sits on the reset site
+        # at the measurement, not to a mode of the qubit; it must not be picked even when the qubit mode
+        # is hybridized with the reset site (dw_1 ~ dw_L), where its overlap can be the largest
+        modes = np.delete(np.arange(L), np.argmin(np.abs(mu)))
+        m = abs(mu[modes[_pick(vec[:, modes], qv)]])
         g1 = -2.0 * G * math.log(m) if m > 0 else math.inf
         return g1, 0.5 * g1
     # random feedback
