@@ -287,57 +287,7 @@ def test_auto_switches_to_log_space_past_the_floor():
 
 
 # ---------------------------------------------------------- typical and the xi fits
-def _log_T1_typical(W, lengths, n_real, seed, G=0.1):
-    rng = np.random.default_rng(seed)
-    base = ArraySpec(L=4, W=W, Ubar=max(50.0, 2.0 * W), reset=Reset("dissipation", G))
-    y, e, energies = [], [], []
-    for L in lengths:
-        spec = base.replace(L=int(L))
-        logs = []
-        for _ in range(n_real):
-            r = qubit_rates(spec, spec.draw_realization(rng), "log-space")
-            logs.append(r.log_T1)
-            energies.append(r.energy)
-        typ = typical(logs=logs)
-        y.append(typ["log_mean"])
-        e.append(typ["log_error"])
-    return np.array(y), np.array(e), np.array(energies)
-
-
-def test_xi_strong_disorder_matches_xi_strong():
-    """W = 100 J, L = 4..40: fitted xi = 1/(2 ln W - 3) within 3 sigma + 2% systematic.
-
-    The 2% margin covers the O(J/W) corrections to the strong-disorder formula
-    (resonant sites |E_q - dw_n| < J, the dressing of E_q); measured offset with
-    4x the realizations: -0.5%.
-    """
-    lengths = np.arange(4, 41, 2)
-    y, e, _ = _log_T1_typical(100.0, lengths, 100, seed=7)
-    fit = fit_localization_length(lengths, y, e)
-    ref = analytic.xi_strong(100.0)
-    assert fit["ok"] and fit["error"] < 0.01 * fit["value"]
-    assert abs(fit["value"] - ref) < 3 * fit["error"] + 0.02 * ref, fit
-
-
-def test_xi_weak_disorder_matches_transfer_matrix_in_the_band():
-    """W = 4 J, L = 10..100: fitted xi = 1/<1/xi_TM(E_q)> over the qubits' energies.
-
-    The reference averages the transfer-matrix inverse length over the
-    sampled qubit energies E_q (T1_typ averages ln T1, i.e. 1/xi).  Margin 5%
-    (measured agreement with 4x the realizations and L up to 150: 0.1%).
-    """
-    lengths = np.arange(10, 101, 10)
-    y, e, energies = _log_T1_typical(4.0, lengths, 120, seed=8)
-    fit = fit_localization_length(lengths, y, e)
-    grid = np.linspace(-4.0, 4.0, 17)
-    inv = np.array(
-        [1.0 / analytic.xi_transfer_matrix(4.0, energy=E, n_sites=4000, realizations=32, rng=k) for k, E in enumerate(grid)]
-    )
-    ref = 1.0 / np.mean(np.interp(energies, grid, inv))
-    assert fit["ok"]
-    assert abs(fit["value"] - ref) < 3 * fit["error"] + 0.05 * ref, (fit, ref)
-    # and it is not the band-centre length (the qubit energies spread over the band)
-    assert ref < 0.8 * analytic.xi_transfer_matrix(4.0, energy=0.0, n_sites=4000, realizations=32, rng=0)
+# xi against its references (transfer matrix, strong disorder): tests/test_localization_length.py
 
 
 def test_fit_localization_length_and_typical_on_synthetic_data():

@@ -119,7 +119,7 @@ def fit_localization_length(lengths, log_T1_typical, errors=None) -> dict:
     }
 
 
-def localization_length(lengths, log_T1, blocks: int = 16) -> dict:
+def localization_length(lengths, log_T1, blocks: int = 16, reference_inverse=None) -> dict:
     """xi from per-realization ln(T1 J): typical values, the fit of ln T1_typ = a + L/xi, jackknife error.
 
     ``log_T1[i, r]``: ln(T1 J) of realization r at length ``lengths[i]``
@@ -134,6 +134,13 @@ def localization_length(lengths, log_T1, blocks: int = 16) -> dict:
     way): 'error' is the jackknife error for >= 8 blocks, else the larger of
     the two.  Returns fit_localization_length's dict plus 'error_fit',
     'error_jackknife', 'blocks', 'log_mean', 'log_error' (per length).
+
+    ``reference_inverse[r]``: a reference 1/xi for realization r (e.g.
+    xi_theory(...)['inverse_at_energies'], 2 gamma at its qubit energy).  The
+    reference is then 1/mean(reference_inverse) and the result also has
+    'reference', 'difference' = xi - reference and 'difference_error', the
+    jackknife error of the difference over the same blocks (paired: the
+    sampling of the realizations, common to both, cancels).
     """
     x = np.asarray(lengths, dtype=float).ravel()
     logs = np.asarray(log_T1, dtype=float)
@@ -145,16 +152,30 @@ def localization_length(lengths, log_T1, blocks: int = 16) -> dict:
         typ = [typical(logs=row[np.isfinite(row)]) for row in logs[:, cols]]
         return fit_localization_length(x, [t["log_mean"] for t in typ], [t["log_error"] for t in typ]), typ
 
-    full, typ = fit(np.arange(logs.shape[1]))
-    B = min(int(blocks), logs.shape[1])
-    parts = np.array_split(np.arange(logs.shape[1]), B)
-    slopes = np.array([fit(np.concatenate(parts[:j] + parts[j + 1:]))[0]["slope"] for j in range(B)])
+    n = logs.shape[1]
+    if reference_inverse is not None:
+        inv = np.asarray(reference_inverse, dtype=float).ravel()
+        require(inv.size == n and bool(np.all(np.isfinite(inv) & (inv > 0))), "reference_inverse",
+                reference_inverse, f"{n} finite values > 0 (one 1/xi per realization)")
+    full, typ = fit(np.arange(n))
+    B = min(int(blocks), n)
+    parts = np.array_split(np.arange(n), B)
+    subsets = [np.concatenate(parts[:j] + parts[j + 1:]) for j in range(B)]
+    slopes = np.array([fit(cols)[0]["slope"] for cols in subsets])
     slope_jk = math.sqrt((B - 1) / B * np.sum((slopes - slopes.mean()) ** 2))
     xi_jk = slope_jk / full["slope"] ** 2 if full["ok"] else math.inf
     out = dict(full)
     out.update(error_fit=full["error"], error_jackknife=float(xi_jk), blocks=B,
                log_mean=[t["log_mean"] for t in typ], log_error=[t["log_error"] for t in typ])
     out["error"] = float(xi_jk if B >= 8 else max(xi_jk, full["error"]))
+    if reference_inverse is not None:
+        out["reference"] = float(1.0 / inv.mean())
+        out["difference"] = float(full["value"] - out["reference"])
+        if full["ok"] and np.all(slopes > 0):
+            diffs = np.array([1.0 / b - 1.0 / inv[cols].mean() for b, cols in zip(slopes, subsets)])
+            out["difference_error"] = float(math.sqrt((B - 1) / B * np.sum((diffs - diffs.mean()) ** 2)))
+        else:
+            out["difference_error"] = math.inf
     if full["ok"]:
         out["message"] = f"xi = {full['value']:.4g} +- {out['error']:.2g} sites (jackknife over {B} blocks of realizations)"
     return out
