@@ -2,7 +2,9 @@
 
 T_prop = pi / (2 J_prop) with J_prop = 2 J^2 / Ubar.  T_star, T1 and T2 are
 fits of A exp(-t/tau), A free, to P_star^(L)(t), <n_1>(t) and 2 C(t) over
-the late-time window t > (L-1) T_prop up to the end of the run.
+the late-time window t > (L-1) T_prop up to the end of the run, or up to the
+last point before the curve is no longer resolved (mean < 5 standard
+errors: a leakage that only a few sampled trajectories still carry).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..run.result import OBSERVABLE_INIT, SimulationResult
+from ..run.statistics import ObservableAccumulator
 from .fitting import FitResult, fit_exponential
 from ..physics.units import time_to_us
 
@@ -41,14 +44,71 @@ class DecayTime:
         }
 
 
+#: a point of an ensemble curve is resolved when its mean exceeds this many standard errors
+RESOLVED_SIGMAS = 5.0
+
+
 def fit_window_start(result: SimulationResult) -> float:
     """Start of the late-time window, (L-1) T_prop (units of 1/J)."""
     return (result.spec.L - 1) * result.spec.T_prop
 
 
-def _fit(result: SimulationResult, obs: str, factor: float) -> FitResult:
+def fit_window(name: str, result: SimulationResult) -> tuple[float, float]:
+    """The window of decay time ``name``: (L-1) T_prop up to the last point before the curve is unresolved.
+
+    A point is resolved when its mean exceeds RESOLVED_SIGMAS (5) standard
+    errors (a curve without sampling noise, sem = 0, is resolved wherever it
+    is > 0).  With sampled trajectories a leakage that only a few of them
+    still carry is not: its mean is 0 with sem 0 where none does, and its
+    sample sem is unreliable where a few do (mean/sem ~ sqrt(number of
+    carriers), so 5 sigma means ~25 carriers).  Fitting such points with
+    their sample errors pulls tau toward 0; the window therefore ends before
+    the first unresolved point (the same rule cuts the coherence where
+    |mean| is no longer above its noise).  Returns (t_start, t_end) in 1/J;
+    t_end < t_start when the first point is already unresolved.
+    """
+    obs, _ = DECAY_OBSERVABLE[name]
     ms = result.observable(obs)
-    return fit_exponential(result.times, factor * ms.mean, factor * ms.sem, t_start=fit_window_start(result))
+    t = result.times
+    start = fit_window_start(result)
+    inside = np.flatnonzero(t >= start)
+    bad = inside[~(ms.mean[inside] > RESOLVED_SIGMAS * ms.sem[inside])]
+    if bad.size == 0:
+        return start, float(t[-1])
+    return start, float(t[bad[0] - 1]) if bad[0] > 0 else -math.inf
+
+
+def fit_decay(name: str, result: SimulationResult, curve=None) -> FitResult:
+    """The fit of decay time ``name`` (T_star, T1 or T2) on ``result``'s time grid and window.
+
+    A exp(-t/tau) over :func:`fit_window` ((L-1) T_prop to the end of the
+    resolved part of the curve), weighted by the result's standard errors of
+    the observable.  ``curve``: the values of the observable to fit instead
+    of the result's mean (e.g. an exact reference curve on result.times,
+    :func:`reference_curves`): the same estimator, window and weights
+    applied to it, so that the two fitted times compare like with like.
+    """
+    obs, factor = DECAY_OBSERVABLE[name]
+    ms = result.observable(obs)
+    y = ms.mean if curve is None else np.asarray(curve, dtype=float)
+    start, end = fit_window(name, result)
+    return fit_exponential(result.times, factor * y, factor * ms.sem, t_start=start, t_end=end)
+
+
+def reference_curves(references: dict) -> dict[str, np.ndarray]:
+    """{observable: curve} from exact per-initial-state records, e.g. {init: engines.lindblad.ReferenceResult}.
+
+    Each record needs ``populations`` (T, L, 3) and ``coherence`` (T,), as a
+    trajectory record; the observables are computed by the ensemble's own
+    accumulator (one definition of P_star^(L), <n_1>, C, ...).
+    """
+    out = {}
+    for init, rec in references.items():
+        pops = np.asarray(rec.populations, dtype=float)
+        acc = ObservableAccumulator(pops.shape[0], pops.shape[1])
+        acc.add(pops, np.asarray(rec.coherence))
+        out.update({obs: acc.get(obs).mean for obs, i in OBSERVABLE_INIT.items() if i == init})
+    return out
 
 
 def decay_times(result: SimulationResult) -> dict[str, DecayTime | None]:
@@ -64,17 +124,17 @@ def decay_times(result: SimulationResult) -> dict[str, DecayTime | None]:
     """
     out: dict[str, DecayTime | None] = {"T_prop": DecayTime(result.spec.T_prop, 0.0)}
     partial = result.leave_one_out()
-    for name, (obs, factor) in DECAY_OBSERVABLE.items():
+    for name, (obs, _) in DECAY_OBSERVABLE.items():
         if OBSERVABLE_INIT[obs] not in result.blocks:
             out[name] = None
             continue
-        fit = _fit(result, obs, factor)
+        fit = fit_decay(name, result)
         if not fit.ok:
             out[name] = None
             continue
         error = fit.tau_err
         if partial:
-            taus = np.array([_fit(r, obs, factor).tau for r in partial])
+            taus = np.array([fit_decay(name, r).tau for r in partial])
             taus = taus[np.isfinite(taus)]
             B = len(partial)
             if len(taus) < B:
