@@ -1,75 +1,102 @@
-"""The trajectory ensemble against the exact density-matrix reference.
+"""The trajectory ensemble against the exact density-matrix reference, out to the late-time fit windows.
 
-L = 3 (and L = 4 in the long marker), every reset kind, hardware noise and a
-hot thermal state so that every channel and the thermal sampler are
-exercised.  The disorder realization is fixed (the reference is per
-realization); the trajectories sample thermal states, measurement phases and
-events.  Every site population, the leakage and the qubit coherence must lie
-within 4 standard errors of the reference at every time point.
+Every reset kind, hardware decay and dephasing on every site and a hot
+thermal state (300 mK: 22 % |1> and 7 % |2> per site), so that every channel
+and the thermal sampler are exercised; one fixed disorder realization (the
+reference is per realization); sampled trajectories (the branch estimator is
+not exact with noise).  The rates are chosen so that the headline quantities
+are still large at t = 400/J, the late windows of the decay fits: reset at
+G = 0.01 J (P_star^(L) decays on ~100/J, the measurements and the reset jumps
+still happen in most trajectories), T1q = 400/J and Tphi = 500/J (about one
+decay and one dephasing jump per excitation by t = 400/J).
+
+What is compared.  Every site's <n_l> and <|2><2|_l> and the headline
+observables P_star^(L), P_star^(1), <n_1>, C of each initial state, at
+t = 0, 50, ..., 400/J, within 4 standard errors of the ensemble.  A point is
+compared only where the reference says that many trajectories carry the
+quantity: n mu / x_c >= 100, with mu the reference value and x_c what one
+carrying trajectory contributes (1 for a leakage population, 2 for <n_l>, 1/2
+for C).  There the sample's standard error is reliable, and by the
+Bhatia-Davis bound it is at most mu / 10: every compared band is well below
+the value (asserted: 4 standard errors <= mu / 2), so a result of zero, or of
+half the value, fails.  The headline quantities must be compared at every
+time up to 300/J (CI) or 400/J (full scale): the comparison reaches the fit
+windows.
+
+Cost (one core): L = 3, 1500 trajectories per reset kind, ~10 s per kind;
+sector engine (unbatched) 600 trajectories ~15 s.  Long: L = 4, 6000
+trajectories at full scale (LRU_MPS_LONG_SCALE=1).
 """
 
 import numpy as np
 import pytest
 
 from conftest import long_scale
-from lru_mps.run.simulate import simulate
-from lru_mps.physics.model import ArraySpec
+from lru_mps.analysis.decay import reference_curves
 from lru_mps.engines.lindblad import lindblad_observables
+from lru_mps.physics.model import ArraySpec
+from lru_mps.run.result import OBSERVABLE_INIT
+from lru_mps.run.simulate import simulate
 
 NSIG = 4.0
-
-
-def _error_bar(sem, expected, n, xmax):
-    """The standard error to test against.
-
-    The sample's own sem, except where the reference says that only a few
-    trajectories can carry the quantity (expected number n * mu / xmax < 25):
-    there the sample sem is unreliable (often exactly 0) and the
-    Bhatia-Davis bound sqrt(xmax * mu / n) on the true standard error of a
-    quantity in [0, xmax] with mean mu is used instead.
-    """
-    expected = np.clip(expected, 0.0, None)
-    rare = n * expected / xmax < 25
-    return np.where(rare, np.maximum(sem, np.sqrt(xmax * expected / n)), sem)
+#: minimum expected number of trajectories carrying a compared quantity
+CARRIERS = 100
+#: what one carrying trajectory contributes to each quantity
+CARRIER_VALUE = {"site_population": 2.0, "site_leakage": 1.0, "leakage_array": 1.0, "leakage_site1": 1.0,
+                 "qubit_population": 1.0, "qubit_coherence": 0.5}
+HEADLINE = {"leakage": "leakage_array", "qubit": "qubit_population", "coherence": "qubit_coherence"}
+T_FINAL, POINTS = 400.0, 9
 
 
 def _noisy(L, reset):
     return ArraySpec.from_user(
-        length=L, conditions="realistic", reset=reset, rate="0.3J", t1="50/J", tphi="80/J", temperature="300mK"
+        length=L, conditions="realistic", reset=reset, rate="0.01J", t1="400/J", tphi="500/J", temperature="300mK"
     )
 
 
-def _check_against_reference(spec, real, trajectories, engine="exact", engine_options=None, seed=11):
-    times = np.linspace(0.0, 30.0, 7)
-    res = simulate(spec, realization=real, t_final=30.0, time_points=7, trajectories=trajectories, seed=seed,
-                   engine=engine, engine_options=engine_options, estimator="sampled")
-    checked = 0
-    for init in ("leakage", "qubit", "coherence"):
-        ref = lindblad_observables(spec, real, init, times, t0_nodes=400)
-        n_ref = ref.populations[:, :, 1] + 2 * ref.populations[:, :, 2]
-        for name, expected, xmax in (("site_population", n_ref, 2.0), ("site_leakage", ref.populations[:, :, 2], 1.0)):
-            ms = res.site_resolved(init, name)
-            dev = np.abs(ms.mean - expected)
-            err = _error_bar(ms.sem, expected, trajectories, xmax)
-            assert np.all(dev <= NSIG * err + 1e-9), (init, name, np.max(dev / np.maximum(err, 1e-300)))
-            checked += np.count_nonzero(ms.sem > 0)
-        if init == "coherence":
-            ms = res.observable("qubit_coherence")
-            dev = np.abs(ms.mean - np.abs(ref.coherence))
-            # the t0 quadrature error of the reference is O(1/M) < 1e-3; the sem dominates
-            assert np.all(dev <= NSIG * ms.sem + 1e-3), np.max(dev / np.maximum(ms.sem, 1e-300))
-    assert checked > 20  # the comparison is not empty
-    return res
+def _compare(name, ms, expected, n):
+    """Compare where resolved; return the mask of compared points."""
+    use = n * np.abs(expected) / CARRIER_VALUE[name] >= CARRIERS
+    if not np.any(use):
+        return use
+    dev = np.abs(ms.mean - expected)[use]
+    band = NSIG * ms.sem[use] + 1e-12  # (+ rounding: the t = 0 values are exact)
+    assert np.all(dev <= band), (name, np.max(dev / band))
+    assert np.all(NSIG * ms.sem[use] <= 0.5 * np.abs(expected[use])), (name, "band not well below the value")
+    return use
+
+
+def _check_against_reference(spec, real, trajectories, cover, engine="exact", seed=11):
+    res = simulate(spec, realization=real, t_final=T_FINAL, time_points=POINTS, trajectories=trajectories, seed=seed,
+                   engine=engine, estimator="sampled")
+    refs = {init: lindblad_observables(spec, real, init, res.times, t0_nodes=400)
+            for init in ("leakage", "qubit", "coherence")}
+    curves = reference_curves(refs)
+    compared = 0
+    for init, ref in refs.items():
+        site = {"site_population": ref.populations[:, :, 1] + 2 * ref.populations[:, :, 2],
+                "site_leakage": ref.populations[:, :, 2]}
+        for name, expected in site.items():
+            compared += int(np.count_nonzero(_compare(name, res.site_resolved(init, name), expected, trajectories)))
+        for name in (k for k, i in OBSERVABLE_INIT.items() if i == init):
+            used = _compare(name, res.observable(name), curves[name], trajectories)
+            compared += int(np.count_nonzero(used))
+            if name == HEADLINE[init]:
+                # the headline quantity is compared at every time up to `cover` (the late fit windows)
+                assert np.all(used[res.times <= cover + 1e-9]), (name, res.times[~used])
+    assert compared > 40
+    return res, curves
 
 
 @pytest.mark.parametrize("reset", ["periodic", "random", "dissipation"])
 def test_trajectories_agree_with_lindblad_L3(reset):
     spec = _noisy(3, reset)
     real = spec.draw_realization(np.random.default_rng(21))
-    res = _check_against_reference(spec, real, trajectories=500)
-    # the dynamics is not trivial: populations move by much more than the error bars
-    ms = res.site_resolved("leakage", "site_population")
-    assert np.ptp(ms.mean[:, 0]) > 20 * ms.sem.max()
+    res, curves = _check_against_reference(spec, real, trajectories=1500, cover=300.0)
+    # the dynamics is not trivial: the headline quantities fall by far more than the error bars
+    for name in ("leakage_array", "qubit_population", "qubit_coherence"):
+        ms = res.observable(name)
+        assert curves[name][0] - curves[name][-1] > 20 * ms.sem.max(), name
 
 
 @pytest.mark.long
@@ -77,9 +104,8 @@ def test_trajectories_agree_with_lindblad_L3(reset):
 def test_trajectories_agree_with_lindblad_L4_long(reset):
     spec = _noisy(4, reset)
     real = spec.draw_realization(np.random.default_rng(22))
-    # a population that only a few trajectories carry (site L under dissipation)
-    # has an unreliable sample error with few trajectories: keep n >= 2000
-    _check_against_reference(spec, real, trajectories=max(2000, int(8000 * long_scale())))
+    n = max(1500, int(6000 * long_scale()))
+    _check_against_reference(spec, real, trajectories=n, cover=400.0 if n >= 6000 else 300.0)
 
 
 def test_sector_engine_agrees_with_lindblad():
@@ -87,4 +113,4 @@ def test_sector_engine_agrees_with_lindblad():
     trajectory against the exact engine in test_mps.py, which is stronger than an ensemble check)."""
     spec = _noisy(3, "periodic")
     real = spec.draw_realization(np.random.default_rng(23))
-    _check_against_reference(spec, real, trajectories=400, engine="sector")
+    _check_against_reference(spec, real, trajectories=600, cover=150.0, engine="sector")
