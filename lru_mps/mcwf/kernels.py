@@ -57,19 +57,30 @@ def check_estimator(spec: ArraySpec, estimator: str) -> str:
 
 
 # ------------------------------------------------------------- measurement clock
+#: waiting times (random feedback) or uniforms drawn ahead per row and chunk, where a stream draws nothing else
+AHEAD_CHUNK = 256
+
+
 class MeasurementClock:
     """Feedback-measurement times of one trajectory: periodic with a random phase, or Poisson.
 
     Periodic feedback at rate G measures at t0 + k/G with t0 ~ U[0, 1/G)
-    (the moment of leakage is unknown); random feedback at Poisson times of
-    rate G.  Draws from ``rng`` when created (one number) and, for random
-    feedback, at every :meth:`advance`.
+    (the moment of leakage is unknown), the times summed one period at a
+    time; random feedback at Poisson times of rate G.  Draws from ``rng``
+    when created (one number) and, for random feedback, one waiting time per
+    :meth:`advance`.  Where the clock is its stream's only consumer (the
+    branch estimator draws nothing else) set ``draw_ahead``: the waiting
+    times are then drawn AHEAD_CHUNK at a time, which gives the same numbers
+    (``Generator.exponential(size=n)`` draws as n single calls do).
     """
 
     def __init__(self, spec: ArraySpec, rng: np.random.Generator):
         self.kind = spec.reset.kind
         self.rate = spec.reset.rate
         self.rng = rng
+        self.draw_ahead = False
+        self._ahead = np.empty(0)
+        self._used = 0
         if self.kind == "periodic":
             self.next = rng.uniform(0.0, 1.0 / self.rate)
         elif self.kind == "random":
@@ -82,7 +93,141 @@ class MeasurementClock:
         if self.kind == "periodic":
             self.next += 1.0 / self.rate
         else:
-            self.next += self.rng.exponential(1.0 / self.rate)
+            self.next += self.wait()
+
+    def wait(self) -> float:
+        """The next waiting time of random feedback (1/J)."""
+        if not self.draw_ahead:
+            return self.rng.exponential(1.0 / self.rate)
+        w = self._peek(1)[0]
+        self._used += 1
+        return float(w)
+
+    def _peek(self, n: int) -> np.ndarray:
+        """The next n waiting times, drawn ahead (not consumed)."""
+        have = len(self._ahead) - self._used
+        if have < n:
+            more = self.rng.exponential(1.0 / self.rate, size=max(n - have, AHEAD_CHUNK))
+            self._ahead = np.concatenate([self._ahead[self._used:], more])
+            self._used = 0
+        return self._ahead[self._used:self._used + n]
+
+    def times_before(self, limit: float) -> np.ndarray:
+        """The clock times from the current one on that lie before ``limit``; the clock then stands at the first >= limit.
+
+        The same floating-point numbers as :meth:`advance` one time after
+        another (``np.add.accumulate`` sums in order).  Random feedback needs
+        ``draw_ahead``.
+        """
+        if not self.next < limit:
+            return np.empty(0)
+        if self.kind == "random" and not self.draw_ahead:
+            raise RuntimeError("times_before needs draw_ahead for random feedback")
+        n = int((limit - self.next) * self.rate * 1.25) + 16
+        while True:
+            steps = np.full(n, 1.0 / self.rate) if self.kind == "periodic" else self._peek(n)
+            acc = np.add.accumulate(np.concatenate([[self.next], steps]))
+            if acc[-1] >= limit:
+                break
+            n *= 2
+        k = int(np.searchsorted(acc, limit, side="left"))  # acc[:k] < limit <= acc[k]
+        if self.kind == "random":
+            self._used += k
+        self.next = float(acc[k])
+        return acc[:k]
+
+
+class Clocks:
+    """The measurement clocks of B rows, with their next times as one array (``next``, 1/J).
+
+    Periodic clocks advance all at once (the same sums as one at a time);
+    random ones draw their waiting times from their own streams, row by row.
+    """
+
+    def __init__(self, clocks):
+        self.clocks = list(clocks)
+        self.next = np.array([c.next for c in self.clocks], dtype=float)
+        self.kind = self.clocks[0].kind if self.clocks else "none"
+        self.rate = self.clocks[0].rate if self.clocks else 0.0
+
+    def advance(self, rows: np.ndarray) -> None:
+        """The rows' next measurement times after their current ones."""
+        if self.kind == "periodic":
+            self.next[rows] += 1.0 / self.rate
+        else:
+            for b in rows:
+                self.next[b] += self.clocks[b].wait()
+
+    def periodic_before(self, rows: np.ndarray, limit: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Periodic clocks: (first, count, last) of the measurement times of each row before ``limit``.
+
+        first = the row's next time, count = how many of t, t + 1/G, ...
+        lie before ``limit`` (0 if none), last = the last of them (first if
+        none); the rows' clocks then stand at the first time >= limit.  The
+        same sums as :meth:`advance` one period at a time.
+        """
+        first = self.next[rows].copy()
+        count = np.zeros(len(rows), dtype=np.int64)
+        last = first.copy()
+        carry = first.copy()
+        active = np.nonzero(first < limit)[0]
+        count[active] = 1
+        T = 1.0 / self.rate
+        width = int(min(max((limit - first.min(initial=limit)) * self.rate + 2, 1), 4096))
+        while len(active):
+            acc = np.empty((len(active), width + 1))
+            acc[:, 0] = carry[active]
+            acc[:, 1:] = T
+            acc = np.add.accumulate(acc, axis=1)[:, 1:]
+            below = (acc < limit).sum(axis=1)
+            has = below > 0
+            last[active[has]] = acc[has, below[has] - 1]
+            count[active] += below
+            done = below < width
+            self.next[rows[active[done]]] = acc[done, below[done]]
+            carry[active] = acc[:, -1]
+            active = active[~done]
+        return first, count, last
+
+
+class UniformDraws:
+    """The uniforms U[0, 1) that B rows draw from their own streams, in each stream's order.
+
+    With ``ahead`` (every later draw of the streams is a uniform: no random
+    feedback clock) they are drawn AHEAD_CHUNK at a time per row and handed
+    out as arrays (``Generator.random(size=n)`` gives the numbers of n single
+    calls); otherwise one call per draw.
+    """
+
+    def __init__(self, rngs, ahead: bool):
+        self.rngs = list(rngs)
+        self.ahead = ahead
+        if ahead:
+            self.buffer = np.empty((len(self.rngs), AHEAD_CHUNK))
+            self.pos = np.full(len(self.rngs), AHEAD_CHUNK, dtype=np.intp)
+
+    def _refill(self, rows) -> None:
+        for b in rows:
+            self.buffer[b] = self.rngs[b].random(AHEAD_CHUNK)
+            self.pos[b] = 0
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        """One uniform per row (rows distinct)."""
+        if not self.ahead:
+            return np.array([self.rngs[b].random() for b in rows], dtype=float)
+        self._refill(rows[self.pos[rows] >= AHEAD_CHUNK])
+        u = self.buffer[rows, self.pos[rows]]
+        self.pos[rows] += 1
+        return u
+
+    def one(self, b: int) -> float:
+        """One uniform of row b."""
+        if not self.ahead:
+            return self.rngs[b].random()
+        if self.pos[b] >= AHEAD_CHUNK:
+            self._refill([b])
+        self.pos[b] += 1
+        return float(self.buffer[b, self.pos[b] - 1])
 
 
 # ------------------------------------------------------------------- integration

@@ -41,14 +41,15 @@ gets the crossing time by root finding from the state before it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 import numpy as np
 
 from ..physics.model import ArraySpec
-from .kernels import (ESTIMATORS, ChannelTable, MeasurementClock, crossing_time, sample_index, sample_outcomes,
-                      step_lengths)
+from .events import Event, EventLog
+from .kernels import (ESTIMATORS, ChannelTable, Clocks, MeasurementClock, UniformDraws, crossing_time, sample_index,
+                      sample_outcomes, step_lengths)
 
 
 class StateStore(Protocol):
@@ -99,17 +100,26 @@ class StateStore(Protocol):
         """Row b as an ordinary state object (a copy)."""
 
 
-@dataclass
-class Event:
-    """One event of a trajectory: a jump of ``channel`` or a feedback measurement with ``outcome``."""
+class FeedbackTrains(Protocol):
+    """A store's optional capability (attribute ``feedback_trains``; None or absent: not offered).
 
-    time: float
-    channel: str
-    site: int
-    outcome: int | None = None
+    The branch estimator's measurements all give n = 0, so between two grid
+    times a row's feedback is a fixed sequence of linear maps: the loop hands
+    every measurement after the first of a grid interval to the store in one
+    call, instead of stopping at each.  Rows enter right after a measurement
+    (their last site is in |0>); P0 = |0><0| on the last site.
+    """
+
+    def periodic(self, rows: np.ndarray, counts: np.ndarray, period: float) -> None:
+        """|psi_b> <- (P0 exp(-i H_eff period))^{counts_b} |psi_b> (counts_b >= 1; period in 1/J)."""
+
+    def poisson(self, rows: np.ndarray, waits: Sequence[np.ndarray]) -> None:
+        """|psi_b> <- P0 exp(-i H_eff w_K) ... P0 exp(-i H_eff w_1) |psi_b>, (w_1..w_K) = waits[j] (1/J)."""
+
+    def describe(self) -> str:
+        """How the store applies the trains (for the run summary)."""
 
 
-@dataclass
 class TrajectoryRecord:
     """What one trajectory leaves behind, on the time grid (1/J).
 
@@ -117,14 +127,31 @@ class TrajectoryRecord:
     (unnormalized weights in branch mode); ``coherence[k]`` = <sigma^-_1> in
     the frame of the coding qubit, exp(+i w_q t) rho_1[1, 0] with w_q from
     :meth:`ArraySpec.qubit_frequency` (dressed; docs/physics.md §7).
+    ``events``: the jumps and measurements in order (built on first access
+    from the batch's :class:`~lru_mps.mcwf.events.EventLog`).
     """
 
-    times: np.ndarray
-    populations: np.ndarray
-    coherence: np.ndarray
-    events: list[Event] = field(default_factory=list)
-    final_state: object | None = None
-    diagnostics: dict = field(default_factory=dict)
+    def __init__(self, times, populations, coherence, events=None, final_state=None, diagnostics=None,
+                 log: EventLog | None = None, row: int = 0):
+        self.times = times
+        self.populations = populations
+        self.coherence = coherence
+        self.final_state = final_state
+        self.diagnostics = {} if diagnostics is None else diagnostics
+        self._events = None if events is None else list(events)
+        self._log, self._row = log, row
+
+    @property
+    def events(self) -> list[Event]:
+        if self._events is None:
+            self._events = self._log.events(self._row) if self._log is not None else []
+        return self._events
+
+    def event_count(self) -> int:
+        """len(events), without building them."""
+        if self._events is None and self._log is not None:
+            return self._log.count(self._row)
+        return len(self.events)
 
 
 @dataclass
@@ -138,10 +165,16 @@ class Row:
 
 
 def start_row(spec: ArraySpec, rng: np.random.Generator, estimator: str, qubit_frequency: float) -> Row:
-    """A row's clock and first threshold, drawn in this order from its stream (after its thermal levels)."""
+    """A row's clock and first threshold, drawn in this order from its stream (after its thermal levels).
+
+    In branch mode the clock is the stream's only consumer from here on, so
+    it may draw its waiting times ahead (the same numbers).
+    """
     clock = MeasurementClock(spec, rng)
     jumps = estimator == "sampled" and bool(spec.jump_channels())
-    return Row(rng, clock, rng.random() if jumps else 0.0, qubit_frequency)
+    row = Row(rng, clock, rng.random() if jumps else 0.0, qubit_frequency)
+    clock.draw_ahead = estimator == "branch"
+    return row
 
 
 def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], estimator: str,
@@ -152,6 +185,17 @@ def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], est
 
         raise ParameterError("estimator", estimator, "sampled or branch")
     return _Loop(store, spec, np.asarray(times, dtype=float), rows, estimator).run(keep_states)
+
+
+def feedback_trains(store, spec: ArraySpec, estimator: str):
+    """The store's :class:`FeedbackTrains` if the loop uses them for this run, else None.
+
+    Used by the branch estimator with periodic or random feedback, where the
+    store offers them (``feedback_trains`` attribute, not None).
+    """
+    if estimator != "branch" or spec.reset.kind not in ("periodic", "random"):
+        return None
+    return getattr(store, "feedback_trains", None)
 
 
 class _Loop:
@@ -168,10 +212,14 @@ class _Loop:
         self.jumps = self.sampled and len(self.channels) > 0
         self.last_site = spec.L - 1
         self.threshold = np.array([r.threshold for r in self.rows], dtype=float)
-        self.next_measurement = np.array([r.clock.next for r in self.rows], dtype=float)
+        self.clocks = Clocks([r.clock for r in self.rows])
+        self.next_measurement = self.clocks.next  # one array: the clocks advance it
+        # every later draw of a stream is a uniform unless a random-feedback clock draws waiting times from it
+        self.uniforms = UniformDraws([r.rng for r in self.rows], ahead=spec.reset.kind != "random")
+        self.trains = feedback_trains(store, spec, estimator)
         self.qubit_frequency = np.array([r.qubit_frequency for r in self.rows], dtype=float)
         self.t = np.zeros(B)
-        self.events: list[list[Event]] = [[] for _ in range(B)]
+        self.log = EventLog(B, self.last_site)
         T = len(times)
         self.populations = np.zeros((B, T, spec.L, 3))
         self.coherence = np.zeros((B, T), dtype=complex)
@@ -203,7 +251,7 @@ class _Loop:
                     self._record(k, arrived[on_grid])
                     waiting[arrived[on_grid]] = False
                 if (~on_grid).any():
-                    self._measure(arrived[~on_grid])
+                    self._measure(arrived[~on_grid], t_k)
                 if not waiting.any():
                     break
                 first = False
@@ -277,29 +325,59 @@ class _Loop:
     # ------------------------------------------------------------------ events
     def _jump(self, b: int, t: float) -> None:
         """A jump of row b at time t: channel ~ rate <op^dag op>, applied and renormalized; a new threshold."""
-        store, table, rng = self.store, self.channels, self.rows[b].rng
+        store, table = self.store, self.channels
         weights = table.weights(store.populations(b), lambda site: store.rdm(b, site))
-        k = sample_index(weights, rng.random())
+        k = sample_index(weights, self.uniforms.one(b))
         store.apply_jump(b, k)
         ch = table.channels[k]
-        self.events[b].append(Event(t, ch.name, ch.site))
-        self.threshold[b] = rng.random()
+        self.log.jump(b, t, ch.name, ch.site)
+        self.threshold[b] = self.uniforms.one(b)
         self.t[b] = t
 
-    def _measure(self, rows: np.ndarray) -> None:
-        """Feedback measurement of n_L and |0><n|_L for each row, then its next clock time."""
+    def _measure(self, rows: np.ndarray, t_k: float) -> None:
+        """Feedback measurement of n_L and |0><n|_L for each row, then its next clock time.
+
+        With the store's trains (branch estimator) the rows' further
+        measurements before the grid time ``t_k`` follow in one call.
+        """
         if self.sampled:
             p = self.store.last_populations(rows)
-            u = np.array([self.rows[b].rng.random() for b in rows])
-            outcome = sample_outcomes(p, u)
+            outcome = sample_outcomes(p, self.uniforms.take(rows))
         else:  # the removal-free branch keeps outcome 0
             outcome = np.zeros(len(rows), dtype=int)
         self.store.reset_last(rows, outcome, normalize=self.sampled)
-        for j, b in enumerate(rows):
-            self.events[b].append(Event(self.t[b], "measurement", self.last_site, int(outcome[j])))
+        self.log.measured(rows, self.t[rows], outcome)
+        self.clocks.advance(rows)
+        if self.trains is not None:
+            self._train(rows, t_k)
+
+    def _train(self, rows: np.ndarray, t_k: float) -> None:
+        """Branch estimator: every measurement of the rows before ``t_k`` in one call of the store's trains.
+
+        The times are the clock's (the same ordered sums as one measurement
+        at a time); the rows end right after their last measurement before t_k.
+        """
+        rows = rows[self.next_measurement[rows] < t_k]
+        if not len(rows):
+            return
+        if self.clocks.kind == "periodic":
+            period = 1.0 / self.spec.reset.rate
+            first, count, last = self.clocks.periodic_before(rows, t_k)
+            self.trains.periodic(rows, count, period)
+            self.log.periodic_train(rows, first, count, period)
+            self.t[rows] = last
+            return
+        times, waits = [], []
+        for b in rows:
             clock = self.rows[b].clock
-            clock.advance()
+            clock.next = self.next_measurement[b]
+            tb = clock.times_before(t_k)
             self.next_measurement[b] = clock.next
+            waits.append(np.diff(np.concatenate([[self.t[b]], tb])))  # the stretches the loop would make
+            times.append(tb)
+            self.t[b] = tb[-1]
+        self.trains.poisson(rows, waits)
+        self.log.poisson_train(rows, times)
 
     def _record(self, k: int, rows: np.ndarray) -> None:
         """Populations and coherence of the rows at times[k] (normalized in sampled mode)."""
@@ -315,9 +393,10 @@ class _Loop:
                 times=self.times,
                 populations=self.populations[b],
                 coherence=self.coherence[b],
-                events=self.events[b],
                 final_state=self.store.state(b) if keep_states else None,
                 diagnostics=diags[b],
+                log=self.log,
+                row=b,
             )
             for b in range(self.B)
         ]

@@ -1,0 +1,195 @@
+"""Feedback trains of the branch estimator on the exact batched store (docs/physics.md §4, §6).
+
+In the removal-free branch every feedback measurement gives n = 0 and acts as
+the projector P0 = |0><0| on the last site, without renormalization.  Between
+two grid times a row therefore meets a fixed product of linear maps, which
+this module applies in one call per grid interval (the capability
+:class:`lru_mps.mcwf.loop.FeedbackTrains` of
+:class:`~lru_mps.engines.exact_batch.ExactBatch`):
+
+* Periodic feedback at rate G: one period is the map F = P0 exp(-i H_eff/G).
+  A row enters right after a measurement, i.e. inside the range of P0 (the
+  states whose last site is |0>), which F maps into itself, so F is kept as
+  the dense block F_n = [exp(-i H_n/G)]_{kept, kept} of every N-block n and
+  realization (H_eff conserves N, P0 keeps it); k periods are the matrix
+  power F_n^k, built by repeated squaring and cached per k.  Cost per grid
+  interval: one small dense product per row, whatever G.
+* Random feedback: the waiting times differ, so the product has one factor
+  per measurement; it is applied in the eigenbasis of H_n (H_n = V lam V^-1):
+  z <- W (exp(-i lam w) * z) with W = V^-1 P0 V, a few array operations per
+  measurement for all rows together, with no stop of the trajectory loop.
+
+Both are exact (up to rounding: the tests compare them with the
+one-measurement-at-a-time path to 1e-10).  Blocks whose eigenvectors are
+too ill-conditioned (the rule of :mod:`lru_mps.engines.eigen`) use expm.
+Energies in J, times in 1/J.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import scipy.linalg as sla
+
+#: how the branch estimator's feedback measurements run: trains of the store ("fast"), or one loop stop each
+#: ("reference", the path the fast one is tested against)
+FEEDBACK_PATHS = ("fast", "reference")
+
+#: matrix powers F^k kept per period (the counts of a uniform grid take two values per run)
+POWER_CACHE = 8
+#: waiting times of random feedback expanded into phase factors this many measurements at a time
+POISSON_CHUNK = 512
+
+
+def feedback_path(settings) -> str:
+    """The feedback path a run's settings ask for (``settings.feedback``; "fast" if it has none)."""
+    return getattr(settings, "feedback", FEEDBACK_PATHS[0])
+
+
+class ExactFeedbackTrains:
+    """Trains of outcome-0 measurements for the rows of an exact batch (see the module docstring).
+
+    ``store`` is an :class:`~lru_mps.engines.exact_batch.ExactBatch`; its
+    blocks give, per N-block, the realizations that reach it and their
+    eigendecompositions.
+    """
+
+    def __init__(self, store):
+        self.store = store
+        last = store.basis.levels[store.L - 1]
+        #: per block: positions (inside the block) whose last site is in |0>
+        self.kept = [np.nonzero(last[blk.sl] == 0)[0] for blk in store.blocks]
+        self._maps: dict[float, list[np.ndarray]] = {}
+        self._powers: dict[tuple[float, int], list[np.ndarray]] = {}
+        self._poisson: list | None = None
+
+    def describe(self) -> str:
+        return ("feedback map: periodic k periods as the matrix power of P0 exp(-i H_eff/G) per N-block; "
+                "random feedback in the eigenbasis of H_eff")
+
+    # ------------------------------------------------------------- periodic
+    def _map(self, period: float) -> list[np.ndarray]:
+        """Per block: F = [exp(-i H period)]_{kept, kept} for every realization of the block, (R_n, d', d')."""
+        if period not in self._maps:
+            maps = []
+            for blk, kept in zip(self.store.blocks, self.kept):
+                U = blk.V @ (np.exp(-1j * blk.lam * period)[:, :, None] * blk.Vinv)
+                for j in blk.bad_pos:
+                    U[j] = sla.expm(-1j * period * blk.H[j])
+                maps.append(np.ascontiguousarray(U[:, kept][:, :, kept]))
+            self._maps[period] = maps
+        return self._maps[period]
+
+    def _power(self, period: float, k: int) -> list[np.ndarray]:
+        """Per block: F^k by repeated squaring (cached for a few k)."""
+        key = (period, int(k))
+        if key not in self._powers:
+            base = self._map(period)
+            out = None
+            sq = [m.copy() for m in base]
+            e = int(k)
+            while e:
+                if e & 1:
+                    out = [s.copy() for s in sq] if out is None else [o @ s for o, s in zip(out, sq)]
+                e >>= 1
+                if e:
+                    sq = [s @ s for s in sq]
+            if len(self._powers) >= POWER_CACHE:
+                self._powers.pop(next(iter(self._powers)))
+            self._powers[key] = out
+        return self._powers[key]
+
+    def periodic(self, rows: np.ndarray, counts: np.ndarray, period: float) -> None:
+        """|psi_b> <- F^{counts_b} |psi_b>, F = P0 exp(-i H_eff period), for rows just measured."""
+        store = self.store
+        xp = store.xp
+        rows = np.asarray(rows, dtype=np.intp)
+        counts = np.asarray(counts)
+        x = np.array(xp.host(store.psi[xp.take(rows)]))
+        rr = store.ridx[rows]
+        for k in np.unique(counts[counts > 0]):
+            sel = np.nonzero(counts == k)[0]
+            powers = self._power(period, int(k))
+            for blk, kept, Fk in zip(store.blocks, self.kept, powers):
+                cols = blk.sl.start + kept
+                p = blk.pos[rr[sel]]
+                has = (p >= 0) & np.any(x[np.ix_(sel, cols)] != 0, axis=1)  # zero amplitudes stay zero
+                if not has.any():
+                    continue
+                s = sel[has]
+                v = x[s][:, cols]
+                x[np.ix_(s, cols)] = np.matmul(Fk[p[has]], v[:, :, None])[:, :, 0]
+        store.psi[xp.take(rows)] = xp.asarray(x)
+
+    # --------------------------------------------------------------- random
+    def _poisson_data(self):
+        """Per block: W = V^-1 P0 V (R_n, d, d), and which realizations need expm."""
+        if self._poisson is None:
+            data = []
+            for blk, kept in zip(self.store.blocks, self.kept):
+                W = blk.Vinv[:, :, kept] @ blk.V[:, kept, :]
+                data.append(W)
+            self._poisson = data
+        return self._poisson
+
+    def poisson(self, rows: np.ndarray, waits: Sequence[np.ndarray]) -> None:
+        """|psi_b> <- P0 U(w_K) ... P0 U(w_1) |psi_b>, U(w) = exp(-i H_eff w), (w_1..w_K) = waits[j]."""
+        store = self.store
+        xp = store.xp
+        rows = np.asarray(rows, dtype=np.intp)
+        n = np.array([len(w) for w in waits], dtype=np.intp)
+        order = np.argsort(-n, kind="stable")  # longest trains first: the active rows are a prefix
+        rows, n = rows[order], n[order]
+        K = int(n[0]) if len(n) else 0
+        if K == 0:
+            return
+        w = np.zeros((len(rows), K))
+        for j, i in enumerate(order):
+            w[j, : n[j]] = waits[i]
+        x = np.array(xp.host(store.psi[xp.take(rows)]))
+        rr = store.ridx[rows]
+        for blk, kept, W in zip(store.blocks, self.kept, self._poisson_data()):
+            p = blk.pos[rr]
+            if not (p >= 0).any():
+                continue
+            sl = blk.sl
+            here = (p >= 0) & np.any(x[:, sl] != 0, axis=1)  # zero amplitudes stay zero
+            bad = here & blk.bad[np.maximum(p, 0)]
+            good = np.nonzero(here & ~bad)[0]  # keeps the order: counts still non-increasing
+            if len(good):
+                x[good, sl] = _poisson_eigen(x[good, sl], blk, W, p[good], w[good], n[good], kept)
+            for j in np.nonzero(bad)[0]:
+                x[j, sl] = _poisson_expm(x[j, sl], blk.H[p[j]], w[j, : n[j]], kept)
+        store.psi[xp.take(rows)] = xp.asarray(x)
+
+
+def _poisson_eigen(x, blk, W, p, w, n, kept) -> np.ndarray:
+    """The trains of rows with counts n (non-increasing) in the eigenbasis of their blocks."""
+    lam = blk.lam[p]  # (m, d)
+    WT = np.ascontiguousarray(W[p].transpose(0, 2, 1))
+    z = np.matmul(x[:, None, :], blk.Vinv[p].transpose(0, 2, 1))[:, 0, :]  # z = V^-1 x (row vectors)
+    K = int(n[0])
+    active = np.searchsorted(-n, -np.arange(K), side="left")  # rows with n > k: a prefix of this length
+    for start in range(0, K, POISSON_CHUNK):
+        stop = min(K, start + POISSON_CHUNK)
+        a0 = int(active[start])
+        phases = np.exp(-1j * lam[:a0, None, :] * w[:a0, start:stop, None])  # (a0, chunk, d)
+        for k in range(start, stop):
+            a = int(active[k])
+            z[:a] = np.matmul((phases[:a, k - start] * z[:a])[:, None, :], WT[:a])[:, 0, :]
+    out = np.matmul(z[:, None, :], blk.V[p].transpose(0, 2, 1))[:, 0, :]
+    lost = np.ones(out.shape[1], dtype=bool)
+    lost[kept] = False
+    out[:, lost] = 0.0  # P0 was applied last: exactly zero outside its range
+    return out
+
+
+def _poisson_expm(x, H, w, kept) -> np.ndarray:
+    """One row's train with scipy's expm (ill-conditioned eigenvectors)."""
+    mask = np.zeros(len(x), dtype=bool)
+    mask[kept] = True
+    for wk in w:
+        x = sla.expm(-1j * wk * H) @ x
+        x[~mask] = 0.0
+    return x

@@ -1,0 +1,180 @@
+"""The fast feedback paths agree with the one-measurement-at-a-time reference, trajectory by trajectory.
+
+The branch estimator's feedback trains (:mod:`lru_mps.engines.feedback_map`:
+matrix powers of the periodic map P0 exp(-i H/G), random feedback in the
+eigenbasis) against the reference path of the same batched store
+(``feedback="reference"``: one loop stop per measurement) and against the
+unbatched exact engine: populations and coherence to 1e-10, and the same
+events (every measurement, with its time and outcome).  A spy on the store's
+trains checks that the fast path did take over most measurements (otherwise
+the comparison would test nothing).  The clocks and the uniforms drawn ahead
+must give exactly the numbers of one draw at a time.  Cost: about 10 s.
+"""
+
+import numpy as np
+import pytest
+
+from helpers import one
+from lru_mps.engines import eigen
+from lru_mps.engines.feedback_map import ExactFeedbackTrains
+from lru_mps.errors import ParameterError
+from lru_mps.mcwf.kernels import AHEAD_CHUNK, Clocks, MeasurementClock, UniformDraws
+from lru_mps.mcwf.loop import records_differ
+from lru_mps.physics.model import ArraySpec, Conditions, Reset
+from lru_mps.run.settings import RunSettings, time_grid
+from lru_mps.run.trajectories import run_trajectories
+
+
+class _Spy:
+    """Counts the measurements the store's trains took over."""
+
+    def __init__(self, monkeypatch):
+        self.periodic = self.poisson = 0
+        orig_p, orig_q = ExactFeedbackTrains.periodic, ExactFeedbackTrains.poisson
+        spy = self
+
+        def periodic(self, rows, counts, period):
+            spy.periodic += int(np.sum(counts))
+            return orig_p(self, rows, counts, period)
+
+        def poisson(self, rows, waits):
+            spy.poisson += sum(len(w) for w in waits)
+            return orig_q(self, rows, waits)
+
+        monkeypatch.setattr(ExactFeedbackTrains, "periodic", periodic)
+        monkeypatch.setattr(ExactFeedbackTrains, "poisson", poisson)
+
+
+def _settings(times, n, feedback, seed=4, **kw):
+    return RunSettings(times=times, trajectories=n, seed=seed, engine="exact", estimator="branch",
+                       feedback=feedback, **kw)
+
+
+def _compare(spec, times, n, monkeypatch, seed=4, batch_size=None, tol=1e-10):
+    """Fast vs reference (batched) and vs the unbatched engine; returns (measurements, taken over by trains)."""
+    spy = _Spy(monkeypatch)
+    fast = run_trajectories(spec, _settings(times, n, "fast", seed), range(n), batched=True, batch_size=batch_size)
+    trained = spy.periodic + spy.poisson
+    ref = run_trajectories(spec, _settings(times, n, "reference", seed), range(n), batched=True)
+    assert spy.periodic + spy.poisson == trained  # the reference path never calls the trains
+    measurements = 0
+    for i in range(n):
+        problems = records_differ(fast[i], ref[i], tol=tol)
+        assert not problems, (i, problems[:3])
+        measurements += sum(r.event_count() for r in ref[i].values())
+    for i in range(min(n, 2)):  # the unbatched engine (ordinary states) as well
+        problems = records_differ(fast[i], one(spec, _settings(times, n, "fast", seed), i), tol=tol)
+        assert not problems, (i, problems[:3])
+    return measurements, trained
+
+
+@pytest.mark.parametrize("L", [2, 3, 4])
+@pytest.mark.parametrize("kind", ["periodic", "random"])
+def test_branch_trains_match_reference(L, kind, monkeypatch):
+    """High rate (G = 20 J, ~40 measurements per grid interval), every initial state, W = 4 J (hybridized)."""
+    spec = ArraySpec(L=L, W=4.0, reset=Reset(kind, 20.0), conditions=Conditions())
+    measurements, trained = _compare(spec, time_grid(30.0, 16), 6, monkeypatch)
+    assert measurements > 6 * 3 * 20 * 30 * 0.9  # G t per trajectory and initial state
+    assert trained > 0.9 * measurements
+
+
+@pytest.mark.parametrize("kind", ["periodic", "random"])
+def test_irregular_grid_and_paper_parameters(kind, monkeypatch):
+    """Paper parameters (W = 20 J, U = 50 J) at the high optimum, a grid not starting at 0 with unequal steps."""
+    spec = ArraySpec.from_user(length=3, reset=kind, rate="30J", conditions="ideal")
+    times = np.array([0.7, 0.9, 3.3, 3.31, 10.0, 25.5])
+    measurements, trained = _compare(spec, times, 8, monkeypatch, batch_size=3)
+    assert trained > 0.9 * measurements
+
+
+def test_long_train_one_interval(monkeypatch):
+    """Two grid points (as the rate sweep): t = 200/J at G = 30 J, 6,000 measurements in one train per row."""
+    spec = ArraySpec.from_user(length=3, reset="periodic", rate="30J", conditions="ideal")
+    measurements, trained = _compare(spec, time_grid(200.0, 2), 4, monkeypatch)
+    assert measurements > 4 * 3 * 5900 and trained > 0.99 * measurements
+
+
+def test_trains_with_expm_fallback(monkeypatch):
+    """Every block with more than one state counts as ill-conditioned: the trains use expm."""
+    monkeypatch.setattr(eigen, "COND_LIMIT", 1.0)
+    for kind in ("periodic", "random"):
+        spec = ArraySpec(L=2, W=4.0, reset=Reset(kind, 5.0), conditions=Conditions())
+        measurements, trained = _compare(spec, time_grid(8.0, 5), 3, monkeypatch)
+        assert trained > 0.5 * measurements
+
+
+def test_measurement_on_a_grid_time_records_first(monkeypatch):
+    """A train that ends exactly on a grid time leaves that measurement for after the record."""
+    import lru_mps.mcwf.loop as loop
+
+    class OnGrid(loop.MeasurementClock):
+        def __init__(self, spec, rng):
+            super().__init__(spec, rng)
+            self.next = 0.5  # period 0.25, grid step 2: every grid time is a measurement time
+
+    monkeypatch.setattr(loop, "MeasurementClock", OnGrid)
+    spec = ArraySpec(L=3, W=4.0, reset=Reset("periodic", 4.0), conditions=Conditions())
+    measurements, trained = _compare(spec, time_grid(20.0, 11), 4, monkeypatch)
+    assert trained > 0.5 * measurements
+
+
+def test_feedback_setting_is_checked():
+    with pytest.raises(ParameterError, match="feedback"):
+        RunSettings(times=time_grid(10.0, 3), feedback="fastest")
+
+
+# ----------------------------------------------------------- clocks and draws
+@pytest.mark.parametrize("kind", ["periodic", "random"])
+def test_clock_times_before_equal_one_at_a_time(kind):
+    spec = ArraySpec(L=3, reset=Reset(kind, 37.0))
+    for seed in range(5):
+        a = MeasurementClock(spec, np.random.default_rng(seed))
+        b = MeasurementClock(spec, np.random.default_rng(seed))
+        a.draw_ahead = b.draw_ahead = True
+        got, want = [], []
+        for limit in (0.013, 1.0, 1.0, 57.3, 300.0):
+            got += list(a.times_before(limit))
+            while b.next < limit:
+                want.append(b.next)
+                b.advance()
+            assert a.next == b.next
+        assert got == want and len(want) > 10000
+    # waiting times drawn ahead are the numbers of one call each
+    c = MeasurementClock(spec, np.random.default_rng(9))
+    d = MeasurementClock(spec, np.random.default_rng(9))
+    c.draw_ahead = True
+    for _ in range(3 * AHEAD_CHUNK):
+        c.advance()
+        d.advance()
+        assert c.next == d.next
+
+
+def test_periodic_clocks_advance_together_as_one_at_a_time():
+    spec = ArraySpec(L=3, reset=Reset("periodic", 3.7))
+    clocks = [MeasurementClock(spec, np.random.default_rng(s)) for s in range(7)]
+    single = [MeasurementClock(spec, np.random.default_rng(s)) for s in range(7)]
+    batch = Clocks(clocks)
+    rows = np.array([0, 2, 3, 6])
+    for _ in range(50):
+        batch.advance(rows)
+        for b in rows:
+            single[b].advance()
+    first, count, last = batch.periodic_before(rows, 4000.0)
+    for j, b in enumerate(rows):
+        assert first[j] == single[b].next
+        times = single[b].times_before(4000.0)
+        assert count[j] == len(times) and last[j] == times[-1] and batch.next[b] == single[b].next
+    assert [batch.next[b] for b in (1, 4, 5)] == [single[b].next for b in (1, 4, 5)]
+
+
+def test_uniforms_drawn_ahead_equal_single_draws():
+    rngs = [np.random.default_rng(s) for s in range(5)]
+    ref = [np.random.default_rng(s) for s in range(5)]
+    draws = UniformDraws(rngs, ahead=True)
+    order = np.random.default_rng(0)
+    for _ in range(3 * AHEAD_CHUNK):
+        rows = np.sort(order.choice(5, size=order.integers(1, 6), replace=False))
+        got = draws.take(rows)
+        assert list(got) == [ref[b].random() for b in rows]
+        b = int(order.integers(5))
+        assert draws.one(b) == ref[b].random()
