@@ -253,12 +253,15 @@ class ExactBatch:
         out = xp.zeros_like(x)
         rr = self.ridx[rows]
         for blk in self.blocks:
+            sl = blk.sl
             p = blk.pos[rr]
-            sel = np.nonzero(p >= 0)[0]
+            reach = p >= 0
+            if xp.numpy:  # a block of zeros stays zero: skip it (the same numbers)
+                reach &= np.any(x[:, sl] != 0, axis=1)
+            sel = np.nonzero(reach)[0]
             if len(sel) == 0:
                 continue
             ps = p[sel]
-            sl = blk.sl
             xs = x[xp.take(sel), sl]
             tps = xp.take(ps)
             z = xp.matmul(xs[:, None, :], blk.x_VinvT[tps])[:, 0, :]

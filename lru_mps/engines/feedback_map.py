@@ -14,6 +14,15 @@ this module applies in one call per grid interval (the capability
   realization (H_eff conserves N, P0 keeps it); k periods are the matrix
   power F_n^k, built by repeated squaring and cached per k.  Cost per grid
   interval: one small dense product per row, whatever G.
+* Periodic feedback, sampled estimator (random outcomes, jumps): as long as
+  the measurements give n = 0 and no jump comes, the state after j periods
+  is F^j psi normalized, so a train of up to AHEAD_CHUNK periods costs a few
+  array operations: the states after each period of all rows at once from
+  the powers F^0..F^{C-1} (cached), the no-jump probability of each period
+  and the Born probability of n = 0 from their norms, and the first period
+  whose measurement gives n != 0 (u >= p_0) or in which the waiting-time
+  threshold is reached.  The train stops before that period, which the
+  trajectory loop then makes as usual (the same draws).
 * Random feedback: the waiting times differ, so the product has one factor
   per measurement; it is applied in the eigenbasis of H_n (H_n = V lam V^-1):
   z <- W (exp(-i lam w) * z) with W = V^-1 P0 V, a few array operations per
@@ -63,6 +72,7 @@ class ExactFeedbackTrains:
         self._maps: dict[float, list[np.ndarray]] = {}
         self._powers: dict[tuple[float, int], list[np.ndarray]] = {}
         self._poisson: list | None = None
+        self._sampled: dict[tuple[float, int], tuple[list, list]] = {}
 
     def describe(self) -> str:
         return ("feedback map: periodic k periods as the matrix power of P0 exp(-i H_eff/G) per N-block; "
@@ -121,6 +131,92 @@ class ExactFeedbackTrains:
                 v = x[s][:, cols]
                 x[np.ix_(s, cols)] = np.matmul(Fk[p[has]], v[:, :, None])[:, :, 0]
         store.psi[xp.take(rows)] = xp.asarray(x)
+
+    # ------------------------------------------------------ periodic, sampled
+    def _sampled_data(self, period: float, n: int):
+        """Per block: F^0..F^{n-1} (R_n, n, d', d') and exp(-i H period)[:, kept] (R_n, d, d')."""
+        n = 1 << max(0, int(n) - 1).bit_length()  # a power of two >= n: few sizes to cache
+        key = (period, n)
+        if key not in self._sampled:
+            powers, cols = [], []
+            for blk, kept, F in zip(self.store.blocks, self.kept, self._map(period)):
+                R, k = F.shape[0], F.shape[1]
+                P = np.empty((R, n, k, k), dtype=complex)
+                P[:, 0] = np.eye(k)
+                have = 1
+                while have < n:  # F^{have..2 have - 1} = F^have F^{0..have-1}
+                    step = min(have, n - have)
+                    Fh = F if have == 1 else P[:, have - 1] @ F
+                    P[:, have:have + step] = Fh[:, None] @ P[:, :step]
+                    have += step
+                U = blk.V @ (np.exp(-1j * blk.lam * period)[:, :, None] * blk.Vinv)
+                for j in blk.bad_pos:
+                    U[j] = sla.expm(-1j * period * blk.H[j])
+                powers.append(P)
+                cols.append(np.ascontiguousarray(U[:, :, kept]))
+            if len(self._sampled) >= 2:
+                self._sampled.pop(next(iter(self._sampled)))
+            self._sampled[key] = (powers, cols)
+        return self._sampled[key]
+
+    def sampled_periodic(self, rows: np.ndarray, counts: np.ndarray, period: float, uniforms: np.ndarray,
+                         thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Sampled estimator: up to counts_b periods (evolve 1/G, measure) of rows just measured (normalized).
+
+        A period is done if its measurement gives n = 0 (uniforms[b, j] <
+        p_0, the Born probability) and no jump comes in it (the no-jump
+        probability since the call stays above thresholds[b]).  Returns
+        (done_b, the no-jump probability over the done periods); row b is
+        left normalized right after its last done period.
+        """
+        store = self.store
+        xp = store.xp
+        rows = np.asarray(rows, dtype=np.intp)
+        counts = np.asarray(counts, dtype=np.int64)
+        m, n = len(rows), uniforms.shape[1]
+        x = np.array(xp.host(store.psi[xp.take(rows)]))
+        rr = store.ridx[rows]
+        powers, cols = self._sampled_data(period, n)  # F^0.. at least F^{n-1}
+        nx = np.zeros((m, n))  # ||exp(-i H/G) F^j psi||^2: before the (j+1)-th measurement
+        n0 = np.zeros((m, n))  # ||F^{j+1} psi||^2: after it, with n = 0
+        parts = []
+        for blk, kept, P, Uk in zip(store.blocks, self.kept, powers, cols):
+            p = blk.pos[rr]
+            sel = np.nonzero((p >= 0) & np.any(x[:, blk.sl] != 0, axis=1))[0]
+            if not len(sel):
+                continue
+            y = x[sel][:, blk.sl.start + kept]
+            Z = np.einsum("scij,sj->sci", P[p[sel], :n], y)
+            Xi = np.einsum("sij,scj->sci", Uk[p[sel]], Z)
+            a2 = Xi.real**2 + Xi.imag**2
+            nx[sel] += a2.sum(axis=2)
+            n0[sel] += a2[:, :, kept].sum(axis=2)
+            parts.append((blk, kept, sel, Xi))
+        before = np.concatenate([np.sum(np.abs(x) ** 2, axis=1)[:, None], n0[:, :-1]], axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            survival = np.cumprod(nx / before, axis=1)
+            ok = (survival > thresholds[:, None]) & (uniforms < n0 / nx) & np.isfinite(survival)
+        ok &= np.arange(n)[None, :] < counts[:, None]
+        done = np.where(ok.all(axis=1), n, np.argmin(ok, axis=1))
+        done = np.minimum(done, counts)
+        moved = np.nonzero(done > 0)[0]
+        S = np.ones(m)
+        S[moved] = survival[moved, done[moved] - 1]
+        if len(moved):
+            last = done[moved] - 1
+            norm = 1.0 / np.sqrt(n0[moved, last])
+            new = x[moved].copy()
+            for blk, kept, sel, Xi in parts:
+                new[:, blk.sl] = 0.0
+                at = np.full(m, -1)
+                at[sel] = np.arange(len(sel))
+                j = at[moved]
+                here = j >= 0
+                new[np.ix_(np.nonzero(here)[0], blk.sl.start + kept)] = (
+                    Xi[j[here], last[here]][:, kept] * norm[here, None])
+            x[moved] = new
+            store.psi[xp.take(rows[moved])] = xp.asarray(x[moved])
+        return done, S
 
     # --------------------------------------------------------------- random
     def _poisson_data(self):

@@ -158,19 +158,30 @@ class Clocks:
             for b in rows:
                 self.next[b] += self.clocks[b].wait()
 
-    def periodic_before(self, rows: np.ndarray, limit: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def periodic_steps(self, rows: np.ndarray, n: int) -> np.ndarray:
+        """Periodic clocks: each row's next time and the n after it, (m, n + 1), as :meth:`advance` sums them."""
+        acc = np.empty((len(rows), n + 1))
+        acc[:, 0] = self.next[rows]
+        acc[:, 1:] = 1.0 / self.rate
+        return np.add.accumulate(acc, axis=1)
+
+    def periodic_before(self, rows: np.ndarray, limit: float, at_most: np.ndarray | None = None,
+                        move: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Periodic clocks: (first, count, last) of the measurement times of each row before ``limit``.
 
         first = the row's next time, count = how many of t, t + 1/G, ...
-        lie before ``limit`` (0 if none), last = the last of them (first if
-        none); the rows' clocks then stand at the first time >= limit.  The
-        same sums as :meth:`advance` one period at a time.
+        lie before ``limit`` (0 if none; at most ``at_most[j]``), last = the
+        last of them (first if none).  With ``move`` the rows' clocks then
+        stand at the time after the last one counted.  The same sums as
+        :meth:`advance` one period at a time.
         """
         first = self.next[rows].copy()
+        cap = np.full(len(rows), np.iinfo(np.int64).max) if at_most is None else np.asarray(at_most, dtype=np.int64)
         count = np.zeros(len(rows), dtype=np.int64)
         last = first.copy()
         carry = first.copy()
-        active = np.nonzero(first < limit)[0]
+        after = first.copy()
+        active = np.nonzero((first < limit) & (cap > 0))[0]
         count[active] = 1
         T = 1.0 / self.rate
         width = int(min(max((limit - first.min(initial=limit)) * self.rate + 2, 1), 4096))
@@ -179,14 +190,16 @@ class Clocks:
             acc[:, 0] = carry[active]
             acc[:, 1:] = T
             acc = np.add.accumulate(acc, axis=1)[:, 1:]
-            below = (acc < limit).sum(axis=1)
-            has = below > 0
-            last[active[has]] = acc[has, below[has] - 1]
-            count[active] += below
-            done = below < width
-            self.next[rows[active[done]]] = acc[done, below[done]]
+            take = np.minimum((acc < limit).sum(axis=1), cap[active] - count[active])
+            has = take > 0
+            last[active[has]] = acc[has, take[has] - 1]
+            count[active] += take
+            done = take < width
+            after[active[done]] = acc[done, take[done]]
             carry[active] = acc[:, -1]
             active = active[~done]
+        if move:
+            self.next[rows] = after
         return first, count, last
 
 
@@ -196,26 +209,31 @@ class UniformDraws:
     With ``ahead`` (every later draw of the streams is a uniform: no random
     feedback clock) they are drawn AHEAD_CHUNK at a time per row and handed
     out as arrays (``Generator.random(size=n)`` gives the numbers of n single
-    calls); otherwise one call per draw.
+    calls), and up to AHEAD_CHUNK of them can be looked at before they are
+    used (:meth:`peek`, :meth:`consume`); otherwise one call per draw.
     """
 
     def __init__(self, rngs, ahead: bool):
         self.rngs = list(rngs)
         self.ahead = ahead
         if ahead:
-            self.buffer = np.empty((len(self.rngs), AHEAD_CHUNK))
-            self.pos = np.full(len(self.rngs), AHEAD_CHUNK, dtype=np.intp)
+            self.buffer = np.empty((len(self.rngs), 2 * AHEAD_CHUNK))
+            self.pos = np.full(len(self.rngs), 2 * AHEAD_CHUNK, dtype=np.intp)
 
-    def _refill(self, rows) -> None:
-        for b in rows:
-            self.buffer[b] = self.rngs[b].random(AHEAD_CHUNK)
+    def _ensure(self, rows: np.ndarray, n: int) -> None:
+        """At least n draws ahead for every row (n <= AHEAD_CHUNK)."""
+        width = self.buffer.shape[1]
+        for b in rows[self.pos[rows] > width - n]:
+            left = width - self.pos[b]
+            self.buffer[b, :left] = self.buffer[b, self.pos[b]:]
+            self.buffer[b, left:] = self.rngs[b].random(width - left)
             self.pos[b] = 0
 
     def take(self, rows: np.ndarray) -> np.ndarray:
         """One uniform per row (rows distinct)."""
         if not self.ahead:
             return np.array([self.rngs[b].random() for b in rows], dtype=float)
-        self._refill(rows[self.pos[rows] >= AHEAD_CHUNK])
+        self._ensure(rows, 1)
         u = self.buffer[rows, self.pos[rows]]
         self.pos[rows] += 1
         return u
@@ -224,10 +242,18 @@ class UniformDraws:
         """One uniform of row b."""
         if not self.ahead:
             return self.rngs[b].random()
-        if self.pos[b] >= AHEAD_CHUNK:
-            self._refill([b])
+        self._ensure(np.array([b]), 1)
         self.pos[b] += 1
         return float(self.buffer[b, self.pos[b] - 1])
+
+    def peek(self, rows: np.ndarray, n: int) -> np.ndarray:
+        """The next n uniforms of each row, (m, n), not used yet (n <= AHEAD_CHUNK; needs ``ahead``)."""
+        self._ensure(rows, n)
+        return self.buffer[rows[:, None], self.pos[rows][:, None] + np.arange(n)]
+
+    def consume(self, rows: np.ndarray, counts: np.ndarray) -> None:
+        """Use the first counts[j] of the uniforms :meth:`peek` showed for rows[j]."""
+        self.pos[rows] += np.asarray(counts, dtype=np.intp)
 
 
 # ------------------------------------------------------------------- integration

@@ -41,6 +41,7 @@ gets the crossing time by root finding from the state before it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
@@ -48,8 +49,8 @@ import numpy as np
 
 from ..physics.model import ArraySpec
 from .events import Event, EventLog
-from .kernels import (ESTIMATORS, ChannelTable, Clocks, MeasurementClock, UniformDraws, crossing_time, sample_index,
-                      sample_outcomes, step_lengths)
+from .kernels import (AHEAD_CHUNK, ESTIMATORS, ChannelTable, Clocks, MeasurementClock, UniformDraws, crossing_time,
+                      sample_index, sample_outcomes, step_lengths)
 
 
 class StateStore(Protocol):
@@ -106,8 +107,11 @@ class FeedbackTrains(Protocol):
     The branch estimator's measurements all give n = 0, so between two grid
     times a row's feedback is a fixed sequence of linear maps: the loop hands
     every measurement after the first of a grid interval to the store in one
-    call, instead of stopping at each.  Rows enter right after a measurement
-    (their last site is in |0>); P0 = |0><0| on the last site.
+    call, instead of stopping at each.  With the sampled estimator and
+    periodic feedback the store makes the periods up to the first that
+    brings an event (an outcome n != 0 or a jump), which the loop then makes
+    itself.  Rows enter right after a measurement (their last site is in
+    |0>); P0 = |0><0| on the last site.
     """
 
     def periodic(self, rows: np.ndarray, counts: np.ndarray, period: float) -> None:
@@ -115,6 +119,13 @@ class FeedbackTrains(Protocol):
 
     def poisson(self, rows: np.ndarray, waits: Sequence[np.ndarray]) -> None:
         """|psi_b> <- P0 exp(-i H_eff w_K) ... P0 exp(-i H_eff w_1) |psi_b>, (w_1..w_K) = waits[j] (1/J)."""
+
+    def sampled_periodic(self, rows: np.ndarray, counts: np.ndarray, period: float, uniforms: np.ndarray,
+                         thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Sampled estimator, rows just measured (normalized): up to counts_b periods (evolve, measure) while the
+        measurement gives n = 0 (uniforms[b, j] < p_0) and no jump comes (the no-jump probability since the
+        call stays above thresholds[b]).  Returns (periods done, their no-jump probability); rows left
+        normalized after their last done period."""
 
     def describe(self) -> str:
         """How the store applies the trains (for the run summary)."""
@@ -190,12 +201,15 @@ def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], est
 def feedback_trains(store, spec: ArraySpec, estimator: str):
     """The store's :class:`FeedbackTrains` if the loop uses them for this run, else None.
 
-    Used by the branch estimator with periodic or random feedback, where the
-    store offers them (``feedback_trains`` attribute, not None).
+    Where the store offers them (``feedback_trains`` attribute, not None):
+    the branch estimator with periodic or random feedback, the sampled
+    estimator with periodic feedback (random feedback draws its waiting
+    times between the outcomes from the same stream: one stop each).
     """
-    if estimator != "branch" or spec.reset.kind not in ("periodic", "random"):
-        return None
-    return getattr(store, "feedback_trains", None)
+    trains = getattr(store, "feedback_trains", None)
+    if spec.reset.kind == "periodic" or (spec.reset.kind == "random" and estimator == "branch"):
+        return trains
+    return None
 
 
 class _Loop:
@@ -352,13 +366,19 @@ class _Loop:
             self._train(rows, t_k)
 
     def _train(self, rows: np.ndarray, t_k: float) -> None:
-        """Branch estimator: every measurement of the rows before ``t_k`` in one call of the store's trains.
+        """The rows' further measurements before ``t_k`` through the store's trains.
 
-        The times are the clock's (the same ordered sums as one measurement
-        at a time); the rows end right after their last measurement before t_k.
+        Branch estimator: all of them in one call.  Sampled: the periods up to
+        the first with an event, AHEAD_CHUNK at a time (the uniforms they use
+        are looked at first and used only for the periods done).  The times
+        are the clock's (the same ordered sums as one measurement at a time);
+        rows end right after their last measurement done.
         """
         rows = rows[self.next_measurement[rows] < t_k]
         if not len(rows):
+            return
+        if self.sampled:
+            self._sampled_train(rows, t_k)
             return
         if self.clocks.kind == "periodic":
             period = 1.0 / self.spec.reset.rate
@@ -378,6 +398,25 @@ class _Loop:
             self.t[b] = tb[-1]
         self.trains.poisson(rows, waits)
         self.log.poisson_train(rows, times)
+
+    def _sampled_train(self, rows: np.ndarray, t_k: float) -> None:
+        period = 1.0 / self.spec.reset.rate
+        while len(rows):
+            n = int(min(AHEAD_CHUNK, math.ceil((t_k - self.next_measurement[rows].min()) / period) + 1))
+            times = self.clocks.periodic_steps(rows, n)  # the clock's next n + 1 times
+            want = (times[:, :n] < t_k).sum(axis=1)
+            done, survival = self.trains.sampled_periodic(rows, want, period, self.uniforms.peek(rows, n),
+                                                          self.threshold[rows])
+            self.uniforms.consume(rows, done)
+            moved = np.nonzero(done > 0)[0]
+            if len(moved):
+                a, d = rows[moved], done[moved]
+                self.threshold[a] = self.threshold[a] / survival[moved]
+                self.t[a] = times[moved, d - 1]
+                self.next_measurement[a] = times[moved, d]
+                self.log.periodic_train(a, times[moved, 0], d, period)
+            go = (done == n) & (want == n)
+            rows = rows[go]
 
     def _record(self, k: int, rows: np.ndarray) -> None:
         """Populations and coherence of the rows at times[k] (normalized in sampled mode)."""
