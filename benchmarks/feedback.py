@@ -17,6 +17,8 @@ Run:  python benchmarks/feedback.py                       (a few minutes on one 
       python benchmarks/feedback.py --skip-reference      (the fast path only)
       python benchmarks/feedback.py --sweep               (also time `lru-mps study rate-sweep --length 3
                                                             --realizations 1500` on all cores)
+      PYTHONPATH=<checkout of main> python benchmarks/feedback.py --save main.npz; then
+      python benchmarks/feedback.py --compare main.npz    (before/after, and the curves' largest difference)
 
 The script runs on older versions of the package too (without the
 ``feedback`` setting it runs the only path there is), e.g. with
@@ -67,6 +69,8 @@ def main() -> None:
     ap.add_argument("--skip-reference", action="store_true", help="ideal conditions: time the fast path only")
     ap.add_argument("--skip-realistic", action="store_true")
     ap.add_argument("--sweep", action="store_true", help="also time the full rate sweep (several minutes)")
+    ap.add_argument("--save", help="write the mean leakage curves to this .npz (to compare runs of two versions)")
+    ap.add_argument("--compare", help="a .npz of --save: print the largest difference of the mean leakage to it")
     args = ap.parse_args()
     rates = [float(r) for r in args.rates.split(",")]
     kinds = args.kinds.split(",")
@@ -76,6 +80,13 @@ def main() -> None:
           "one worker, one BLAS thread\n")
 
     paths = ["fast"] + ([] if args.skip_reference else ["reference"]) if HAS_PATHS else [None]
+    saved: dict[str, np.ndarray] = {}
+    other = dict(np.load(args.compare)) if args.compare else {}
+
+    def keep(key: str, curve: np.ndarray) -> str:
+        saved[key] = curve
+        return f"   vs --compare: {np.max(np.abs(curve - other[key])):.2g}" if key in other else ""
+
     print("ideal conditions (branch estimator)")
     print(f"{'kind':>9} {'G (J)':>7} " + " ".join(f"{(p or 'main') + ' s':>12} {'s/real.':>8}" for p in paths)
           + ("   max |fast - ref| of the mean leakage" if len(paths) == 2 else ""))
@@ -87,6 +98,7 @@ def main() -> None:
                 cells.append(f"{wall:12.2f} {wall / args.realizations:8.3f}")
                 curves.append(curve)
             diff = f"   {np.max(np.abs(curves[0] - curves[1])):.2g}" if len(curves) == 2 else ""
+            diff += keep(f"ideal-{kind}-{G:g}", curves[0])
             print(f"{kind:>9} {G:7.3g} " + " ".join(cells) + diff, flush=True)
 
     if not args.skip_realistic:
@@ -95,10 +107,13 @@ def main() -> None:
         for kind in kinds:
             low = None
             for G in rates:
-                wall, _ = run_case(kind, G, "realistic", args.realizations, None)
+                wall, curve = run_case(kind, G, "realistic", args.realizations, None)
                 low = wall if low is None else low
-                print(f"{kind:>9} {G:7.3g} {wall:9.2f} {wall / args.realizations:8.3f} {wall / low:9.2f}", flush=True)
+                print(f"{kind:>9} {G:7.3g} {wall:9.2f} {wall / args.realizations:8.3f} {wall / low:9.2f}"
+                      + keep(f"realistic-{kind}-{G:g}", curve), flush=True)
 
+    if args.save:
+        np.savez(args.save, **saved)
     if args.sweep:
         with tempfile.TemporaryDirectory() as out:
             cmd = [sys.executable, "-m", "lru_mps_cli.main", "study", "rate-sweep", "--length", "3",

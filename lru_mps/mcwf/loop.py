@@ -29,7 +29,20 @@ caller draws the thermal levels, then :func:`start_row` the clock and the
 first threshold; then events in time order: a jump draws the channel and then
 the new threshold, a measurement the outcome and, for random feedback, the
 next clock time), so a trajectory's numbers depend only on its seed, never on
-the batch it ran in.
+the batch it ran in.  The rows' uniforms are drawn ahead in chunks where a
+stream draws nothing but uniforms, and branch-mode Poisson clocks draw their
+waiting times ahead (the same numbers, :mod:`lru_mps.mcwf.kernels`); periodic
+clocks advance all rows at once.  Events are logged as arrays
+(:class:`~lru_mps.mcwf.records.EventLog`), not one object each.
+
+Feedback trains (the fast path).  A store may offer :class:`FeedbackTrains`:
+after the first measurement of a grid interval the loop hands the row's
+further measurements before the next grid time to the store in one call
+(branch estimator: all of them, as matrix powers of the periodic map or in
+the eigenbasis for random feedback; sampled estimator with periodic
+feedback: the periods up to the next event, which the loop then makes as
+above).  A store without them (or ``RunSettings.feedback = "reference"``)
+gets one stop per measurement: the reference path.
 
 Integrators (a store with ``time_step``) advance in steps of dt, the last
 one of a stretch shortened (:func:`~lru_mps.mcwf.kernels.step_lengths`); the
@@ -48,7 +61,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ..physics.model import ArraySpec
-from .events import Event, EventLog
+from .records import Event, EventLog, TrajectoryRecord, records_differ  # noqa: F401 (the loop's API)
 from .kernels import (AHEAD_CHUNK, ESTIMATORS, ChannelTable, Clocks, MeasurementClock, UniformDraws, crossing_time,
                       sample_index, sample_outcomes, step_lengths)
 
@@ -129,40 +142,6 @@ class FeedbackTrains(Protocol):
 
     def describe(self) -> str:
         """How the store applies the trains (for the run summary)."""
-
-
-class TrajectoryRecord:
-    """What one trajectory leaves behind, on the time grid (1/J).
-
-    ``populations[k, l, m]`` = probability of level m on site l at times[k]
-    (unnormalized weights in branch mode); ``coherence[k]`` = <sigma^-_1> in
-    the frame of the coding qubit, exp(+i w_q t) rho_1[1, 0] with w_q from
-    :meth:`ArraySpec.qubit_frequency` (dressed; docs/physics.md §7).
-    ``events``: the jumps and measurements in order (built on first access
-    from the batch's :class:`~lru_mps.mcwf.events.EventLog`).
-    """
-
-    def __init__(self, times, populations, coherence, events=None, final_state=None, diagnostics=None,
-                 log: EventLog | None = None, row: int = 0):
-        self.times = times
-        self.populations = populations
-        self.coherence = coherence
-        self.final_state = final_state
-        self.diagnostics = {} if diagnostics is None else diagnostics
-        self._events = None if events is None else list(events)
-        self._log, self._row = log, row
-
-    @property
-    def events(self) -> list[Event]:
-        if self._events is None:
-            self._events = self._log.events(self._row) if self._log is not None else []
-        return self._events
-
-    def event_count(self) -> int:
-        """len(events), without building them."""
-        if self._events is None and self._log is not None:
-            return self._log.count(self._row)
-        return len(self.events)
 
 
 @dataclass
@@ -439,29 +418,6 @@ class _Loop:
             )
             for b in range(self.B)
         ]
-
-
-def records_differ(a: dict[str, TrajectoryRecord], b: dict[str, TrajectoryRecord], tol: float = 1e-10) -> list[str]:
-    """How two ``{init: record}`` results differ beyond ``tol`` (populations, coherence, events); [] if they agree."""
-    if set(a) != set(b):
-        return [f"initial states {sorted(a)} != {sorted(b)}"]
-    problems = []
-    for init in a:
-        ra, rb = a[init], b[init]
-        dp = float(np.max(np.abs(ra.populations - rb.populations)))
-        dc = float(np.max(np.abs(ra.coherence - rb.coherence)))
-        if not dp <= tol:
-            problems.append(f"{init}: populations differ by {dp:.3g}")
-        if not dc <= tol:
-            problems.append(f"{init}: coherence differs by {dc:.3g}")
-        if len(ra.events) != len(rb.events):
-            problems.append(f"{init}: {len(ra.events)} != {len(rb.events)} events")
-            continue
-        for ea, eb in zip(ra.events, rb.events):
-            if (ea.channel, ea.site, ea.outcome) != (eb.channel, eb.site, eb.outcome) or not abs(ea.time - eb.time) <= tol:
-                problems.append(f"{init}: event {ea} != {eb}")
-                break
-    return problems
 
 
 def run_trajectory(state, spec: ArraySpec, realization, times, rng: np.random.Generator,

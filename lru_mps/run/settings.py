@@ -53,8 +53,8 @@ class RunSettings:
     batched: bool = True
     #: array library of the batched engines: numpy, torch[:cpu|:cuda] or cupy (lru_mps.engines.arraylib)
     backend: str = RUN["backend"]
-    #: branch-estimator feedback: "fast" (the store's trains where it offers them: matrix powers of the periodic map,
-    #: random feedback in the eigenbasis) or "reference" (one stop of the trajectory loop per measurement)
+    #: feedback measurements: "fast" (the store's feedback trains where it offers them: branch estimator with periodic
+    #: or random feedback, sampled estimator with periodic feedback) or "reference" (one loop stop per measurement)
     feedback: str = FEEDBACK_PATHS[0]
 
     def __post_init__(self):
@@ -113,16 +113,17 @@ def make_settings(
 def feedback_path(spec: ArraySpec, settings: RunSettings) -> str:
     """Which path a run's feedback measurements take (for summaries).
 
-    ``fast``: the branch estimator with a batched store that offers feedback
-    trains (periodic: matrix powers of the one-period map; random: the
-    eigenbasis of H_eff, no loop stop per measurement); ``reference``: one
-    stop of the trajectory loop per measurement (sampled outcomes, stores
-    without trains, or ``feedback = "reference"``); ``none``: no feedback
-    measurements (dissipation or no reset).
+    ``fast``: a batched store that offers feedback trains, with the branch
+    estimator (periodic: matrix powers of the one-period map; random: the
+    eigenbasis of H_eff) or the sampled estimator and periodic feedback (the
+    periods between events from the powers of the map); ``reference``: one
+    stop of the trajectory loop per measurement (sampled random feedback,
+    stores without trains, or ``feedback = "reference"``); ``none``: no
+    feedback measurements (dissipation or no reset).
     """
-    if spec.reset.kind not in ("periodic", "random"):
+    kind = spec.reset.kind
+    if kind not in ("periodic", "random"):
         return "none"
     store = batch_store(get_engine(settings.engine, **settings.engine_options)) if settings.batched else None
-    if settings.estimator == "branch" and settings.feedback == "fast" and getattr(store, "FEEDBACK_TRAINS", False):
-        return "fast"
-    return "reference"
+    offered = settings.feedback == "fast" and getattr(store, "FEEDBACK_TRAINS", False)
+    return "fast" if offered and (kind == "periodic" or settings.estimator == "branch") else "reference"

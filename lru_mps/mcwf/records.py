@@ -1,4 +1,4 @@
-"""The events of a batch of trajectories, kept as arrays: no Python object per measurement.
+"""What trajectories leave behind: their records, and their events kept as arrays (no object per measurement).
 
 At high feedback rates a trajectory makes G t_final measurements (6,000 at
 G = 30 J and t = 200/J); one :class:`Event` object each would cost more than
@@ -104,3 +104,60 @@ def _train_times(what) -> np.ndarray:
     steps = np.full(count, period)
     steps[0] = first
     return np.add.accumulate(steps)
+
+
+class TrajectoryRecord:
+    """What one trajectory leaves behind, on the time grid (1/J).
+
+    ``populations[k, l, m]`` = probability of level m on site l at times[k]
+    (unnormalized weights in branch mode); ``coherence[k]`` = <sigma^-_1> in
+    the frame of the coding qubit, exp(+i w_q t) rho_1[1, 0] with w_q from
+    :meth:`ArraySpec.qubit_frequency` (dressed; docs/physics.md §7).
+    ``events``: the jumps and measurements in order (built on first access
+    from the batch's :class:`~lru_mps.mcwf.events.EventLog`).
+    """
+
+    def __init__(self, times, populations, coherence, events=None, final_state=None, diagnostics=None,
+                 log: EventLog | None = None, row: int = 0):
+        self.times = times
+        self.populations = populations
+        self.coherence = coherence
+        self.final_state = final_state
+        self.diagnostics = {} if diagnostics is None else diagnostics
+        self._events = None if events is None else list(events)
+        self._log, self._row = log, row
+
+    @property
+    def events(self) -> list[Event]:
+        if self._events is None:
+            self._events = self._log.events(self._row) if self._log is not None else []
+        return self._events
+
+    def event_count(self) -> int:
+        """len(events), without building them."""
+        if self._events is None and self._log is not None:
+            return self._log.count(self._row)
+        return len(self.events)
+
+
+def records_differ(a: dict[str, TrajectoryRecord], b: dict[str, TrajectoryRecord], tol: float = 1e-10) -> list[str]:
+    """How two ``{init: record}`` results differ beyond ``tol`` (populations, coherence, events); [] if they agree."""
+    if set(a) != set(b):
+        return [f"initial states {sorted(a)} != {sorted(b)}"]
+    problems = []
+    for init in a:
+        ra, rb = a[init], b[init]
+        dp = float(np.max(np.abs(ra.populations - rb.populations)))
+        dc = float(np.max(np.abs(ra.coherence - rb.coherence)))
+        if not dp <= tol:
+            problems.append(f"{init}: populations differ by {dp:.3g}")
+        if not dc <= tol:
+            problems.append(f"{init}: coherence differs by {dc:.3g}")
+        if len(ra.events) != len(rb.events):
+            problems.append(f"{init}: {len(ra.events)} != {len(rb.events)} events")
+            continue
+        for ea, eb in zip(ra.events, rb.events):
+            if (ea.channel, ea.site, ea.outcome) != (eb.channel, eb.site, eb.outcome) or not abs(ea.time - eb.time) <= tol:
+                problems.append(f"{init}: event {ea} != {eb}")
+                break
+    return problems
