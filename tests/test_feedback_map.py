@@ -209,3 +209,24 @@ def test_uniforms_drawn_ahead_equal_single_draws():
         assert list(got) == [ref[b].random() for b in rows]
         b = int(order.integers(5))
         assert draws.one(b) == ref[b].random()
+
+
+def test_summary_states_the_feedback_path():
+    from lru_mps.io.summary import format_summary
+    from lru_mps.run.settings import feedback_path, make_settings
+    from lru_mps.run.simulate import simulate
+
+    ideal = ArraySpec.from_user(length=3, reset="periodic", rate="30J", conditions="ideal")
+    res = simulate(ideal, init="leakage", t_final=10.0, time_points=3, trajectories=2, workers=1)
+    assert "feedback measurements: fast path" in format_summary(res)
+    assert feedback_path(ideal, make_settings(ideal, feedback="reference")) == "reference"
+    assert feedback_path(ideal, make_settings(ideal, engine="sector")) == "reference"  # no trains in its store
+    assert feedback_path(ideal, make_settings(ideal, batched=False)) == "reference"
+    realistic = ArraySpec.from_user(length=3, reset="periodic", rate="30J", conditions="realistic")
+    assert feedback_path(realistic, make_settings(realistic)) == "fast"  # sampled periodic: trains between events
+    rnd = ArraySpec.from_user(length=3, reset="random", rate="30J", conditions="realistic")
+    assert feedback_path(rnd, make_settings(rnd)) == "reference"  # sampled random: one stop per measurement
+    diss = ArraySpec.from_user(length=3, reset="dissipation", rate="1J", conditions="ideal")
+    assert feedback_path(diss, make_settings(diss)) == "none"
+    assert "feedback measurements" not in format_summary(
+        simulate(diss, init="leakage", t_final=10.0, time_points=3, trajectories=2, workers=1))

@@ -67,8 +67,9 @@ class ExactFeedbackTrains:
     def __init__(self, store):
         self.store = store
         last = store.basis.levels[store.L - 1]
-        #: per block: positions (inside the block) whose last site is in |0>
+        #: per block: positions (inside the block) whose last site is in |0>, and in the store's rows
         self.kept = [np.nonzero(last[blk.sl] == 0)[0] for blk in store.blocks]
+        self.cols = [blk.sl.start + kept for blk, kept in zip(store.blocks, self.kept)]
         self._maps: dict[float, list[np.ndarray]] = {}
         self._powers: dict[tuple[float, int], list[np.ndarray]] = {}
         self._poisson: list | None = None
@@ -118,18 +119,16 @@ class ExactFeedbackTrains:
         counts = np.asarray(counts)
         x = np.array(xp.host(store.psi[xp.take(rows)]))
         rr = store.ridx[rows]
-        for k in np.unique(counts[counts > 0]):
-            sel = np.nonzero(counts == k)[0]
-            powers = self._power(period, int(k))
-            for blk, kept, Fk in zip(store.blocks, self.kept, powers):
-                cols = blk.sl.start + kept
-                p = blk.pos[rr[sel]]
-                has = (p >= 0) & np.any(x[np.ix_(sel, cols)] != 0, axis=1)  # zero amplitudes stay zero
-                if not has.any():
-                    continue
-                s = sel[has]
-                v = x[s][:, cols]
-                x[np.ix_(s, cols)] = np.matmul(Fk[p[has]], v[:, :, None])[:, :, 0]
+        for n, (blk, cols) in enumerate(zip(store.blocks, self.cols)):
+            p = blk.pos[rr]
+            v = x[:, cols]
+            has = (p >= 0) & (counts > 0) & np.any(v != 0, axis=1)  # zero amplitudes stay zero
+            if not has.any():
+                continue
+            for k in np.unique(counts[has]):
+                s = np.nonzero(has & (counts == k))[0]
+                v[s] = np.matmul(self._power(period, int(k))[n][p[s]], v[s][:, :, None])[:, :, 0]
+            x[:, cols] = v
         store.psi[xp.take(rows)] = xp.asarray(x)
 
     # ------------------------------------------------------ periodic, sampled

@@ -53,7 +53,9 @@ class RateSweep(Study):
     low (stack propagation) and high (disintegration) optimal rates refined by
     a bounded minimiser and set against the paper's and the analytic values.
     Reproduces and extends paper Fig. 2c and the random-feedback figure of its
-    appendix.  Default: about 5 minutes on 2 cores (--quick: seconds).
+    appendix.  Each optimum comes with its jackknife error (a few percent at
+    the default 1000 realizations).  Default: about 2 minutes on 2 cores
+    (--quick: seconds).
     """
     # ----------------------------------------------------------------- run
     def compute(self, cfg: dict, ctx: StudyContext):
