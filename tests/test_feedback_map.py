@@ -10,7 +10,7 @@ unbatched exact engine: populations and coherence to 1e-10, and the same
 events (every measurement, with its time and outcome).  A spy on the store's
 trains checks that the fast path did take over most measurements (otherwise
 the comparison would test nothing).  The clocks and the uniforms drawn ahead
-must give exactly the numbers of one draw at a time.  Cost: about 20 s.
+must give exactly the numbers of one draw at a time.  Cost: about 25 s.
 """
 
 import numpy as np
@@ -18,7 +18,7 @@ import pytest
 
 from helpers import one
 from lru_mps.engines import eigen
-from lru_mps.engines.feedback_map import ExactFeedbackTrains
+from lru_mps.engines.feedback_map import ExactFeedbackTrains, PoissonSteps
 from lru_mps.errors import ParameterError
 from lru_mps.mcwf.kernels import AHEAD_CHUNK, Clocks, MeasurementClock, UniformDraws
 from lru_mps.mcwf.loop import records_differ
@@ -34,7 +34,12 @@ class _Spy:
         self.periodic = self.poisson = 0
         orig_p, orig_q = ExactFeedbackTrains.periodic, ExactFeedbackTrains.poisson
         orig_s = ExactFeedbackTrains.sampled_periodic
+        orig_a = PoissonSteps.accept
         spy = self
+
+        def accept(self, positions):
+            spy.poisson += len(positions)
+            return orig_a(self, positions)
 
         def sampled(self, rows, counts, period, uniforms, thresholds):
             done, survival = orig_s(self, rows, counts, period, uniforms, thresholds)
@@ -52,6 +57,7 @@ class _Spy:
         monkeypatch.setattr(ExactFeedbackTrains, "periodic", periodic)
         monkeypatch.setattr(ExactFeedbackTrains, "poisson", poisson)
         monkeypatch.setattr(ExactFeedbackTrains, "sampled_periodic", sampled)
+        monkeypatch.setattr(PoissonSteps, "accept", accept)
 
 
 def _settings(times, n, feedback, seed=4, estimator="branch"):
@@ -103,13 +109,14 @@ def test_long_train_one_interval(monkeypatch):
     assert measurements > 3 * 3 * 2950 and trained > 0.99 * measurements
 
 
-@pytest.mark.parametrize("L", [2, 3])
-def test_sampled_periodic_trains_match_reference(L, monkeypatch):
+@pytest.mark.parametrize("kind", ["periodic", "random"])
+@pytest.mark.parametrize("L", [2, 3, 4])
+def test_sampled_trains_match_reference(L, kind, monkeypatch):
     """Sampled estimator, strong noise and a hot array (jumps, thermal excitations, outcomes n = 1, 2): the trains
-    stop before every event, which the loop makes with the same draws.  Short runs: a jump time that moves by the
+    stop before every event, which the loop makes with the same draws (random feedback: a uniform drawn for an
+    outcome n != 0 is put back).  Short runs: a jump time that moves by the
     rounding shifts the state by ~U dt, so long runs with many jumps drift apart (see test_batched)."""
-    spec = ArraySpec(L=L, W=4.0, reset=Reset("periodic", 5.0), conditions=Conditions(T1q=50.0, Tphi=30.0,
-                                                                                      temperature_K=0.3))
+    spec = ArraySpec(L=L, W=4.0, reset=Reset(kind, 5.0), conditions=Conditions(T1q=50.0, Tphi=30.0, temperature_K=0.3))
     measurements, trained = _compare(spec, time_grid(40.0, 21), 12, monkeypatch, seed=3, estimator="sampled")
     assert trained > 0.6 * measurements
     ref = run_trajectories(spec, _settings(time_grid(40.0, 21), 12, "reference", 3, "sampled"), range(12))
@@ -118,11 +125,12 @@ def test_sampled_periodic_trains_match_reference(L, monkeypatch):
     assert sum(e.channel == "measurement" and e.outcome > 0 for e in events) > 20  # outcomes n = 1, 2
 
 
-def test_sampled_periodic_paper_parameters(monkeypatch):
-    """Paper parameters in realistic conditions at G = 30 J on a two-point grid (as the rate sweep; t = 100/J)."""
-    spec = ArraySpec.from_user(length=3, reset="periodic", rate="30J", conditions="realistic")
-    measurements, trained = _compare(spec, time_grid(100.0, 2), 4, monkeypatch, estimator="sampled")
-    assert measurements > 4 * 3 * 2950 and trained > 0.99 * measurements
+@pytest.mark.parametrize("kind", ["periodic", "random"])
+def test_sampled_paper_parameters(kind, monkeypatch):
+    """Paper parameters in realistic conditions at G = 30 J on a two-point grid (as the rate sweep; t = 60/J)."""
+    spec = ArraySpec.from_user(length=3, reset=kind, rate="30J", conditions="realistic")
+    measurements, trained = _compare(spec, time_grid(60.0, 2), 3, monkeypatch, estimator="sampled")
+    assert measurements > 3 * 3 * 1700 and trained > 0.98 * measurements
 
 
 def test_trains_with_expm_fallback(monkeypatch):
@@ -131,6 +139,9 @@ def test_trains_with_expm_fallback(monkeypatch):
     for kind in ("periodic", "random"):
         spec = ArraySpec(L=2, W=4.0, reset=Reset(kind, 5.0), conditions=Conditions())
         measurements, trained = _compare(spec, time_grid(8.0, 5), 3, monkeypatch)
+        assert trained > 0.5 * measurements
+        noisy = ArraySpec(L=2, W=4.0, reset=Reset(kind, 5.0), conditions=Conditions(T1q=50.0, temperature_K=0.3))
+        measurements, trained = _compare(noisy, time_grid(8.0, 5), 4, monkeypatch, estimator="sampled")
         assert trained > 0.5 * measurements
 
 
@@ -225,7 +236,8 @@ def test_summary_states_the_feedback_path():
     realistic = ArraySpec.from_user(length=3, reset="periodic", rate="30J", conditions="realistic")
     assert feedback_path(realistic, make_settings(realistic)) == "fast"  # sampled periodic: trains between events
     rnd = ArraySpec.from_user(length=3, reset="random", rate="30J", conditions="realistic")
-    assert feedback_path(rnd, make_settings(rnd)) == "reference"  # sampled random: one stop per measurement
+    assert feedback_path(rnd, make_settings(rnd)) == "fast"
+    assert feedback_path(rnd, make_settings(rnd, engine="mps")) == "reference"
     diss = ArraySpec.from_user(length=3, reset="dissipation", rate="1J", conditions="ideal")
     assert feedback_path(diss, make_settings(diss)) == "none"
     assert "feedback measurements" not in format_summary(

@@ -23,6 +23,10 @@ this module applies in one call per grid interval (the capability
   whose measurement gives n != 0 (u >= p_0) or in which the waiting-time
   threshold is reached.  The train stops before that period, which the
   trajectory loop then makes as usual (the same draws).
+* Random feedback, sampled estimator: the loop steps the rows from one
+  measurement to the next without its stops (:class:`PoissonSteps`): one
+  exp(-i H_eff w) per row and step in the eigen form, the norms and the
+  last site's populations, |0><0| and normalization where the outcome is 0.
 * Random feedback: the waiting times differ, so the product has one factor
   per measurement; it is applied in the eigenbasis of H_n (H_n = V lam V^-1):
   z <- W (exp(-i lam w) * z) with W = V^-1 P0 V, a few array operations per
@@ -217,6 +221,10 @@ class ExactFeedbackTrains:
             store.psi[xp.take(rows[moved])] = xp.asarray(x[moved])
         return done, S
 
+    def sampled_poisson(self, rows: np.ndarray) -> "PoissonSteps":
+        """Sampled estimator, random feedback: the rows (just measured, normalized) as :class:`PoissonSteps`."""
+        return PoissonSteps(self, rows)
+
     # --------------------------------------------------------------- random
     def _poisson_data(self):
         """Per block: W = V^-1 P0 V (R_n, d, d), and which realizations need expm."""
@@ -288,3 +296,90 @@ def _poisson_expm(x, H, w, kept) -> np.ndarray:
         x = sla.expm(-1j * wk * H) @ x
         x[~mask] = 0.0
     return x
+
+
+class PoissonSteps:
+    """Rows of an exact batch stepped from one random-feedback measurement to the next (sampled estimator).
+
+    Each row's occupied N-blocks (the feedback and the no-jump evolution keep
+    N) are put side by side in one compact basis of D states (D the largest
+    over the rows, padded with zeros), with the eigenvectors of its
+    realization's blocks as one block-diagonal V, so a step is two batched
+    products: y = V (exp(-i lam w) * (V^-1 x)).  :meth:`step` evolves the
+    rows tentatively, :meth:`accept` keeps a step with outcome 0 (|0><0| on
+    the last site, normalized), :meth:`finish` writes the states back.
+    Blocks whose eigenvectors are too ill-conditioned use expm (V = 1, and
+    exp(-i H w) per row and step).
+    """
+
+    def __init__(self, trains: ExactFeedbackTrains, rows: np.ndarray):
+        store = trains.store
+        self.store = store
+        self.rows = np.asarray(rows, dtype=np.intp)
+        x = np.array(store.xp.host(store.psi[store.xp.take(self.rows)]))
+        last = store.basis.levels[store.L - 1]
+        rr = store.ridx[self.rows]
+        m = len(self.rows)
+        pieces = [[] for _ in range(m)]  # per row: (columns, block, position) of its occupied blocks
+        for blk in store.blocks:
+            p = blk.pos[rr]
+            for j in np.nonzero((p >= 0) & np.any(x[:, blk.sl] != 0, axis=1))[0]:
+                pieces[j].append((np.arange(blk.sl.start, blk.sl.stop), blk, int(p[j])))
+        D = max((sum(len(c) for c, _, _ in pc) for pc in pieces), default=1)
+        self.cols = np.zeros((m, D), dtype=np.intp)
+        self.used = np.zeros((m, D), dtype=bool)
+        self.VinvT = np.zeros((m, D, D), dtype=complex)
+        self.VT = np.zeros((m, D, D), dtype=complex)
+        self.lam = np.zeros((m, D), dtype=complex)
+        self.expm: list[tuple[int, slice, np.ndarray]] = []
+        for j, pc in enumerate(pieces):
+            at = 0
+            for c, blk, p in pc:
+                d = len(c)
+                sl = slice(at, at + d)
+                self.cols[j, sl], self.used[j, sl] = c, True
+                if blk.bad[p]:
+                    self.VinvT[j, sl, sl] = self.VT[j, sl, sl] = np.eye(d)
+                    self.expm.append((j, sl, blk.H[p]))
+                else:
+                    self.VinvT[j, sl, sl] = blk.Vinv[p].T
+                    self.VT[j, sl, sl] = blk.V[p].T
+                    self.lam[j, sl] = blk.lam[p]
+                at += d
+        self.x = np.where(self.used, x[np.arange(m)[:, None], self.cols], 0.0)
+        lev = np.where(self.used, last[self.cols], -1)
+        self.kept = (lev == 0).astype(float)
+        self.last = np.stack([lev == o for o in range(3)], axis=2).astype(float)  # (m, D, 3)
+        self.y = self.x.copy()
+
+    def step(self, positions: np.ndarray, waits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Evolve rows ``positions`` by ``waits`` (1/J), tentatively: (squared norms, last-site populations (m, 3))."""
+        every = len(positions) == len(self.rows)  # no gathers (positions are increasing)
+        pick = (lambda a: a) if every else (lambda a: a[positions])
+        z = np.matmul(pick(self.x)[:, None, :], pick(self.VinvT))[:, 0, :]
+        z *= np.exp(-1j * pick(self.lam) * waits[:, None])
+        y = np.matmul(z[:, None, :], pick(self.VT))[:, 0, :]
+        for j, sl, H in self.expm:
+            at = np.nonzero(positions == j)[0]
+            if len(at):
+                y[at[0], sl] = sla.expm(-1j * waits[at[0]] * H) @ self.x[j, sl]
+        if every:
+            self.y = y
+        else:
+            self.y[positions] = y
+        a2 = y.real**2 + y.imag**2
+        return a2.sum(axis=1), np.einsum("md,mdk->mk", a2, pick(self.last))
+
+    def accept(self, positions: np.ndarray) -> None:
+        """Keep the last step of these rows, then |0><0| on the last site, normalized."""
+        y = self.y[positions] * self.kept[positions]
+        self.x[positions] = y / np.sqrt(np.einsum("md,md->m", y.real, y.real) + np.einsum("md,md->m", y.imag, y.imag))[
+            :, None]
+
+    def finish(self) -> None:
+        """The rows' states (accepted steps only) back into the store."""
+        store = self.store
+        full = np.array(store.xp.host(store.psi[store.xp.take(self.rows)]))
+        r, c = np.nonzero(self.used)
+        full[r, self.cols[r, c]] = self.x[r, c]
+        store.psi[store.xp.take(self.rows)] = store.xp.asarray(full)

@@ -10,8 +10,8 @@ from ..run.settings import feedback_path
 
 #: what each feedback path does (lru_mps.run.settings.feedback_path)
 FEEDBACK_PATHS = {
-    "fast": "fast path (feedback trains of the store: periods as matrix powers of the one-period map, random "
-            "feedback of the branch estimator in the eigenbasis of H_eff)",
+    "fast": "fast path (the store's feedback trains: measurements between events without loop stops; branch "
+            "estimator: periodic feedback as matrix powers of the one-period map)",
     "reference": "reference path (one stop of the trajectory loop per measurement)",
 }
 

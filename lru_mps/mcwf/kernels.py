@@ -216,6 +216,7 @@ class UniformDraws:
     def __init__(self, rngs, ahead: bool):
         self.rngs = list(rngs)
         self.ahead = ahead
+        self.back: dict[int, float] = {}  # a uniform put back per row, handed out first
         if ahead:
             self.buffer = np.empty((len(self.rngs), 2 * AHEAD_CHUNK))
             self.pos = np.full(len(self.rngs), 2 * AHEAD_CHUNK, dtype=np.intp)
@@ -229,10 +230,14 @@ class UniformDraws:
             self.buffer[b, left:] = self.rngs[b].random(width - left)
             self.pos[b] = 0
 
+    def put_back(self, b: int, u: float) -> None:
+        """Hand ``u`` (row b's last uniform, not used after all) out again as row b's next one."""
+        self.back[b] = u
+
     def take(self, rows: np.ndarray) -> np.ndarray:
         """One uniform per row (rows distinct)."""
-        if not self.ahead:
-            return np.array([self.rngs[b].random() for b in rows], dtype=float)
+        if self.back or not self.ahead:
+            return np.array([self.one(b) for b in rows], dtype=float)
         self._ensure(rows, 1)
         u = self.buffer[rows, self.pos[rows]]
         self.pos[rows] += 1
@@ -240,6 +245,8 @@ class UniformDraws:
 
     def one(self, b: int) -> float:
         """One uniform of row b."""
+        if b in self.back:
+            return self.back.pop(b)
         if not self.ahead:
             return self.rngs[b].random()
         self._ensure(np.array([b]), 1)

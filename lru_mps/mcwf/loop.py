@@ -37,12 +37,12 @@ clocks advance all rows at once.  Events are logged as arrays
 
 Feedback trains (the fast path).  A store may offer :class:`FeedbackTrains`:
 after the first measurement of a grid interval the loop hands the row's
-further measurements before the next grid time to the store in one call
-(branch estimator: all of them, as matrix powers of the periodic map or in
-the eigenbasis for random feedback; sampled estimator with periodic
-feedback: the periods up to the next event, which the loop then makes as
-above).  A store without them (or ``RunSettings.feedback = "reference"``)
-gets one stop per measurement: the reference path.
+further measurements before the next grid time to the store
+(:mod:`lru_mps.mcwf.trains`; branch estimator: all of them in one call, as
+matrix powers of the periodic map or in the eigenbasis for random feedback;
+sampled estimator: the measurements up to the next event, which the loop
+then makes as above).  A store without them (or ``RunSettings.feedback =
+"reference"``) gets one stop per measurement: the reference path.
 
 Integrators (a store with ``time_step``) advance in steps of dt, the last
 one of a stretch shortened (:func:`~lru_mps.mcwf.kernels.step_lengths`); the
@@ -54,7 +54,6 @@ gets the crossing time by root finding from the state before it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
@@ -62,8 +61,9 @@ import numpy as np
 
 from ..physics.model import ArraySpec
 from .records import Event, EventLog, TrajectoryRecord, records_differ  # noqa: F401 (the loop's API)
-from .kernels import (AHEAD_CHUNK, ESTIMATORS, ChannelTable, Clocks, MeasurementClock, UniformDraws, crossing_time,
-                      sample_index, sample_outcomes, step_lengths)
+from .kernels import (ESTIMATORS, ChannelTable, Clocks, MeasurementClock, UniformDraws, crossing_time, sample_index,
+                      sample_outcomes, step_lengths)
+from .trains import run_train
 
 
 class StateStore(Protocol):
@@ -120,10 +120,10 @@ class FeedbackTrains(Protocol):
     The branch estimator's measurements all give n = 0, so between two grid
     times a row's feedback is a fixed sequence of linear maps: the loop hands
     every measurement after the first of a grid interval to the store in one
-    call, instead of stopping at each.  With the sampled estimator and
-    periodic feedback the store makes the periods up to the first that
-    brings an event (an outcome n != 0 or a jump), which the loop then makes
-    itself.  Rows enter right after a measurement (their last site is in
+    call, instead of stopping at each.  With the sampled estimator the
+    measurements up to the first that brings an event (an outcome n != 0 or
+    a jump before it) go through the store (periodic: powers of the map;
+    random: :class:`PoissonSteps`), and the loop makes the event itself.  Rows enter right after a measurement (their last site is in
     |0>); P0 = |0><0| on the last site.
     """
 
@@ -140,8 +140,28 @@ class FeedbackTrains(Protocol):
         call stays above thresholds[b]).  Returns (periods done, their no-jump probability); rows left
         normalized after their last done period."""
 
+    def sampled_poisson(self, rows: np.ndarray):
+        """Sampled estimator, random feedback: a :class:`PoissonSteps` of the rows (just measured, normalized)."""
+
     def describe(self) -> str:
         """How the store applies the trains (for the run summary)."""
+
+
+class PoissonSteps(Protocol):
+    """Rows of a store stepping from one random-feedback measurement to the next (sampled estimator).
+
+    Positions index the rows given to ``sampled_poisson``; the store keeps
+    their states until :meth:`finish`.
+    """
+
+    def step(self, positions: np.ndarray, waits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Evolve the rows by waits (1/J), tentatively: (squared norms (m,), last-site populations (m, 3))."""
+
+    def accept(self, positions: np.ndarray) -> None:
+        """Keep the last step of these rows and apply |0><0| on the last site, normalized (outcome 0)."""
+
+    def finish(self) -> None:
+        """Put the rows' states (the accepted steps only) back into the store."""
 
 
 @dataclass
@@ -180,15 +200,10 @@ def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], est
 def feedback_trains(store, spec: ArraySpec, estimator: str):
     """The store's :class:`FeedbackTrains` if the loop uses them for this run, else None.
 
-    Where the store offers them (``feedback_trains`` attribute, not None):
-    the branch estimator with periodic or random feedback, the sampled
-    estimator with periodic feedback (random feedback draws its waiting
-    times between the outcomes from the same stream: one stop each).
+    Where the store offers them (``feedback_trains`` attribute, not None),
+    for periodic and random feedback with either estimator.
     """
-    trains = getattr(store, "feedback_trains", None)
-    if spec.reset.kind == "periodic" or (spec.reset.kind == "random" and estimator == "branch"):
-        return trains
-    return None
+    return getattr(store, "feedback_trains", None) if spec.reset.kind in ("periodic", "random") else None
 
 
 class _Loop:
@@ -330,8 +345,8 @@ class _Loop:
     def _measure(self, rows: np.ndarray, t_k: float) -> None:
         """Feedback measurement of n_L and |0><n|_L for each row, then its next clock time.
 
-        With the store's trains (branch estimator) the rows' further
-        measurements before the grid time ``t_k`` follow in one call.
+        With the store's trains the rows' further measurements before the
+        grid time ``t_k`` follow through them (:mod:`lru_mps.mcwf.trains`).
         """
         if self.sampled:
             p = self.store.last_populations(rows)
@@ -342,60 +357,7 @@ class _Loop:
         self.log.measured(rows, self.t[rows], outcome)
         self.clocks.advance(rows)
         if self.trains is not None:
-            self._train(rows, t_k)
-
-    def _train(self, rows: np.ndarray, t_k: float) -> None:
-        """The rows' further measurements before ``t_k`` through the store's trains.
-
-        Branch estimator: all of them in one call.  Sampled: the periods up to
-        the first with an event, AHEAD_CHUNK at a time (the uniforms they use
-        are looked at first and used only for the periods done).  The times
-        are the clock's (the same ordered sums as one measurement at a time);
-        rows end right after their last measurement done.
-        """
-        rows = rows[self.next_measurement[rows] < t_k]
-        if not len(rows):
-            return
-        if self.sampled:
-            self._sampled_train(rows, t_k)
-            return
-        if self.clocks.kind == "periodic":
-            period = 1.0 / self.spec.reset.rate
-            first, count, last = self.clocks.periodic_before(rows, t_k)
-            self.trains.periodic(rows, count, period)
-            self.log.periodic_train(rows, first, count, period)
-            self.t[rows] = last
-            return
-        times, waits = [], []
-        for b in rows:
-            clock = self.rows[b].clock
-            clock.next = self.next_measurement[b]
-            tb = clock.times_before(t_k)
-            self.next_measurement[b] = clock.next
-            waits.append(np.diff(np.concatenate([[self.t[b]], tb])))  # the stretches the loop would make
-            times.append(tb)
-            self.t[b] = tb[-1]
-        self.trains.poisson(rows, waits)
-        self.log.poisson_train(rows, times)
-
-    def _sampled_train(self, rows: np.ndarray, t_k: float) -> None:
-        period = 1.0 / self.spec.reset.rate
-        while len(rows):
-            n = int(min(AHEAD_CHUNK, math.ceil((t_k - self.next_measurement[rows].min()) / period) + 1))
-            times = self.clocks.periodic_steps(rows, n)  # the clock's next n + 1 times
-            want = (times[:, :n] < t_k).sum(axis=1)
-            done, survival = self.trains.sampled_periodic(rows, want, period, self.uniforms.peek(rows, n),
-                                                          self.threshold[rows])
-            self.uniforms.consume(rows, done)
-            moved = np.nonzero(done > 0)[0]
-            if len(moved):
-                a, d = rows[moved], done[moved]
-                self.threshold[a] = self.threshold[a] / survival[moved]
-                self.t[a] = times[moved, d - 1]
-                self.next_measurement[a] = times[moved, d]
-                self.log.periodic_train(a, times[moved, 0], d, period)
-            go = (done == n) & (want == n)
-            rows = rows[go]
+            run_train(self, rows, t_k)
 
     def _record(self, k: int, rows: np.ndarray) -> None:
         """Populations and coherence of the rows at times[k] (normalized in sampled mode)."""

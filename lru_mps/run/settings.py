@@ -53,8 +53,8 @@ class RunSettings:
     batched: bool = True
     #: array library of the batched engines: numpy, torch[:cpu|:cuda] or cupy (lru_mps.engines.arraylib)
     backend: str = RUN["backend"]
-    #: feedback measurements: "fast" (the store's feedback trains where it offers them: branch estimator with periodic
-    #: or random feedback, sampled estimator with periodic feedback) or "reference" (one loop stop per measurement)
+    #: feedback measurements: "fast" (the store's feedback trains where it offers them, lru_mps.mcwf.trains) or
+    #: "reference" (one stop of the trajectory loop per measurement: the path the fast one is tested against)
     feedback: str = FEEDBACK_PATHS[0]
 
     def __post_init__(self):
@@ -113,17 +113,15 @@ def make_settings(
 def feedback_path(spec: ArraySpec, settings: RunSettings) -> str:
     """Which path a run's feedback measurements take (for summaries).
 
-    ``fast``: a batched store that offers feedback trains, with the branch
-    estimator (periodic: matrix powers of the one-period map; random: the
-    eigenbasis of H_eff) or the sampled estimator and periodic feedback (the
-    periods between events from the powers of the map); ``reference``: one
-    stop of the trajectory loop per measurement (sampled random feedback,
-    stores without trains, or ``feedback = "reference"``); ``none``: no
-    feedback measurements (dissipation or no reset).
+    ``fast``: a batched store that offers feedback trains
+    (:mod:`lru_mps.mcwf.trains`; branch estimator: periodic feedback as
+    matrix powers of the one-period map, random feedback in the eigenbasis
+    of H_eff; sampled estimator: the measurements between events without
+    loop stops); ``reference``: one stop of the trajectory loop per
+    measurement (stores without trains, or ``feedback = "reference"``);
+    ``none``: no feedback measurements (dissipation or no reset).
     """
-    kind = spec.reset.kind
-    if kind not in ("periodic", "random"):
+    if spec.reset.kind not in ("periodic", "random"):
         return "none"
     store = batch_store(get_engine(settings.engine, **settings.engine_options)) if settings.batched else None
-    offered = settings.feedback == "fast" and getattr(store, "FEEDBACK_TRAINS", False)
-    return "fast" if offered and (kind == "periodic" or settings.estimator == "branch") else "reference"
+    return "fast" if settings.feedback == "fast" and getattr(store, "FEEDBACK_TRAINS", False) else "reference"
