@@ -8,6 +8,16 @@ precision: 0.03 J is 0.025..0.035 J).  Our error is the rate sweep's own:
 the jackknife over the trajectory blocks of the fitted optimum
 (:func:`lru_mps.studies.rate_sweep.fit_optimum`).
 
+One quoted optimum comes from a different model: the paper's random
+feedback measures "in each time step with probability p = G dt"
+(appendix, random feedback), a Bernoulli process that at G dt ~ 0.1..1 is
+more regular than the Poisson process of the master equation (ours) and
+moves the high optimum down: with the same 400 realizations, Poisson gives
+about 65 J, steps of dt = 0.005/J about 57 J and dt = 0.01/J about 50 J
+(our measurement, clock patched).  Our high random-feedback optimum must
+therefore lie at or above the paper's 60 J (within the criterion above) and
+above it by less than that dt = 0.01/J shift (25 %).
+
 Reduced form (default, about 20 s): at each of the six quoted optima G_p,
 the leakage P_star^(L)(200/J) at G_p / 1.5, G_p and 1.5 G_p on the same
 realizations (common random numbers; 1024 at the low optima, where a few
@@ -105,4 +115,8 @@ def test_rate_sweep_optima_match_the_paper(tmp_path):
             paper = s["paper_optima_J"][kind][branch]
             assert found is not None and err is not None and err > 0, (kind, branch)
             assert err < 0.05 * found  # a few percent at most
-            assert abs(found - paper) <= 3 * err + PAPER_PRECISION_J[kind][branch], (kind, branch, found, err, paper)
+            tol = 3 * err + PAPER_PRECISION_J[kind][branch]
+            if (kind, branch) == ("random", "high"):  # Poisson (ours) vs per-step Bernoulli (paper): see above
+                assert paper - tol <= found <= 1.25 * paper, (found, err, paper)
+            else:
+                assert abs(found - paper) <= tol, (kind, branch, found, err, paper)
