@@ -47,6 +47,7 @@ from ..physics import operators as ops
 from .arraylib import ArrayLib
 from .eigen import decompose_stack
 from .exact import MAX_LENGTH, ExactState, embed, embed_bond, number_of_excitations
+from .feedback_map import ExactFeedbackTrains, feedback_path
 
 
 # --------------------------------------------------------------------- basis
@@ -158,6 +159,8 @@ class ExactBatch:
     max_length = MAX_LENGTH
     #: exact propagation: any stretch in one go
     time_step = None
+    #: offers the loop feedback trains for the branch estimator (:mod:`lru_mps.engines.feedback_map`)
+    FEEDBACK_TRAINS = True
 
     def __init__(self, spec, settings, reals, I: int, products, nmax: np.ndarray, backend: str = "numpy"):
         xp = self.xp = _Ops(backend)
@@ -215,6 +218,8 @@ class ExactBatch:
                     H[j] = hamiltonian_eff(spec, reals[r]).toarray()[np.ix_(idx, idx)]
             self.blocks.append(_BlockStack(basis.slices[n], rs, self.R, H, self.dt_ref, xp))
         self._jump_data = self._prepare_jumps()
+        #: the loop's fast path for the branch estimator's feedback (None: one stop per measurement)
+        self.feedback_trains = ExactFeedbackTrains(self) if feedback_path(settings) == "fast" else None
 
     # ------------------------------------------------------------ evolution
     def _bulk(self, src, dst, dur: float) -> None:
@@ -248,12 +253,15 @@ class ExactBatch:
         out = xp.zeros_like(x)
         rr = self.ridx[rows]
         for blk in self.blocks:
+            sl = blk.sl
             p = blk.pos[rr]
-            sel = np.nonzero(p >= 0)[0]
+            reach = p >= 0
+            if xp.numpy:  # a block of zeros stays zero: skip it (the same numbers)
+                reach &= np.any(x[:, sl] != 0, axis=1)
+            sel = np.nonzero(reach)[0]
             if len(sel) == 0:
                 continue
             ps = p[sel]
-            sl = blk.sl
             xs = x[xp.take(sel), sl]
             tps = xp.take(ps)
             z = xp.matmul(xs[:, None, :], blk.x_VinvT[tps])[:, 0, :]

@@ -6,6 +6,14 @@ from ..analysis.decay import decay_times, fit_window_start
 from .datasets import diagnostics_summary
 from ..run.result import OBSERVABLE_INIT, SimulationResult
 from ..physics.units import time_to_us
+from ..run.settings import feedback_path
+
+#: what each feedback path does (lru_mps.run.settings.feedback_path)
+FEEDBACK_PATHS = {
+    "fast": "fast path (the store's feedback trains: measurements between events without loop stops; branch "
+            "estimator: periodic feedback as matrix powers of the one-period map)",
+    "reference": "reference path (one stop of the trajectory loop per measurement)",
+}
 
 
 def format_summary(result: SimulationResult) -> str:
@@ -23,6 +31,9 @@ def format_summary(result: SimulationResult) -> str:
         f"t_final={s.times[-1]:g}/J ({time_to_us(s.times[-1], spec.J_hz):.3g} us)",
         f"fit window: t > (L-1) T_prop = {fit_window_start(result):.4g}/J",
     ]
+    path = feedback_path(spec, s)
+    if path != "none":
+        lines.append(f"feedback measurements: {FEEDBACK_PATHS[path]}")
     if s.engine_options:
         lines.append("engine options: " + ", ".join(f"{k}={v}" for k, v in s.engine_options.items()))
     worst = diagnostics_summary(result)

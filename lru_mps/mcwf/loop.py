@@ -29,7 +29,20 @@ caller draws the thermal levels, then :func:`start_row` the clock and the
 first threshold; then events in time order: a jump draws the channel and then
 the new threshold, a measurement the outcome and, for random feedback, the
 next clock time), so a trajectory's numbers depend only on its seed, never on
-the batch it ran in.
+the batch it ran in.  The rows' uniforms are drawn ahead in chunks where a
+stream draws nothing but uniforms, and branch-mode Poisson clocks draw their
+waiting times ahead (the same numbers, :mod:`lru_mps.mcwf.kernels`); periodic
+clocks advance all rows at once.  Events are logged as arrays
+(:class:`~lru_mps.mcwf.records.EventLog`), not one object each.
+
+Feedback trains (the fast path).  A store may offer :class:`FeedbackTrains`:
+after the first measurement of a grid interval the loop hands the row's
+further measurements before the next grid time to the store
+(:mod:`lru_mps.mcwf.trains`; branch estimator: all of them in one call, as
+matrix powers of the periodic map or in the eigenbasis for random feedback;
+sampled estimator: the measurements up to the next event, which the loop
+then makes as above).  A store without them (or ``RunSettings.feedback =
+"reference"``) gets one stop per measurement: the reference path.
 
 Integrators (a store with ``time_step``) advance in steps of dt, the last
 one of a stretch shortened (:func:`~lru_mps.mcwf.kernels.step_lengths`); the
@@ -41,14 +54,16 @@ gets the crossing time by root finding from the state before it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 import numpy as np
 
 from ..physics.model import ArraySpec
-from .kernels import (ESTIMATORS, ChannelTable, MeasurementClock, crossing_time, sample_index, sample_outcomes,
-                      step_lengths)
+from .records import Event, EventLog, TrajectoryRecord, records_differ  # noqa: F401 (the loop's API)
+from .kernels import (ESTIMATORS, ChannelTable, Clocks, MeasurementClock, UniformDraws, crossing_time, sample_index,
+                      sample_outcomes, step_lengths)
+from .trains import run_train
 
 
 class StateStore(Protocol):
@@ -99,32 +114,54 @@ class StateStore(Protocol):
         """Row b as an ordinary state object (a copy)."""
 
 
-@dataclass
-class Event:
-    """One event of a trajectory: a jump of ``channel`` or a feedback measurement with ``outcome``."""
+class FeedbackTrains(Protocol):
+    """A store's optional capability (attribute ``feedback_trains``; None or absent: not offered).
 
-    time: float
-    channel: str
-    site: int
-    outcome: int | None = None
-
-
-@dataclass
-class TrajectoryRecord:
-    """What one trajectory leaves behind, on the time grid (1/J).
-
-    ``populations[k, l, m]`` = probability of level m on site l at times[k]
-    (unnormalized weights in branch mode); ``coherence[k]`` = <sigma^-_1> in
-    the frame of the coding qubit, exp(+i w_q t) rho_1[1, 0] with w_q from
-    :meth:`ArraySpec.qubit_frequency` (dressed; docs/physics.md §7).
+    The branch estimator's measurements all give n = 0, so between two grid
+    times a row's feedback is a fixed sequence of linear maps: the loop hands
+    every measurement after the first of a grid interval to the store in one
+    call, instead of stopping at each.  With the sampled estimator the
+    measurements up to the first that brings an event (an outcome n != 0 or
+    a jump before it) go through the store (periodic: powers of the map;
+    random: :class:`PoissonSteps`), and the loop makes the event itself.  Rows enter right after a measurement (their last site is in
+    |0>); P0 = |0><0| on the last site.
     """
 
-    times: np.ndarray
-    populations: np.ndarray
-    coherence: np.ndarray
-    events: list[Event] = field(default_factory=list)
-    final_state: object | None = None
-    diagnostics: dict = field(default_factory=dict)
+    def periodic(self, rows: np.ndarray, counts: np.ndarray, period: float) -> None:
+        """|psi_b> <- (P0 exp(-i H_eff period))^{counts_b} |psi_b> (counts_b >= 1; period in 1/J)."""
+
+    def poisson(self, rows: np.ndarray, waits: Sequence[np.ndarray]) -> None:
+        """|psi_b> <- P0 exp(-i H_eff w_K) ... P0 exp(-i H_eff w_1) |psi_b>, (w_1..w_K) = waits[j] (1/J)."""
+
+    def sampled_periodic(self, rows: np.ndarray, counts: np.ndarray, period: float, uniforms: np.ndarray,
+                         thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Sampled estimator, rows just measured (normalized): up to counts_b periods (evolve, measure) while the
+        measurement gives n = 0 (uniforms[b, j] < p_0) and no jump comes (the no-jump probability since the
+        call stays above thresholds[b]).  Returns (periods done, their no-jump probability); rows left
+        normalized after their last done period."""
+
+    def sampled_poisson(self, rows: np.ndarray):
+        """Sampled estimator, random feedback: a :class:`PoissonSteps` of the rows (just measured, normalized)."""
+
+    def describe(self) -> str:
+        """How the store applies the trains (for the run summary)."""
+
+
+class PoissonSteps(Protocol):
+    """Rows of a store stepping from one random-feedback measurement to the next (sampled estimator).
+
+    Positions index the rows given to ``sampled_poisson``; the store keeps
+    their states until :meth:`finish`.
+    """
+
+    def step(self, positions: np.ndarray, waits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Evolve the rows by waits (1/J), tentatively: (squared norms (m,), last-site populations (m, 3))."""
+
+    def accept(self, positions: np.ndarray) -> None:
+        """Keep the last step of these rows and apply |0><0| on the last site, normalized (outcome 0)."""
+
+    def finish(self) -> None:
+        """Put the rows' states (the accepted steps only) back into the store."""
 
 
 @dataclass
@@ -138,10 +175,16 @@ class Row:
 
 
 def start_row(spec: ArraySpec, rng: np.random.Generator, estimator: str, qubit_frequency: float) -> Row:
-    """A row's clock and first threshold, drawn in this order from its stream (after its thermal levels)."""
+    """A row's clock and first threshold, drawn in this order from its stream (after its thermal levels).
+
+    In branch mode the clock is the stream's only consumer from here on, so
+    it may draw its waiting times ahead (the same numbers).
+    """
     clock = MeasurementClock(spec, rng)
     jumps = estimator == "sampled" and bool(spec.jump_channels())
-    return Row(rng, clock, rng.random() if jumps else 0.0, qubit_frequency)
+    row = Row(rng, clock, rng.random() if jumps else 0.0, qubit_frequency)
+    clock.draw_ahead = estimator == "branch"
+    return row
 
 
 def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], estimator: str,
@@ -152,6 +195,15 @@ def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], est
 
         raise ParameterError("estimator", estimator, "sampled or branch")
     return _Loop(store, spec, np.asarray(times, dtype=float), rows, estimator).run(keep_states)
+
+
+def feedback_trains(store, spec: ArraySpec, estimator: str):
+    """The store's :class:`FeedbackTrains` if the loop uses them for this run, else None.
+
+    Where the store offers them (``feedback_trains`` attribute, not None),
+    for periodic and random feedback with either estimator.
+    """
+    return getattr(store, "feedback_trains", None) if spec.reset.kind in ("periodic", "random") else None
 
 
 class _Loop:
@@ -168,10 +220,14 @@ class _Loop:
         self.jumps = self.sampled and len(self.channels) > 0
         self.last_site = spec.L - 1
         self.threshold = np.array([r.threshold for r in self.rows], dtype=float)
-        self.next_measurement = np.array([r.clock.next for r in self.rows], dtype=float)
+        self.clocks = Clocks([r.clock for r in self.rows])
+        self.next_measurement = self.clocks.next  # one array: the clocks advance it
+        # every later draw of a stream is a uniform unless a random-feedback clock draws waiting times from it
+        self.uniforms = UniformDraws([r.rng for r in self.rows], ahead=spec.reset.kind != "random")
+        self.trains = feedback_trains(store, spec, estimator)
         self.qubit_frequency = np.array([r.qubit_frequency for r in self.rows], dtype=float)
         self.t = np.zeros(B)
-        self.events: list[list[Event]] = [[] for _ in range(B)]
+        self.log = EventLog(B, self.last_site)
         T = len(times)
         self.populations = np.zeros((B, T, spec.L, 3))
         self.coherence = np.zeros((B, T), dtype=complex)
@@ -203,7 +259,7 @@ class _Loop:
                     self._record(k, arrived[on_grid])
                     waiting[arrived[on_grid]] = False
                 if (~on_grid).any():
-                    self._measure(arrived[~on_grid])
+                    self._measure(arrived[~on_grid], t_k)
                 if not waiting.any():
                     break
                 first = False
@@ -277,29 +333,31 @@ class _Loop:
     # ------------------------------------------------------------------ events
     def _jump(self, b: int, t: float) -> None:
         """A jump of row b at time t: channel ~ rate <op^dag op>, applied and renormalized; a new threshold."""
-        store, table, rng = self.store, self.channels, self.rows[b].rng
+        store, table = self.store, self.channels
         weights = table.weights(store.populations(b), lambda site: store.rdm(b, site))
-        k = sample_index(weights, rng.random())
+        k = sample_index(weights, self.uniforms.one(b))
         store.apply_jump(b, k)
         ch = table.channels[k]
-        self.events[b].append(Event(t, ch.name, ch.site))
-        self.threshold[b] = rng.random()
+        self.log.jump(b, t, ch.name, ch.site)
+        self.threshold[b] = self.uniforms.one(b)
         self.t[b] = t
 
-    def _measure(self, rows: np.ndarray) -> None:
-        """Feedback measurement of n_L and |0><n|_L for each row, then its next clock time."""
+    def _measure(self, rows: np.ndarray, t_k: float) -> None:
+        """Feedback measurement of n_L and |0><n|_L for each row, then its next clock time.
+
+        With the store's trains the rows' further measurements before the
+        grid time ``t_k`` follow through them (:mod:`lru_mps.mcwf.trains`).
+        """
         if self.sampled:
             p = self.store.last_populations(rows)
-            u = np.array([self.rows[b].rng.random() for b in rows])
-            outcome = sample_outcomes(p, u)
+            outcome = sample_outcomes(p, self.uniforms.take(rows))
         else:  # the removal-free branch keeps outcome 0
             outcome = np.zeros(len(rows), dtype=int)
         self.store.reset_last(rows, outcome, normalize=self.sampled)
-        for j, b in enumerate(rows):
-            self.events[b].append(Event(self.t[b], "measurement", self.last_site, int(outcome[j])))
-            clock = self.rows[b].clock
-            clock.advance()
-            self.next_measurement[b] = clock.next
+        self.log.measured(rows, self.t[rows], outcome)
+        self.clocks.advance(rows)
+        if self.trains is not None:
+            run_train(self, rows, t_k)
 
     def _record(self, k: int, rows: np.ndarray) -> None:
         """Populations and coherence of the rows at times[k] (normalized in sampled mode)."""
@@ -315,35 +373,13 @@ class _Loop:
                 times=self.times,
                 populations=self.populations[b],
                 coherence=self.coherence[b],
-                events=self.events[b],
                 final_state=self.store.state(b) if keep_states else None,
                 diagnostics=diags[b],
+                log=self.log,
+                row=b,
             )
             for b in range(self.B)
         ]
-
-
-def records_differ(a: dict[str, TrajectoryRecord], b: dict[str, TrajectoryRecord], tol: float = 1e-10) -> list[str]:
-    """How two ``{init: record}`` results differ beyond ``tol`` (populations, coherence, events); [] if they agree."""
-    if set(a) != set(b):
-        return [f"initial states {sorted(a)} != {sorted(b)}"]
-    problems = []
-    for init in a:
-        ra, rb = a[init], b[init]
-        dp = float(np.max(np.abs(ra.populations - rb.populations)))
-        dc = float(np.max(np.abs(ra.coherence - rb.coherence)))
-        if not dp <= tol:
-            problems.append(f"{init}: populations differ by {dp:.3g}")
-        if not dc <= tol:
-            problems.append(f"{init}: coherence differs by {dc:.3g}")
-        if len(ra.events) != len(rb.events):
-            problems.append(f"{init}: {len(ra.events)} != {len(rb.events)} events")
-            continue
-        for ea, eb in zip(ra.events, rb.events):
-            if (ea.channel, ea.site, ea.outcome) != (eb.channel, eb.site, eb.outcome) or not abs(ea.time - eb.time) <= tol:
-                problems.append(f"{init}: event {ea} != {eb}")
-                break
-    return problems
 
 
 def run_trajectory(state, spec: ArraySpec, realization, times, rng: np.random.Generator,

@@ -9,8 +9,9 @@ from typing import Iterable
 import numpy as np
 
 from ..defaults import MPS, RUN
-from ..engines import choose_engine
+from ..engines import batch_store, choose_engine, get_engine
 from ..engines.arraylib import BACKENDS, ArrayLib
+from ..engines.feedback_map import FEEDBACK_PATHS
 from ..errors import require
 from ..mcwf.kernels import check_estimator
 from ..physics.model import INIT_STATES, ArraySpec
@@ -52,6 +53,9 @@ class RunSettings:
     batched: bool = True
     #: array library of the batched engines: numpy, torch[:cpu|:cuda] or cupy (lru_mps.engines.arraylib)
     backend: str = RUN["backend"]
+    #: feedback measurements: "fast" (the store's feedback trains where it offers them, lru_mps.mcwf.trains) or
+    #: "reference" (one stop of the trajectory loop per measurement: the path the fast one is tested against)
+    feedback: str = FEEDBACK_PATHS[0]
 
     def __post_init__(self):
         require(int(self.trajectories) == self.trajectories and self.trajectories >= 1, "trajectories",
@@ -60,6 +64,7 @@ class RunSettings:
         self.trajectories = int(self.trajectories)
         self.seed = int(self.seed)
         require(self.backend in BACKENDS, "backend", self.backend, f"one of {', '.join(BACKENDS)}")
+        require(self.feedback in FEEDBACK_PATHS, "feedback", self.feedback, f"one of {', '.join(FEEDBACK_PATHS)}")
         if self.backend != "numpy":
             ArrayLib(self.backend)  # installed, and a GPU where one is named
 
@@ -77,6 +82,7 @@ def make_settings(
     engine_options: dict | None = None,
     batched: bool = True,
     backend: str = RUN["backend"],
+    feedback: str = FEEDBACK_PATHS[0],
 ) -> RunSettings:
     """Validated run settings: 'auto' resolved, MPS options completed from :data:`lru_mps.defaults.MPS`.
 
@@ -100,4 +106,22 @@ def make_settings(
         engine_options=options,
         batched=batched,
         backend=backend,
+        feedback=feedback,
     )
+
+
+def feedback_path(spec: ArraySpec, settings: RunSettings) -> str:
+    """Which path a run's feedback measurements take (for summaries).
+
+    ``fast``: a batched store that offers feedback trains
+    (:mod:`lru_mps.mcwf.trains`; branch estimator: periodic feedback as
+    matrix powers of the one-period map, random feedback in the eigenbasis
+    of H_eff; sampled estimator: the measurements between events without
+    loop stops); ``reference``: one stop of the trajectory loop per
+    measurement (stores without trains, or ``feedback = "reference"``);
+    ``none``: no feedback measurements (dissipation or no reset).
+    """
+    if spec.reset.kind not in ("periodic", "random"):
+        return "none"
+    store = batch_store(get_engine(settings.engine, **settings.engine_options)) if settings.batched else None
+    return "fast" if settings.feedback == "fast" and getattr(store, "FEEDBACK_TRAINS", False) else "reference"

@@ -7,14 +7,21 @@ propagation, and at high G, disintegration) are located by a bounded Brent
 minimisation in log10(G) around the two most prominent grid minima, on the
 same realizations (common random numbers: the same seed, hence the same
 disorder, measurement phases and Poisson clocks scaled by 1/G, at every
-rate), and reported next to the L = 2 analytic positions (docs/physics.md
+rate).  Each optimum is the vertex of a weighted quadratic fit of
+P_star^(L) in log10 G to the evaluations within ``fit_window_decades`` of
+the lowest one (:func:`fit_optimum`), with a jackknife error over the
+trajectory blocks (the same blocks at every rate, so the errors of nearby
+rates are correlated as they should be); it is reported next to the L = 2 analytic positions (docs/physics.md
 §9: low 2 J_prop feedback / sqrt2 J_prop dissipation, high Ubar feedback /
 2 Ubar dissipation; the feedback formulas are for random feedback, the paper
 uses them for periodic too) and, at the paper's point, the paper's L = 3
-optima.  Feedback kinds cost one state update per measurement, i.e.
-~G t_eval per evolution, so their grid stops at ``feedback_rate_max``;
-dissipation has no events in the exact branch estimator and runs up to
-``rate_max``.  The reset kind and rate are swept: ``--reset`` runs one kind.
+optima.  In ideal conditions (the branch estimator) periodic feedback costs
+a few matrix products per evolution at any rate (its k periods are a matrix
+power), random feedback a few array operations per measurement for all
+realizations together (:mod:`lru_mps.engines.feedback_map`), sampled runs one
+stop per measurement; the feedback grid stops at ``feedback_rate_max``,
+dissipation (no events) runs up to ``rate_max``.  The summary states the
+feedback path that ran.  The reset kind and rate are swept: ``--reset`` runs one kind.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from ..errors import require
 from ..physics import analytic
 from ..physics.model import Reset
 from ..physics.units import to_rate, to_time
+from ..run.settings import feedback_path
 from .base import Study, StudyContext, finite_or_none, save_figure
 from .common import (PAPER_OPTIMA_J, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list,
                      positive_int, pyplot, run_ensemble, spec_of, us_per_J)
@@ -45,7 +53,9 @@ class RateSweep(Study):
     low (stack propagation) and high (disintegration) optimal rates refined by
     a bounded minimiser and set against the paper's and the analytic values.
     Reproduces and extends paper Fig. 2c and the random-feedback figure of its
-    appendix.  Default: about 5 minutes on 2 cores (--quick: seconds).
+    appendix.  Each optimum comes with its jackknife error (a few percent at
+    the default 1000 realizations).  Default: about 2 minutes on 2 cores
+    (--quick: seconds).
     """
     # ----------------------------------------------------------------- run
     def compute(self, cfg: dict, ctx: StudyContext):
@@ -70,10 +80,14 @@ class RateSweep(Study):
         require(math.isfinite(t_eval) and t_eval > 0, "t_eval", cfg["t_eval"], "a finite time > 0")
         xatol = float(cfg["xatol_decades"])
         require(0 < xatol < 1, "xatol_decades", cfg["xatol_decades"], "a tolerance in decades of the rate, 0 < x < 1")
+        window = float(cfg["fit_window_decades"])
+        require(0 < window < 1, "fit_window_decades", cfg["fit_window_decades"], "a width in decades of the rate, 0 < w < 1")
         rates = np.logspace(math.log10(rmin), math.log10(rmax), npts)
         estimator, n_evol = ensemble_settings(base, cfg)
 
         cache: dict[tuple[str, float], tuple[float, float]] = {}
+        replicas: dict[tuple[str, float], np.ndarray] = {}  # leave-one-block-out means (jackknife)
+        paths: dict[str, str] = {}
 
         def leakage(kind: str, G: float) -> tuple[float, float]:
             key = (kind, float(G))
@@ -82,6 +96,8 @@ class RateSweep(Study):
                 res = run_ensemble(spec, cfg, ctx, f"{kind} G={G:.4g}J", init="leakage", t_final=t_eval, time_points=2)
                 ms = res.observable("leakage_array")
                 cache[key] = (float(ms.mean[-1]), float(ms.sem[-1]))
+                replicas[key] = np.array([r.observable("leakage_array").mean[-1] for r in res.leave_one_out()])
+                paths[kind] = feedback_path(spec, res.settings)
             return cache[key]
 
         K, R = len(kinds), len(rates)
@@ -97,6 +113,7 @@ class RateSweep(Study):
 
         branches = ("low", "high")
         opt = np.full((K, 2), np.nan)
+        opt_err = np.full((K, 2), np.nan)
         opt_p = np.full((K, 2), np.nan)
         opt_sem = np.full((K, 2), np.nan)
         grid_opt = np.full((K, 2), np.nan)
@@ -124,10 +141,14 @@ class RateSweep(Study):
                         method="bounded",
                         options={"xatol": xatol},
                     )
-                # the optimum: the lowest evaluated point inside the bracket (grid point included)
-                cand = [(G, *cache[(kd, G)]) for (kd, G) in cache if kd == kind and lo < G < hi]
-                G_best, p_best, s_best = min(cand, key=lambda c: c[1])
-                opt[k, b], opt_p[k, b], opt_sem[k, b] = G_best, p_best, s_best
+                # the optimum: a quadratic fit around the lowest evaluated point inside the bracket
+                cand = sorted(G for (kd, G) in cache if kd == kind and lo < G < hi)
+                G_best, p_best, s_best = min(((G, *cache[(kind, G)]) for G in cand), key=lambda c: c[1])
+                opt_p[k, b], opt_sem[k, b] = p_best, s_best
+                opt[k, b], opt_err[k, b] = fit_optimum(
+                    np.array(cand), np.array([cache[(kind, G)][0] for G in cand]),
+                    np.array([cache[(kind, G)][1] for G in cand]),
+                    [replicas[(kind, G)] for G in cand], window)
             evals[kind] = sorted((G, *cache[(kd, G)]) for (kd, G) in cache if kd == kind and (kd, G) not in before)
 
         Jp = base.J_prop
@@ -152,7 +173,10 @@ class RateSweep(Study):
                 "leakage_mean": (("reset", "rate_J"), mean, {"units": "1", "long_name": "P_star^(L)(t_eval), mean"}),
                 "leakage_sem": (("reset", "rate_J"), sem, {"units": "1", "long_name": "standard error"}),
                 "optimum_rate_J": (("reset", "optimum"), opt, {"units": "J", "long_name": "refined optimal rate"}),
-                "optimum_leakage_mean": (("reset", "optimum"), opt_p, {"units": "1"}),
+                "optimum_rate_error_J": (("reset", "optimum"), opt_err, {
+                    "units": "J", "long_name": "jackknife standard error of the optimal rate (nan: not fitted)"}),
+                "optimum_leakage_mean": (("reset", "optimum"), opt_p, {"units": "1",
+                                                                        "long_name": "lowest evaluated P_star"}),
                 "optimum_leakage_sem": (("reset", "optimum"), opt_sem, {"units": "1"}),
                 "grid_optimum_rate_J": (("reset", "optimum"), grid_opt, {"units": "J", "long_name": "grid minimum"}),
                 "bracket_low_J": (("reset", "optimum"), lo_b, {"units": "J"}),
@@ -205,6 +229,8 @@ class RateSweep(Study):
             "rates_MHz": json_list(rates * J_hz / 1e6),
             "leakage": {kd: {"mean": json_list(mean[k]), "sem": json_list(sem[k])} for k, kd in enumerate(kinds)},
             "optima_J": {kd: {b: finite_or_none(opt[k, j]) for j, b in enumerate(branches)} for k, kd in enumerate(kinds)},
+            "optima_error_J": {kd: {b: finite_or_none(opt_err[k, j]) for j, b in enumerate(branches)}
+                               for k, kd in enumerate(kinds)},
             "optima_MHz": {
                 kd: {b: finite_or_none(opt[k, j] * J_hz / 1e6) for j, b in enumerate(branches)} for k, kd in enumerate(kinds)
             },
@@ -218,6 +244,9 @@ class RateSweep(Study):
                              "(dissipation), high Ubar (feedback) or 2 Ubar (dissipation); the feedback formulas are for "
                              "random feedback",
             "minimiser_evaluations": {kd: len(evals[kd]) for kd in kinds},
+            "optimum_note": f"vertex of a quadratic fit in log10 G within {window:g} decades of the lowest evaluation, "
+                            "jackknife error over the trajectory blocks; the lowest evaluation where no fit",
+            "feedback_path": {kd: paths.get(kd, "none") for kd in kinds},
         }
         if paper_point:
             summary["paper_optima_J"] = {kd: PAPER_OPTIMA_J[kd] for kd in kinds}
@@ -242,7 +271,8 @@ class RateSweep(Study):
             lines.append(f"{G:10.4g} {summary['rates_MHz'][i]:12.4g} " + " ".join(cells))
         lines += ["", "optimal rates (units of J): refined minimum of P_star^(L)(t_eval), L = 2 analytic position"
                   + (", paper's L = 3 numerics" if "paper_optima_J" in summary else "")]
-        head = f"{'reset':>12} {'optimum':>8} {'found':>10} {'P_star':>17} {'analytic':>10} {'found/an.':>10}"
+        head = (f"{'reset':>12} {'optimum':>8} {'found':>10} {'+-':>9} {'P_star':>17} {'analytic':>10} "
+                f"{'found/an.':>10}")
         if "paper_optima_J" in summary:
             head += f" {'paper':>8}"
         lines.append(head)
@@ -253,14 +283,18 @@ class RateSweep(Study):
         for k in kinds:
             for b in ("low", "high"):
                 found = summary["optima_J"][k][b]
+                err = (summary.get("optima_error_J") or {}).get(k, {}).get(b)
                 an = summary["analytic_optima_J"][k][b]
                 p = summary["optima_leakage"][k][b]
                 pcell = f"{'-':>17}" if p["mean"] is None else f"{p['mean']:9.4f}+-{(p['sem'] or 0):<6.4f}"
                 ratio = None if found is None else found / an
-                row = f"{k:>12} {b:>8} {f(found)} {pcell} {f(an)} {f(ratio)}"
+                row = f"{k:>12} {b:>8} {f(found)} {f(err, '9.2g')} {pcell} {f(an)} {f(ratio)}"
                 if "paper_optima_J" in summary:
                     row += f" {f(summary['paper_optima_J'][k][b], '8.3g')}"
                 lines.append(row)
+        lines.append(f"optimum: {summary['optimum_note']}" if "optimum_note" in summary else "")
+        for k, path in (summary.get("feedback_path") or {}).items():
+            lines.append(f"{k}: {path}")
         lines.append(f"J_prop = {summary['J_prop_J']:.4g} J; {summary['analytic_note']}")
         return "\n".join(lines) + "\n"
 
@@ -309,6 +343,50 @@ class RateSweep(Study):
             ax.legend(handles, labels, loc="lower center", frameon=True, framealpha=0.9)
             fig.tight_layout()
             return save_figure(fig, figdir, "leakage_vs_rate")
+
+
+def fit_optimum(rates: np.ndarray, mean: np.ndarray, sem: np.ndarray, replicas, window: float) -> tuple[float, float]:
+    """(optimal rate, its standard error) in J from evaluations of P_star^(L) at ``rates`` (J).
+
+    The vertex of a quadratic in x = log10 G fitted (weights 1/sem^2) to the
+    evaluations within ``window`` decades of the lowest one (at least the
+    three nearest to it); the error is the jackknife over ``replicas[i]``,
+    the leave-one-block-out means at rates[i] (same blocks at every rate).
+    Where the fit has no minimum inside the points it uses, or there are
+    fewer than three, the lowest evaluation is returned with error nan.
+    """
+    x = np.log10(np.asarray(rates, dtype=float))
+    mean = np.asarray(mean, dtype=float)
+    best = int(np.argmin(mean))
+    dist = np.abs(x - x[best])
+    use = dist <= window + 1e-12
+    if use.sum() < 3:
+        use = np.zeros(len(x), dtype=bool)
+        use[np.argsort(dist, kind="stable")[:3]] = True
+    if use.sum() < 3:
+        return float(rates[best]), math.nan
+    xs = x[use]
+    w = 1.0 / np.maximum(np.asarray(sem, dtype=float)[use], 1e-300)
+
+    def vertex(y):
+        c2, c1, _ = np.polyfit(xs - x[best], y, 2, w=w)
+        if not c2 > 0:
+            return math.nan
+        v = x[best] - c1 / (2.0 * c2)
+        return v if xs.min() <= v <= xs.max() else math.nan
+
+    x0 = vertex(mean[use])
+    if not math.isfinite(x0):
+        return float(rates[best]), math.nan
+    reps = [np.asarray(r, dtype=float) for r in replicas]
+    n = min((len(r) for r in reps), default=0)
+    if n < 2:
+        return float(10.0**x0), math.nan
+    xj = np.array([vertex(np.array([reps[i][j] for i in np.nonzero(use)[0]])) for j in range(n)])
+    if not np.all(np.isfinite(xj)):
+        return float(10.0**x0), math.nan
+    sx = math.sqrt((n - 1) / n * float(np.sum((xj - xj.mean()) ** 2)))
+    return float(10.0**x0), float(10.0**x0 * math.log(10.0) * sx)
 
 
 def _two_minima(m: np.ndarray) -> list:
