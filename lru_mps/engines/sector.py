@@ -32,7 +32,7 @@ from ..physics.model import ArraySpec, Realization
 from .eigen import BlockPropagator
 from .sector_chebyshev import ChebyshevBlock
 
-MAX_SECTOR_DIM = 400_000
+MAX_SECTOR_DIM = 2_000_000
 
 
 class SectorBasis:

@@ -19,7 +19,7 @@ from .mps import MPSEngine
 from .sector import SectorEngine, sector_dimension
 
 #: above this many states in a trajectory's largest sector the MPS engine takes it
-SECTOR_AUTO_MAX_DIM = 100_000
+SECTOR_AUTO_MAX_DIM = 1_000_000
 
 #: the diagnostics every trajectory of a per-trajectory run reports (the same keys for both engines)
 DIAGNOSTIC_KEYS = ("engine_mps", "sector_dimension", "discarded_weight", "norm_error", "max_bond")
