@@ -19,12 +19,14 @@ level of rounding.  The cost is about r t sparse products, i.e. it grows with
 the spectral width (~ N (U + W)) and the time, not with the number of stops.
 
 A duration t is always cut into the same sub-steps: floor(t / tau_s) full
-sub-steps of tau_s = RTAU_MAX / r and one remainder.  So evolving a state by
-tau <= t from the same start gives the same numbers whether or not the
-sub-step starts of an earlier evolution by t from that start are reused,
-which :class:`ChebyshevBlock` does for the jump-time search (a root search
-evaluates the norm at many tau inside one stretch: each evaluation then costs
-at most one sub-step).
+sub-steps of tau_s (r tau_s <= RTAU_MAX) and one remainder.  So evolving a
+state by tau <= t from the same start gives the same numbers whether or not
+the sub-step starts of an earlier evolution by t from that start are reused,
+which :class:`ChebyshevBlock` does for the jump-time search: a root search
+evaluates the norm at many tau inside one stretch, and each evaluation then
+costs a linear combination of the kept Chebyshev vectors T_k(H') v of one
+sub-step (computed once, by the same recurrence, and summed in the same
+order as a fresh evolution: the same bits).
 """
 
 from __future__ import annotations
@@ -40,37 +42,63 @@ try:  # numba comes with quimb; without it the same recurrence runs on scipy's s
 except ImportError:  # pragma: no cover
     njit = None
 
-#: largest r tau of one sub-step (r = half-width of the spectrum; Bessel orders up to ~ RTAU_MAX + 30)
-RTAU_MAX = 40.0
+#: largest r tau of one sub-step (r = half-width of the spectrum; Bessel orders up to ~ r tau + 30); a block
+#: with larger decay rates takes shorter sub-steps, so that T_k grows by at most exp(GROWTH) off the real axis
+RTAU_MAX = 150.0
+RTAU_MIN = 10.0
+GROWTH = 3.0
+#: a Chebyshev basis (T_k(H') v of one sub-step) is kept for the jump-time search up to this many numbers
+BASIS_MAX = 4_000_000
 #: the expansion is cut after the last order with |J_k(r tau)| above this
 TAIL = 1e-18
 #: evolutions whose sub-step starts are kept for the jump-time search (one per row of a trajectory)
 KEEP_STARTS = 4
 
 
-def _chebyshev_numpy(indptr, indices, data, dr, di, vr, vi, cr, ci):
+def _chebyshev_numpy(indptr, indices, data, dr, di, vr, vi, cr, ci, Tr, Ti):
     """sum_k coef_k T_k(H') v with scipy's sparse products (the compiled kernel's fallback)."""
     A = sp.csr_matrix((data, indices, indptr), shape=(len(vr), len(vr)))
     diag, coef = dr + 1j * di, cr + 1j * ci
     t0 = vr + 1j * vi
     out = coef[0] * t0
+    basis = [t0]
     if len(coef) > 1:
         t1 = A @ t0 + diag * t0
         out += coef[1] * t1
+        basis.append(t1)
         for k in range(2, len(coef)):
             t2 = 2.0 * (A @ t1 + diag * t1) - t0
             out += coef[k] * t2
+            basis.append(t2)
             t0, t1 = t1, t2
+    for k in range(min(len(Tr), len(basis))):
+        Tr[k], Ti[k] = basis[k].real, basis[k].imag
     return out.real.copy(), out.imag.copy()
 
 
-def _chebyshev_kernel(indptr, indices, data, dr, di, vr, vi, cr, ci):  # pragma: no cover - compiled
-    """sum_k coef_k T_k(H') v, H' = offdiag (CSR, real) + diag (complex), in real arithmetic (real, imag parts)."""
+def _combine_numpy(Tr, Ti, cr, ci):
+    out = (cr + 1j * ci)[:, None] * (Tr[: len(cr)] + 1j * Ti[: len(cr)])
+    out = out.sum(axis=0)
+    return out.real.copy(), out.imag.copy()
+
+
+def _chebyshev_kernel(indptr, indices, data, dr, di, vr, vi, cr, ci, Tr, Ti):  # pragma: no cover - compiled
+    """sum_k coef_k T_k(H') v, H' = offdiag (CSR, real) + diag (complex), in real arithmetic (real, imag parts).
+
+    T_k(H') v for k < len(Tr) is also written into Tr[k], Ti[k] (the basis of :func:`_combine_kernel`).
+    """
     n = vr.shape[0]
     K = cr.shape[0]
+    keep = Tr.shape[0]
     a0r, a0i = vr.copy(), vi.copy()
-    outr = cr[0] * a0r - ci[0] * a0i
-    outi = cr[0] * a0i + ci[0] * a0r
+    outr = np.empty(n)
+    outi = np.empty(n)
+    for i in range(n):
+        outr[i] = cr[0] * a0r[i] - ci[0] * a0i[i]
+        outi[i] = cr[0] * a0i[i] + ci[0] * a0r[i]
+    if keep > 0:
+        Tr[0, :] = a0r
+        Ti[0, :] = a0i
     if K == 1:
         return outr, outi
     a1r, a1i = np.empty(n), np.empty(n)
@@ -85,6 +113,9 @@ def _chebyshev_kernel(indptr, indices, data, dr, di, vr, vi, cr, ci):  # pragma:
         a1i[i] = si
         outr[i] += cr[1] * sr - ci[1] * si
         outi[i] += cr[1] * si + ci[1] * sr
+    if keep > 1:
+        Tr[1, :] = a1r
+        Ti[1, :] = a1i
     a2r, a2i = np.empty(n), np.empty(n)
     for k in range(2, K):
         kr, ki = cr[k], ci[k]
@@ -101,8 +132,29 @@ def _chebyshev_kernel(indptr, indices, data, dr, di, vr, vi, cr, ci):  # pragma:
             a2i[i] = si
             outr[i] += kr * sr - ki * si
             outi[i] += kr * si + ki * sr
+        if k < keep:
+            Tr[k, :] = a2r
+            Ti[k, :] = a2i
         a0r, a1r, a2r = a1r, a2r, a0r
         a0i, a1i, a2i = a1i, a2i, a0i
+    return outr, outi
+
+
+def _combine_kernel(Tr, Ti, cr, ci):  # pragma: no cover - compiled
+    """sum_k coef_k T_k from a stored basis, with the arithmetic of :func:`_chebyshev_kernel` (the same bits)."""
+    n = Tr.shape[1]
+    outr = np.empty(n)
+    outi = np.empty(n)
+    for i in range(n):
+        outr[i] = cr[0] * Tr[0, i] - ci[0] * Ti[0, i]
+        outi[i] = cr[0] * Ti[0, i] + ci[0] * Tr[0, i]
+    for k in range(1, cr.shape[0]):
+        kr, ki = cr[k], ci[k]
+        for i in range(n):
+            sr = Tr[k, i]
+            si = Ti[k, i]
+            outr[i] += kr * sr - ki * si
+            outi[i] += kr * si + ki * sr
     return outr, outi
 
 
@@ -134,9 +186,10 @@ def _bessel_kernel(x, kmax):  # pragma: no cover - compiled
 
 if njit is not None:
     _chebyshev = njit(cache=True, nogil=True)(_chebyshev_kernel)
+    _combine = njit(cache=True, nogil=True)(_combine_kernel)
     _bessel = njit(cache=True, nogil=True)(_bessel_kernel)
 else:  # pragma: no cover
-    _chebyshev = _chebyshev_numpy
+    _chebyshev, _combine = _chebyshev_numpy, _combine_numpy
 
     def _bessel(x, kmax):
         return jv(np.arange(kmax + 1), x)
@@ -172,9 +225,13 @@ class ChebyshevBlock:
         self.data = (off.data.real / self.r).astype(np.float64)
         diag = (d - self.c) / self.r
         self.dr, self.di = np.ascontiguousarray(diag.real), np.ascontiguousarray(diag.imag)
-        self.tau_s = RTAU_MAX / self.r
+        # imaginary half-extent of the scaled spectrum: T_k grows like exp(k sqrt(delta)) near +-1
+        delta = 0.5 * gmax / self.r
+        self.tau_s = min(RTAU_MAX, max(RTAU_MIN, GROWTH / math.sqrt(delta) - 30.0 if delta > 0 else RTAU_MAX)) / self.r
         self._coef: dict[float, np.ndarray] = {}
         self._starts: list[tuple[np.ndarray, list[np.ndarray]]] = []
+        self._basis: tuple | None = None  # (starts list, index, Tr, Ti) of the last sub-step probed
+        self._none = np.zeros((0, 0))
         self.products = 0  # sparse products so far (cost diagnostics)
 
     def coefficients(self, tau: float) -> np.ndarray:
@@ -196,7 +253,33 @@ class ChebyshevBlock:
         co = self.coefficients(tau)
         self.products += len(co) - 1
         yr, yi = _chebyshev(self.indptr, self.indices, self.data, self.dr, self.di, np.ascontiguousarray(x.real),
-                            np.ascontiguousarray(x.imag), np.ascontiguousarray(co.real), np.ascontiguousarray(co.imag))
+                            np.ascontiguousarray(x.imag), np.ascontiguousarray(co.real), np.ascontiguousarray(co.imag),
+                            self._none, self._none)
+        return yr + 1j * yi
+
+    def _from_basis(self, starts: list, k: int, tau: float) -> np.ndarray:
+        """The remainder step from sub-step start k of a kept evolution, through that sub-step's Chebyshev basis.
+
+        Built once (one full sub-step of sparse products), then every tau of a jump-time search costs a
+        linear combination; the numbers are those of :meth:`_step` (same recurrence, same summation).
+        """
+        co = self.coefficients(tau)
+        b = self._basis
+        if b is None or b[0] is not starts or b[1] != k:
+            K = len(self.coefficients(self.tau_s))
+            n = len(starts[k])
+            if max(K, len(co)) * n > BASIS_MAX:
+                return self._step(starts[k], tau)
+            K = max(K, len(co))
+            Tr, Ti = np.empty((K, n)), np.empty((K, n))
+            full = self.coefficients(self.tau_s) if K == len(self.coefficients(self.tau_s)) else co
+            x = starts[k]
+            self.products += K - 1
+            _chebyshev(self.indptr, self.indices, self.data, self.dr, self.di, np.ascontiguousarray(x.real),
+                       np.ascontiguousarray(x.imag), np.ascontiguousarray(full.real), np.ascontiguousarray(full.imag),
+                       Tr, Ti)
+            b = self._basis = (starts, k, Tr, Ti)
+        yr, yi = _combine(b[2], b[3], np.ascontiguousarray(co.real), np.ascontiguousarray(co.imag))
         return yr + 1j * yi
 
     def apply(self, x: np.ndarray, t: float) -> np.ndarray:
@@ -212,6 +295,8 @@ class ChebyshevBlock:
         if starts is not None:
             k0 = min(n_full, len(starts) - 1)
             y = starts[k0]
+            if k0 == n_full:  # a jump-time search inside a kept evolution
+                return self._from_basis(starts, k0, rem)
         else:
             starts = [x.copy()]
             self._starts.append((starts[0], starts))
