@@ -31,7 +31,8 @@ from lru_mps.run.settings import make_settings
 from lru_mps.run.trajectories import draw, run_trajectories
 
 
-def bench(L: int, engine: str, indices: int, t_final: float, time_points: int, temperature: str, seed: int) -> dict:
+def bench(L: int, engine: str, indices: int, t_final: float, time_points: int, temperature: str, seed: int,
+          verbose: bool = False) -> dict:
     spec = ArraySpec.from_user(length=L, temperature=temperature)
     settings = make_settings(spec, engine=engine, t_final=t_final, time_points=time_points, trajectories=indices,
                              seed=seed)
@@ -46,6 +47,8 @@ def bench(L: int, engine: str, indices: int, t_final: float, time_points: int, t
         total += dt
         rows += len(settings.inits)
         per_n[d.nmax].append(dt / len(settings.inits))
+        if verbose:
+            print(f"  L={L} index {i}: N0 per initial state {d.nmax_per_init}, {dt:.3f} s", flush=True)
     return {"L": L, "engine": settings.engine, "rows": rows, "seconds": total, "per_row": total / rows,
             "by_nmax": {n: (len(v), float(np.mean(v))) for n, v in sorted(per_n.items())}}
 
@@ -88,13 +91,15 @@ def main():
     ap.add_argument("--temperature", default="100mK")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--qutip", action="store_true", help="also QuTiP mcsolve (L <= 8; needs qutip installed)")
+    ap.add_argument("--verbose", action="store_true", help="one line per trajectory index")
     args = ap.parse_args()
     print(f"# one core; load average at start {os.getloadavg()[0]:.2f}; t_final = {args.t_final}/J, "
           f"{args.time_points} points, {args.temperature}")
     with threadpool_limits(limits=1, user_api="blas"):
         for L in [int(x) for x in args.lengths.split(",")]:
             for engine in args.engines.split(","):
-                r = bench(L, engine, args.indices, args.t_final, args.time_points, args.temperature, args.seed)
+                r = bench(L, engine, args.indices, args.t_final, args.time_points, args.temperature, args.seed,
+                          args.verbose)
                 mix = ", ".join(f"N0={n}: {c} idx {t:.3f} s/row" for n, (c, t) in r["by_nmax"].items())
                 print(f"L={L:3d} {r['engine']:6s} {r['rows']:5d} rows  {r['per_row']:.4f} s/row  "
                       f"{1.0 / r['per_row']:.2f} rows/s   [{mix}]", flush=True)

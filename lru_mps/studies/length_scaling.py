@@ -60,8 +60,11 @@ Decay times of leakage and of the qubit for arrays of L = 2..40 transmons
 in ideal conditions (per-realization qubit rates from the removal-free
 branch, past the floating-point floor by a log-space continuation; xi from
 ln T1_typical = a + L/xi against the transfer-matrix and strong-disorder
-values) and L = 2..6 under realistic conditions.  Extends paper Fig. 3c,f
-to long arrays.  Default: about 7 minutes on 2 cores (--quick: seconds).
+values) and L = 2..6, 8, 10, 12, 16, 20 under realistic conditions (T1q,
+Tphi, 100 mK; sampled trajectories on the exact engine, then on the sector
+or MPS engine per trajectory), with the hardware limits T1q, T2q and where
+leakage removal stops paying.  Extends paper Fig. 3c,f to long arrays.
+--quick: seconds.
 """
 
 DECAYS = ("T_star", "T1", "T2")
