@@ -32,10 +32,10 @@ from lru_mps.run.trajectories import draw, run_trajectories
 
 
 def bench(L: int, engine: str, indices: int, t_final: float, time_points: int, temperature: str, seed: int,
-          verbose: bool = False) -> dict:
+          verbose: bool = False, options: dict | None = None) -> dict:
     spec = ArraySpec.from_user(length=L, temperature=temperature)
     settings = make_settings(spec, engine=engine, t_final=t_final, time_points=time_points, trajectories=indices,
-                             seed=seed)
+                             seed=seed, engine_options=options)
     run_trajectories(spec, settings, [0])  # warm-up: compiled kernels, sector bases
     per_n = collections.defaultdict(list)
     total, rows = 0.0, 0
@@ -99,14 +99,16 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--qutip", action="store_true", help="also QuTiP mcsolve (L <= 8; needs qutip installed)")
     ap.add_argument("--verbose", action="store_true", help="one line per trajectory index")
+    ap.add_argument("--eig-max-dim", type=int, default=None, help="sector engine: eigendecomposition up to this size")
     args = ap.parse_args()
     print(f"# one core; load average at start {os.getloadavg()[0]:.2f}; t_final = {args.t_final}/J, "
           f"{args.time_points} points, {args.temperature}")
     with threadpool_limits(limits=1, user_api="blas"):
         for L in [int(x) for x in args.lengths.split(",")]:
             for engine in args.engines.split(","):
+                opts = {"eig_max_dim": args.eig_max_dim} if args.eig_max_dim and engine in ("sector", "auto") else None
                 r = bench(L, engine, args.indices, args.t_final, args.time_points, args.temperature, args.seed,
-                          args.verbose)
+                          args.verbose, opts)
                 mix = ", ".join(f"N0={n}: {c} idx {t:.3f} s/row" for n, (c, t) in r["by_nmax"].items())
                 print(f"L={L:3d} {r['engine']:6s} {r['rows']:5d} rows  {r['per_row']:.4f} s/row  "
                       f"{1.0 / r['per_row']:.2f} rows/s   [{mix}]", flush=True)

@@ -33,6 +33,10 @@ from .eigen import BlockPropagator
 from .sector_chebyshev import ChebyshevBlock
 
 MAX_SECTOR_DIM = 2_000_000
+#: sectors up to this many states are propagated through their eigendecomposition (O(d^3) once per realization,
+#: O(d^2) per stop), larger ones by the Chebyshev expansion (O(nnz) per unit of r t): the cheaper side of the
+#: two costs at the realistic time grid (benchmarks/sector.py)
+EIG_MAX_DIM = 250
 
 
 class SectorBasis:
@@ -158,7 +162,7 @@ class ExpmMultiplyBlock:
 class SectorPropagator:
     """Sector H_eff blocks of one realization, built on demand."""
 
-    def __init__(self, spec: ArraySpec, real: Realization, eig_max_dim: int = 1000, large: str = "chebyshev"):
+    def __init__(self, spec: ArraySpec, real: Realization, eig_max_dim: int = EIG_MAX_DIM, large: str = "chebyshev"):
         self.spec, self.realization, self.L = spec, real, spec.L
         self.eig_max_dim = eig_max_dim
         self.large = ChebyshevBlock if large == "chebyshev" else ExpmMultiplyBlock
@@ -277,7 +281,7 @@ class SectorEngine:
     name = "sector"
     max_length = 400
 
-    def __init__(self, eig_max_dim: int = 1000, large: str = "chebyshev"):
+    def __init__(self, eig_max_dim: int = EIG_MAX_DIM, large: str = "chebyshev"):
         require(int(eig_max_dim) == eig_max_dim and eig_max_dim >= 1, "eig_max_dim", eig_max_dim, "an integer >= 1")
         require(large in ("chebyshev", "expm_multiply"), "large", large, "chebyshev or expm_multiply")
         self.eig_max_dim = int(eig_max_dim)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..errors import require
 from .mps import MPSEngine
-from .sector import SectorEngine, sector_dimension
+from .sector import EIG_MAX_DIM, SectorEngine, sector_dimension
 
 #: above this many states in a trajectory's largest sector the MPS engine takes it
 SECTOR_AUTO_MAX_DIM = 1_000_000
@@ -31,7 +31,7 @@ class PerTrajectoryEngine:
     name = "auto"
     max_length = min(SectorEngine.max_length, MPSEngine.max_length)
 
-    def __init__(self, sector_max_dim: int = SECTOR_AUTO_MAX_DIM, eig_max_dim: int = 1000, large: str = "chebyshev",
+    def __init__(self, sector_max_dim: int = SECTOR_AUTO_MAX_DIM, eig_max_dim: int = EIG_MAX_DIM, large: str = "chebyshev",
                  **mps_options):
         require(int(sector_max_dim) == sector_max_dim and sector_max_dim >= 1, "sector_max_dim", sector_max_dim,
                 "an integer >= 1 (states of the largest sector a trajectory may have on the sector engine)")
