@@ -93,3 +93,5 @@ _make(
 )
 for _name in ("rate-sweep", "disorder-sweep", "hopping-sweep", "dynamics"):
     _make(_name, [])
+_make("temperature-sweep", [click.option("--temperatures", default=None, help="Temperatures, e.g. 0,100mK,300mK."),
+                            click.option("--lengths", default=None, help="Lengths, e.g. 3,6,12.")])

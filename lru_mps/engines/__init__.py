@@ -16,8 +16,10 @@ from .exact_batch import ExactBatch
 from .mps import MPSEngine
 from .mps_batch import MPSBatch
 from .sector import SectorEngine
+from .sector_choice import SECTOR_AUTO_MAX_DIM, PerTrajectoryEngine
 
-ENGINES = {"exact": ExactEngine, "sector": SectorEngine, "mps": MPSEngine}
+#: engine name -> class; "auto" is the per-trajectory policy (sector or MPS for each trajectory)
+ENGINES = {"exact": ExactEngine, "sector": SectorEngine, "mps": MPSEngine, "auto": PerTrajectoryEngine}
 
 
 #: the exact engine is the cheapest up to this length (3^6 = 729 states)
@@ -28,21 +30,25 @@ def choose_engine(spec) -> tuple[str, str]:
     """The cheapest exact-or-converged engine for ``spec``, with the reason.
 
     exact for L <= 6; the fixed-N sector engine where no thermal excitations
-    can add to the excitation number (T = 0: N <= 2 throughout); the MPS
-    engine otherwise (thermal states on long arrays reach sectors too large
-    to hold exactly).
+    can add to the excitation number (T = 0: N <= 2 throughout); at T > 0 on
+    longer arrays 'auto', the per-trajectory policy
+    (:class:`~lru_mps.engines.sector_choice.PerTrajectoryEngine`): each
+    trajectory's thermal sample fixes its largest excitation number N0 (no
+    channel raises N), and it runs on the sector engine when that sector has
+    at most SECTOR_AUTO_MAX_DIM states, on the MPS engine otherwise.
     """
     if spec.L <= EXACT_AUTO_MAX_LENGTH:
         return "exact", f"L = {spec.L} <= {EXACT_AUTO_MAX_LENGTH}: full 3^L space, exact propagation"
     if spec.conditions.temperature_K == 0.0:
         return "sector", "T = 0: at most 2 excitations, exact fixed-N sectors"
-    return "mps", "T > 0 on a long array: thermal excitations make the sectors too large; TEBD on an MPS"
+    return "auto", (f"T > 0 on a long array: per trajectory, exact fixed-N sectors where the sampled state's largest "
+                    f"sector has <= {SECTOR_AUTO_MAX_DIM:,} states, TEBD on an MPS otherwise")
 
 
 def get_engine(name: str, **options):
-    """The engine called ``name``: exact, sector or mps (options go to its constructor)."""
+    """The engine called ``name``: exact, sector, mps or auto (per trajectory; options go to its constructor)."""
     if name not in ENGINES:
-        raise ParameterError("engine", name, f"one of {', '.join(sorted(ENGINES))} or auto")
+        raise ParameterError("engine", name, "one of exact, sector, mps or auto")
     try:
         return ENGINES[name](**options)
     except TypeError as err:

@@ -5,10 +5,13 @@ N by one, n_l and the projectors keep it, |0><n|_L lowers it by n), and H_eff
 conserves N.  A trajectory state is therefore held exactly as a direct sum of
 state vectors on fixed-N bases of L qutrits (dimension L(L+1)/2 for N = 2 and
 L(L-1) + C(L,3) for N = 3), with sparse H_eff per sector and exact
-propagation: eigendecomposition for sectors up to ``eig_max_dim`` states,
-Krylov-type ``scipy.sparse.linalg.expm_multiply`` above.  Sector bases are
-shared between realizations; H_eff blocks are built on demand and cached per
-realization.
+propagation: eigendecomposition for sectors up to ``eig_max_dim`` states
+(:mod:`lru_mps.engines.eigen`), above that a compiled Chebyshev expansion in
+fixed sub-steps (:mod:`lru_mps.engines.sector_chebyshev`; ``large =
+"expm_multiply"`` keeps scipy's ``expm_multiply`` as the reference).  Sector
+bases are shared between realizations; H_eff blocks are built on demand and
+cached per realization (the initial states of one trajectory index share
+them).
 
 A basis state is a multiset of occupied positions p_1 <= ... <= p_N (site
 indices, 0-based, each repeated n_l times); its key sum_k p_k L^(N-1-k) is
@@ -27,8 +30,13 @@ from scipy.sparse.linalg import expm_multiply
 from ..errors import require
 from ..physics.model import ArraySpec, Realization
 from .eigen import BlockPropagator
+from .sector_chebyshev import ChebyshevBlock
 
-MAX_SECTOR_DIM = 400_000
+MAX_SECTOR_DIM = 2_000_000
+#: sectors up to this many states are propagated through their eigendecomposition (O(d^3) once per realization,
+#: O(d^2) per stop), larger ones by the Chebyshev expansion (O(nnz) per unit of r t): the cheaper side of the
+#: two costs at the realistic time grid (benchmarks/sector.py)
+EIG_MAX_DIM = 250
 
 
 class SectorBasis:
@@ -55,6 +63,8 @@ class SectorBasis:
         self.indicator = {
             k: sp.csr_matrix((self.occ == k).astype(float)) for k in (1, 2)
         }
+        #: their transposes, made once (the same sparse products as ``indicator[k].T @ w``)
+        self.indicator_T = {k: m.T for k, m in self.indicator.items()}
 
     def _keys_from_positions(self, pos: np.ndarray) -> np.ndarray:
         weights = self.L ** np.arange(self.N - 1, -1, -1, dtype=np.int64)
@@ -68,6 +78,16 @@ class SectorBasis:
         pos = np.repeat(np.tile(np.arange(self.L), m), occ.astype(np.int64).ravel()).reshape(m, self.N)
         idx = np.searchsorted(self.keys, self._keys_from_positions(pos))
         return idx
+
+
+def sector_dimension(L: int, N: int) -> int:
+    """Number of configurations of L qutrits with N excitations: the coefficient of x^N in (1 + x + x^2)^L."""
+    if N < 0 or N > 2 * L:
+        return 0
+    c = [1]
+    for _ in range(L):
+        c = [sum(c[j - q] for q in range(3) if 0 <= j - q < len(c)) for j in range(len(c) + 2)]
+    return int(c[N])
 
 
 def _max_mult(c) -> int:
@@ -129,8 +149,8 @@ def sector_hamiltonian(spec: ArraySpec, real: Realization, N: int, onsite: np.nd
     return H
 
 
-class _SparseBlock:
-    """exp(-i H t) v for a large sparse sector by expm_multiply."""
+class ExpmMultiplyBlock:
+    """exp(-i H t) v for a large sparse sector by scipy's expm_multiply (the reference of the Chebyshev blocks)."""
 
     def __init__(self, H: sp.csr_matrix):
         self.H = H.tocsc()
@@ -142,9 +162,10 @@ class _SparseBlock:
 class SectorPropagator:
     """Sector H_eff blocks of one realization, built on demand."""
 
-    def __init__(self, spec: ArraySpec, real: Realization, eig_max_dim: int = 1000):
+    def __init__(self, spec: ArraySpec, real: Realization, eig_max_dim: int = EIG_MAX_DIM, large: str = "chebyshev"):
         self.spec, self.realization, self.L = spec, real, spec.L
         self.eig_max_dim = eig_max_dim
+        self.large = ChebyshevBlock if large == "chebyshev" else ExpmMultiplyBlock
         self._onsite = spec.onsite_terms(real)
         self._blocks: dict[int, object] = {}
 
@@ -152,7 +173,7 @@ class SectorPropagator:
         blk = self._blocks.get(N)
         if blk is None:
             H = sector_hamiltonian(self.spec, self.realization, N, self._onsite)
-            blk = BlockPropagator(H.toarray()) if H.shape[0] <= self.eig_max_dim else _SparseBlock(H)
+            blk = BlockPropagator(H.toarray()) if H.shape[0] <= self.eig_max_dim else self.large(H)
             self._blocks[N] = blk
         return blk
 
@@ -202,8 +223,8 @@ class SectorState:
             total += w.sum()
             if N:
                 basis = sector_basis(L, N)
-                pops[:, 1] += basis.indicator[1].T @ w
-                pops[:, 2] += basis.indicator[2].T @ w
+                pops[:, 1] += basis.indicator_T[1] @ w
+                pops[:, 2] += basis.indicator_T[2] @ w
         pops[:, 0] = total - pops[:, 1] - pops[:, 2]
         return pops
 
@@ -260,14 +281,17 @@ class SectorEngine:
     name = "sector"
     max_length = 400
 
-    def __init__(self, eig_max_dim: int = 1000):
-        self.eig_max_dim = eig_max_dim
+    def __init__(self, eig_max_dim: int = EIG_MAX_DIM, large: str = "chebyshev"):
+        require(int(eig_max_dim) == eig_max_dim and eig_max_dim >= 1, "eig_max_dim", eig_max_dim, "an integer >= 1")
+        require(large in ("chebyshev", "expm_multiply"), "large", large, "chebyshev or expm_multiply")
+        self.eig_max_dim = int(eig_max_dim)
+        self.large = large
 
     def prepare(self, spec: ArraySpec, real: Realization) -> SectorPropagator:
-        return SectorPropagator(spec, real, self.eig_max_dim)
+        return SectorPropagator(spec, real, self.eig_max_dim, self.large)
 
     def check_diagnostics(self, diag: dict, label: str) -> None:
         """Exact propagation: nothing to check."""
 
     def describe(self) -> dict:
-        return {"engine": self.name, "eig_max_dim": self.eig_max_dim}
+        return {"engine": self.name, "eig_max_dim": self.eig_max_dim, "large": self.large}

@@ -7,6 +7,15 @@ store, or a :class:`~lru_mps.mcwf.states.StateList` of ordinary states) and
 runs :func:`lru_mps.mcwf.loop.run_rows`.  Batched or not, trajectory i gives
 the same numbers (bit for bit for the sector engine, to rounding for the
 batched exact and MPS stores: tested).
+
+With the per-trajectory engine (``engine = "auto"`` at T > 0 on long arrays,
+:class:`~lru_mps.engines.sector_choice.PerTrajectoryEngine`) each row
+(index, initial state) goes to the sector or the MPS engine by its own
+sampled initial state, i.e. by its seed: the rows of one index that share an
+engine run together on that engine's ordinary states (the sector engine's
+blocks are shared by the initial states of the index), and every record
+carries the choice in its diagnostics (``engine_mps``, counted by
+:func:`engine_mix`).
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from ..engines import batch_store, get_engine
+from ..engines.sector_choice import PerTrajectoryEngine
 from ..errors import require
 from ..mcwf.loop import Row, TrajectoryRecord, run_rows, start_row
 from ..mcwf.states import StateList
@@ -37,21 +47,23 @@ class Draw:
     rows: list[Row]  # per initial state
     #: the largest excitation number in the products' support
     nmax: int
+    #: per initial state: the largest excitation number of its product state
+    nmax_per_init: list[int] | None = None
 
 
 def draw(spec: ArraySpec, settings, index: int, realization: Realization | None = None) -> Draw:
     """Trajectory ``index``'s draws, in the fixed order: disorder, then per initial state thermal levels, clock, threshold."""
     real = realization if realization is not None else spec.draw_realization(disorder_rng(settings.seed, index))
     wq = spec.qubit_frequency(real)
-    products, rows, nmax = [], [], 0
+    products, rows, per_init = [], [], []
     for init in settings.inits:
         rng = event_rng(settings.seed, index, init)
         levels = spec.thermal_levels(real, rng)
         sites = [np.asarray(v, dtype=complex) for v in product_state(init, levels)]
-        nmax = max(nmax, sum(int(np.nonzero(v)[0].max()) for v in sites))
+        per_init.append(sum(int(np.nonzero(v)[0].max()) for v in sites))
         products.append(sites)
         rows.append(start_row(spec, rng, settings.estimator, wq))
-    return Draw(index, real, products, rows, nmax)
+    return Draw(index, real, products, rows, max(per_init), per_init)
 
 
 def run_trajectories(
@@ -105,6 +117,12 @@ def run_trajectories(
             if on_index is not None:
                 on_index(len(chunk))
         return out
+    if isinstance(engine, PerTrajectoryEngine):
+        for j, d in enumerate(draws):
+            out[j] = _per_trajectory(engine, spec, settings, d, realization, keep_states)
+            if on_index is not None:
+                on_index(1)
+        return out
     fixed_prop = engine.prepare(spec, realization) if realization is not None else None
     for j, d in enumerate(draws):
         prop = fixed_prop if fixed_prop is not None else engine.prepare(spec, d.realization)
@@ -113,6 +131,42 @@ def run_trajectories(
         if on_index is not None:
             on_index(1)
     return out
+
+
+def _per_trajectory(engine: PerTrajectoryEngine, spec, settings, d: Draw, realization, keep_states):
+    """One index under the per-trajectory policy: each initial state on its own engine, records in init order."""
+    real = realization if realization is not None else d.realization
+    names = [engine.choose(spec.L, n) for n in d.nmax_per_init]
+    records: dict[str, TrajectoryRecord] = {}
+    for name in ("sector", "mps"):
+        qs = [q for q, n in enumerate(names) if n == name]
+        if not qs:
+            continue
+        prop = engine.engine(name).prepare(spec, real)
+        store = StateList([prop.state(d.products[q]) for q in qs], spec)
+        recs = run_rows(store, spec, settings.times, [d.rows[q] for q in qs], settings.estimator, keep_states)
+        for q, rec in zip(qs, recs):
+            rec.diagnostics = engine.diagnostics(name, spec.L, d.nmax_per_init[q], rec.diagnostics)
+            records[settings.inits[q]] = rec
+    return {init: records[init] for init in settings.inits}
+
+
+def engine_mix(diagnostics: dict) -> dict[str, int]:
+    """Trajectories per engine of a per-trajectory run, from a result's diagnostics ({init: {key: values}}).
+
+    {} when the run had no per-trajectory choice (one engine for every trajectory).
+    """
+    flags = [np.asarray(d["engine_mps"]) for d in diagnostics.values() if "engine_mps" in d]
+    if not flags:
+        return {}
+    n_mps = int(sum(int(np.count_nonzero(f)) for f in flags))
+    return {"sector": int(sum(f.size for f in flags)) - n_mps, "mps": n_mps}
+
+
+def format_engine_mix(diagnostics: dict) -> str:
+    """'sector 1,482 / mps 18 trajectories' for a per-trajectory run, '' otherwise."""
+    mix = engine_mix(diagnostics)
+    return " / ".join(f"{k} {v:,}" for k, v in mix.items()) + " trajectories" if mix else ""
 
 
 def _batch_store(store_cls, spec, settings, part: Sequence[Draw], fixed: bool, backend: str):

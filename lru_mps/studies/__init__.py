@@ -25,6 +25,7 @@ _MODULES = {
     "disorder-sweep": "decay_sweep",
     "hopping-sweep": "decay_sweep",
     "dynamics": "dynamics",
+    "temperature-sweep": "temperature_sweep",
 }
 
 __all__ = ["Study", "StudyContext", "StudyResult", "get_study", "replot", "run_study", "study_names"]

@@ -22,12 +22,19 @@ sampled trajectories.  Per L it reports
 Ensembles (the curves and their fits) run up to ``ensemble_max_length``;
 the per-realization rates, which cost an L x L eigenproblem or a log-space
 recursion, are computed at every length.  The simulated time grows with L (t_final = t_base + t_per_hop (L-1) T_prop)
-so that the late-time window covers the slow leakage tail.  Realistic
-conditions run on ``realistic_lengths`` (default L <= 6, where the exact
-engine is cheap): thermal excitations on long arrays need the MPS engine,
-whose cost per trajectory (~10 ms per step at L = 40) puts long realistic
-arrays beyond a 30-minute default run; extend ``realistic_lengths`` and the
-time budget (or a cluster) to go further.
+so that the late-time window covers the slow leakage tail; under realistic
+conditions every decay is bounded by the hardware (T1 -> T1q, T2 -> T2q,
+a leakage stack decays by itself in T1q/2), so there it runs to
+(L-1) T_prop + ``realistic_t_after``.  Realistic conditions run on
+``realistic_lengths`` (default L = 2..6, 8, 10, 12, 16, 20) with sampled
+trajectories: exact engine to L = 6, then the per-trajectory policy of
+``--engine auto`` (the exact fixed-N sector engine for every trajectory whose
+thermal sample keeps its largest sector small, which at 100 mK is nearly
+all of them, MPS for the rest; the summary gives the mix per L).  The
+realistic summary adds the hardware limits T1q, T2q = 1/(1/(2 T1q) +
+1/Tphi) and T1q/2 (the lifetime of |2>) and where leakage removal stops
+paying: the first L whose T_star is not below T1q/2, next to the estimate
+1 + T1q/(2 T_prop) from the transit time alone.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from ..analysis.localization import fit_localization_length, typical, xi_theory
 from ..analysis.rates import qubit_rates
 from ..physics.units import time_to_us
 from ..run.seeding import disorder_rng
+from ..run.trajectories import engine_mix
 from ..run.simulate import simulate
 from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, save_figure, time_json
 
@@ -52,17 +60,24 @@ Decay times of leakage and of the qubit for arrays of L = 2..40 transmons
 in ideal conditions (per-realization qubit rates from the removal-free
 branch, past the floating-point floor by a log-space continuation; xi from
 ln T1_typical = a + L/xi against the transfer-matrix and strong-disorder
-values) and L = 2..6 under realistic conditions.  Extends paper Fig. 3c,f
-to long arrays.  Default: about 7 minutes on 2 cores (--quick: seconds).
+values) and L = 2..6, 8, 10, 12, 16, 20 under realistic conditions (T1q,
+Tphi, 100 mK; sampled trajectories on the exact engine, then on the sector
+or MPS engine per trajectory), with the hardware limits T1q, T2q and where
+leakage removal stops paying.  Extends paper Fig. 3c,f to long arrays.
+--quick: seconds.
 """
 
 DECAYS = ("T_star", "T1", "T2")
 
 
 def _t_final(spec, cfg) -> float:
+    """Simulated time (1/J): ideal t_base + t_per_hop (L-1) T_prop; realistic (L-1) T_prop + realistic_t_after."""
     from ..physics.units import to_time
 
-    return to_time(cfg["t_base"], "t_base", spec.J_hz) + float(cfg["t_per_hop"]) * (spec.L - 1) * spec.T_prop
+    transit = (spec.L - 1) * spec.T_prop
+    if not spec.conditions.ideal and cfg.get("realistic_t_after") is not None:
+        return transit + to_time(cfg["realistic_t_after"], "realistic_t_after", spec.J_hz)
+    return to_time(cfg["t_base"], "t_base", spec.J_hz) + float(cfg["t_per_hop"]) * transit
 
 
 def _compute(cfg: dict, ctx: StudyContext):
@@ -88,6 +103,7 @@ def _compute(cfg: dict, ctx: StudyContext):
     energy = np.full((len(all_L), n_real), np.nan)
     method = np.full((len(all_L), n_real), "", dtype=object)
     engines = {}
+    mixes = {}
     ctx.plan(sum(1 for c in conds for L in lengths[c] if L <= int(cfg["ensemble_max_length"])))
     for ci, cond in enumerate(conds):
         for L in lengths[cond]:
@@ -118,6 +134,7 @@ def _compute(cfg: dict, ctx: StudyContext):
                 **ctx.run_options(f"{cond} L={L}"),
             )
             engines[(cond, L)] = res.settings.engine
+            mixes[(cond, L)] = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
             time_J[li] = res.times
             for name in curves:
                 ms = res.observable(name)
@@ -127,7 +144,35 @@ def _compute(cfg: dict, ctx: StudyContext):
                 if name in fits and d is not None:
                     fits[name][ci, li] = (d.value, d.error)
 
-    return _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy, log_T2)
+    ds, summary = _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy,
+                            log_T2)
+    if "realistic" in conds:
+        _realistic_summary(summary["by_conditions"]["realistic"], base_spec(cfg, length=2, conditions="realistic"),
+                           [mixes.get(("realistic", L), {}) for L in lengths["realistic"]], ds)
+    return ds, summary
+
+
+def _realistic_summary(entry: dict, spec, mixes: list, ds) -> None:
+    """Hardware limits, where leakage removal stops paying, and the engine mix per L (realistic conditions)."""
+    c, J_hz = spec.conditions, spec.J_hz
+    T2q = 1.0 / (1.0 / (2.0 * c.T1q) + 1.0 / c.Tphi) if math.isfinite(c.T1q) or math.isfinite(c.Tphi) else math.inf
+    limits = {"T1q": c.T1q, "T2q": T2q, "T_leak_own": 0.5 * c.T1q}
+    entry["hardware_limits"] = {k: time_json(v, 0.0, J_hz) for k, v in limits.items()}
+    entry["hardware_limits"]["note"] = ("T1 and T2 of the qubit cannot exceed T1q and T2q = 1/(1/(2 T1q) + 1/Tphi); "
+                                        "T_leak_own = T1q/2 is the lifetime of |2> by its own decay")
+    stars = [t["value_J"] for t in entry["T_star"]]
+    errs = [t["error_J"] or 0.0 for t in entry["T_star"]]
+    own = limits["T_leak_own"]
+    stops = next((L for L, v, e in zip(entry["lengths"], stars, errs) if v is not None and v - e >= own), None)
+    entry["removal_stops_paying"] = {
+        "measured_L": stops,
+        "transit_estimate_L": finite_or_none(1.0 + own / spec.T_prop),
+        "criterion": "first L whose T_star (minus its error) is not below T1q/2, the decay of the leakage stack "
+                     "by itself; the estimate is the L whose transit (L-1) T_prop equals T1q/2",
+    }
+    entry["engine_mix"] = mixes
+    for k, v in limits.items():
+        ds.attrs[f"{k}_J"] = finite_or_none(v) or "inf"
 
 
 def _typical(log_values: np.ndarray) -> tuple[float, float]:
@@ -292,6 +337,15 @@ def _table(summary: dict, J_hz: float) -> str:
             )
             if e["floating_point_floor"]["lengths_past_floor"]:
                 lines.append(f"* past the floating-point floor (log-space continuation): L = {e['floating_point_floor']['lengths_past_floor']}")
+        if "hardware_limits" in e:
+            hw = e["hardware_limits"]
+            lines.append("hardware limits: " + ", ".join(
+                f"{k} = {hw[k]['value_J']:.4g}/J" for k in ("T1q", "T2q", "T_leak_own") if hw[k]["value_J"] is not None))
+            rp = e["removal_stops_paying"]
+            lines.append(f"leakage removal stops paying (T_star >= T1q/2) at L = {rp['measured_L'] or '> ' + str(max(e['lengths']))}"
+                         f" (transit estimate L = {rp['transit_estimate_L']:.3g})")
+            lines.append("engines: " + "; ".join(
+                f"L={L}: " + " / ".join(f"{k} {v:,}" for k, v in m.items()) for L, m in zip(e["lengths"], e["engine_mix"])))
         s = e["T_star_slope"]
         if s["value"] is not None:
             lines.append(f"T_star grows by {s['value']:.3g} +- {s['error']:.2g} /J per site")
@@ -316,6 +370,11 @@ def _plot(ds, summary: dict, figdir) -> list:
             if ok.any():
                 ax.errorbar(L[ok], v[ok], yerr=e[ok], fmt=marker + "-", capsize=2, label=f"{name} (fit)")
         ax.plot(L[run], ds["T_prop_J"].values[run] * us, "k--", label="T_prop")
+        if cond == "realistic":  # the hardware limits, as in the paper's Fig. 3d-f
+            for key, color, lab in (("T1q_J", "C1", "T1q"), ("T2q_J", "C2", "T2q"), ("T_leak_own_J", "C0", "T1q/2 (|2>)")):
+                v = ds.attrs.get(key)
+                if isinstance(v, (int, float, np.floating)) and np.isfinite(v):
+                    ax.axhline(float(v) * us, color=color, ls=":", lw=1.2, label=f"{lab} (limit)")
         if cond == "ideal":
             lt = ds["log_T1_typical"].values
             ok = np.isfinite(lt) & (lt < 700)

@@ -1,0 +1,314 @@
+"""exp(-i H_eff t) v on large fixed-N sectors: a Chebyshev expansion in fixed sub-steps, compiled.
+
+H_eff = H - i Gamma on an N sector has a real symmetric H (on-site energies
+dw_l n_l - (U_l/2) n_l(n_l - 1) on the diagonal, hopping sqrt(n) factors off
+it, J = 1) and a diagonal Gamma >= 0 (half the rates of the jump channels
+times <op^dag op>).  With the real bounds [a, b] of H's spectrum (Gershgorin)
+and the centre c = (a + b)/2 - i Gamma_max/2, the scaled H' = (H_eff - c)/r,
+r = (b - a)/2, has its numerical range in a thin box around [-1, 1], and
+
+    exp(-i H_eff tau) v = exp(-i c tau) sum_k a_k(r tau) T_k(H') v,
+    a_0 = J_0(r tau),  a_k = 2 (-i)^k J_k(r tau)
+
+(the Jacobi-Anger expansion; J_k are Bessel functions, T_k the Chebyshev
+polynomials by their three-term recurrence: one sparse product per term).
+The series is cut where |J_k| stays below TAIL; a sub-step has r tau <=
+:data:`RTAU_MAX`, so the growth of T_k off the real axis (the small imaginary
+parts of the eigenvalues) stays bounded and the truncation error is at the
+level of rounding.  The cost is about r t sparse products, i.e. it grows with
+the spectral width (~ N (U + W)) and the time, not with the number of stops.
+
+A duration t is always cut into the same sub-steps: floor(t / tau_s) full
+sub-steps of tau_s (r tau_s <= RTAU_MAX) and one remainder.  So evolving a
+state by tau <= t from the same start gives the same numbers whether or not
+the sub-step starts of an earlier evolution by t from that start are reused,
+which :class:`ChebyshevBlock` does for the jump-time search: a root search
+evaluates the norm at many tau inside one stretch, and each evaluation then
+costs a linear combination of the kept Chebyshev vectors T_k(H') v of one
+sub-step (computed once, by the same recurrence, and summed in the same
+order as a fresh evolution: the same bits).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import jv
+
+try:  # numba comes with quimb; without it the same recurrence runs on scipy's sparse products
+    from numba import njit
+except ImportError:  # pragma: no cover
+    njit = None
+
+#: largest r tau of one sub-step (r = half-width of the spectrum; Bessel orders up to ~ r tau + 30); a block
+#: with larger decay rates takes shorter sub-steps, so that T_k grows by at most exp(GROWTH) off the real axis
+RTAU_MAX = 150.0
+RTAU_MIN = 10.0
+GROWTH = 3.0
+#: a Chebyshev basis (T_k(H') v of one sub-step) is kept for the jump-time search up to this many numbers
+BASIS_MAX = 4_000_000
+#: the expansion is cut after the last order with |J_k(r tau)| above this
+TAIL = 1e-18
+#: evolutions whose sub-step starts are kept for the jump-time search (one per row of a trajectory)
+KEEP_STARTS = 4
+
+
+def _chebyshev_numpy(indptr, indices, data, dr, di, vr, vi, cr, ci, Tr, Ti):
+    """sum_k coef_k T_k(H') v with scipy's sparse products (the compiled kernel's fallback)."""
+    A = sp.csr_matrix((data, indices, indptr), shape=(len(vr), len(vr)))
+    diag, coef = dr + 1j * di, cr + 1j * ci
+    t0 = vr + 1j * vi
+    out = coef[0] * t0
+    basis = [t0]
+    if len(coef) > 1:
+        t1 = A @ t0 + diag * t0
+        out += coef[1] * t1
+        basis.append(t1)
+        for k in range(2, len(coef)):
+            t2 = 2.0 * (A @ t1 + diag * t1) - t0
+            out += coef[k] * t2
+            basis.append(t2)
+            t0, t1 = t1, t2
+    for k in range(min(len(Tr), len(basis))):
+        Tr[k], Ti[k] = basis[k].real, basis[k].imag
+    return out.real.copy(), out.imag.copy()
+
+
+def _combine_numpy(Tr, Ti, cr, ci):
+    out = (cr + 1j * ci)[:, None] * (Tr[: len(cr)] + 1j * Ti[: len(cr)])
+    out = out.sum(axis=0)
+    return out.real.copy(), out.imag.copy()
+
+
+def _chebyshev_kernel(indptr, indices, data, dr, di, vr, vi, cr, ci, Tr, Ti):  # pragma: no cover - compiled
+    """sum_k coef_k T_k(H') v, H' = offdiag (CSR, real) + diag (complex), in real arithmetic (real, imag parts).
+
+    T_k(H') v for k < len(Tr) is also written into Tr[k], Ti[k] (the basis of :func:`_combine_kernel`).
+    """
+    n = vr.shape[0]
+    K = cr.shape[0]
+    keep = Tr.shape[0]
+    a0r, a0i = vr.copy(), vi.copy()
+    outr = np.empty(n)
+    outi = np.empty(n)
+    for i in range(n):
+        outr[i] = cr[0] * a0r[i] - ci[0] * a0i[i]
+        outi[i] = cr[0] * a0i[i] + ci[0] * a0r[i]
+    if keep > 0:
+        Tr[0, :] = a0r
+        Ti[0, :] = a0i
+    if K == 1:
+        return outr, outi
+    a1r, a1i = np.empty(n), np.empty(n)
+    for i in range(n):
+        sr = dr[i] * a0r[i] - di[i] * a0i[i]
+        si = dr[i] * a0i[i] + di[i] * a0r[i]
+        for j in range(indptr[i], indptr[i + 1]):
+            c = indices[j]
+            sr += data[j] * a0r[c]
+            si += data[j] * a0i[c]
+        a1r[i] = sr
+        a1i[i] = si
+        outr[i] += cr[1] * sr - ci[1] * si
+        outi[i] += cr[1] * si + ci[1] * sr
+    if keep > 1:
+        Tr[1, :] = a1r
+        Ti[1, :] = a1i
+    a2r, a2i = np.empty(n), np.empty(n)
+    for k in range(2, K):
+        kr, ki = cr[k], ci[k]
+        for i in range(n):
+            sr = dr[i] * a1r[i] - di[i] * a1i[i]
+            si = dr[i] * a1i[i] + di[i] * a1r[i]
+            for j in range(indptr[i], indptr[i + 1]):
+                c = indices[j]
+                sr += data[j] * a1r[c]
+                si += data[j] * a1i[c]
+            sr = 2.0 * sr - a0r[i]
+            si = 2.0 * si - a0i[i]
+            a2r[i] = sr
+            a2i[i] = si
+            outr[i] += kr * sr - ki * si
+            outi[i] += kr * si + ki * sr
+        if k < keep:
+            Tr[k, :] = a2r
+            Ti[k, :] = a2i
+        a0r, a1r, a2r = a1r, a2r, a0r
+        a0i, a1i, a2i = a1i, a2i, a0i
+    return outr, outi
+
+
+def _combine_kernel(Tr, Ti, cr, ci):  # pragma: no cover - compiled
+    """sum_k coef_k T_k from a stored basis, with the arithmetic of :func:`_chebyshev_kernel` (the same bits)."""
+    n = Tr.shape[1]
+    outr = np.empty(n)
+    outi = np.empty(n)
+    for i in range(n):
+        outr[i] = cr[0] * Tr[0, i] - ci[0] * Ti[0, i]
+        outi[i] = cr[0] * Ti[0, i] + ci[0] * Tr[0, i]
+    for k in range(1, cr.shape[0]):
+        kr, ki = cr[k], ci[k]
+        for i in range(n):
+            sr = Tr[k, i]
+            si = Ti[k, i]
+            outr[i] += kr * sr - ki * si
+            outi[i] += kr * si + ki * sr
+    return outr, outi
+
+
+def _bessel_kernel(x, kmax):  # pragma: no cover - compiled
+    """J_0(x) .. J_kmax(x) for x > 0 by Miller's backward recurrence, normalized by J_0 + 2 sum J_2m = 1."""
+    m = kmax + 20 + int(x) + int(10.0 * (x + 1.0) ** (1.0 / 3.0))
+    m += m % 2
+    out = np.zeros(kmax + 1)
+    jp, j = 0.0, 1e-280
+    norm = 0.0
+    for k in range(m, 0, -1):
+        jm = (2.0 * k / x) * j - jp
+        jp, j = j, jm
+        if abs(j) > 1e250:  # rescale everything kept so far
+            j *= 1e-250
+            jp *= 1e-250
+            norm *= 1e-250
+            for q in range(kmax + 1):
+                out[q] *= 1e-250
+        if k - 1 <= kmax:
+            out[k - 1] = j
+        if (k - 1) % 2 == 0 and k - 1 > 0:
+            norm += 2.0 * j
+    norm += j  # J_0
+    for q in range(kmax + 1):
+        out[q] /= norm
+    return out
+
+
+if njit is not None:
+    _chebyshev = njit(cache=True, nogil=True)(_chebyshev_kernel)
+    _combine = njit(cache=True, nogil=True)(_combine_kernel)
+    _bessel = njit(cache=True, nogil=True)(_bessel_kernel)
+else:  # pragma: no cover
+    _chebyshev, _combine = _chebyshev_numpy, _combine_numpy
+
+    def _bessel(x, kmax):
+        return jv(np.arange(kmax + 1), x)
+
+
+def spectral_bounds(H: sp.csr_matrix) -> tuple[float, float, float]:
+    """(a, b, gamma_max): Gershgorin bounds of the real symmetric part's spectrum and the largest decay rate -Im H_ii."""
+    H = sp.csr_matrix(H)
+    d = H.diagonal()
+    off = H - sp.diags(d)
+    radius = np.asarray(abs(off).sum(axis=1)).ravel()
+    require_real = np.abs(off.data.imag).max() if off.nnz else 0.0
+    if require_real > 0:
+        raise ValueError("the sector Chebyshev propagator needs a real off-diagonal H_eff")
+    a = float(np.min(d.real - radius))
+    b = float(np.max(d.real + radius))
+    return a, b, float(max(0.0, -np.min(d.imag)))
+
+
+class ChebyshevBlock:
+    """exp(-i H_eff t) x for one large sparse sector block (see the module docstring)."""
+
+    def __init__(self, H: sp.csr_matrix):
+        H = sp.csr_matrix(H)
+        a, b, gmax = spectral_bounds(H)
+        self.r = max(0.5 * (b - a) * (1.0 + 1e-3), 1e-8)
+        self.c = 0.5 * (a + b) - 0.5j * gmax
+        d = H.diagonal()
+        off = (H - sp.diags(d)).tocsr()
+        off.sort_indices()
+        self.indptr = off.indptr.astype(np.int64)
+        self.indices = off.indices.astype(np.int64)
+        self.data = (off.data.real / self.r).astype(np.float64)
+        diag = (d - self.c) / self.r
+        self.dr, self.di = np.ascontiguousarray(diag.real), np.ascontiguousarray(diag.imag)
+        # imaginary half-extent of the scaled spectrum: T_k grows like exp(k sqrt(delta)) near +-1
+        delta = 0.5 * gmax / self.r
+        self.tau_s = min(RTAU_MAX, max(RTAU_MIN, GROWTH / math.sqrt(delta) - 30.0 if delta > 0 else RTAU_MAX)) / self.r
+        self._coef: dict[float, np.ndarray] = {}
+        self._starts: list[tuple[np.ndarray, list[np.ndarray]]] = []
+        self._basis: tuple | None = None  # (starts list, index, Tr, Ti) of the last sub-step probed
+        self._none = np.zeros((0, 0))
+        self.products = 0  # sparse products so far (cost diagnostics)
+
+    def coefficients(self, tau: float) -> np.ndarray:
+        """Chebyshev coefficients of exp(-i H_eff tau), phase exp(-i c tau) included."""
+        co = self._coef.get(tau)
+        if co is None:
+            x = self.r * tau
+            kmax = int(x + 12.0 * max(1.0, x) ** (1.0 / 3.0) + 40)
+            j = _bessel(float(x), kmax) if x > 0 else np.eye(1, kmax + 1).ravel()
+            big = np.nonzero(np.abs(j) > TAIL)[0]
+            K = int(big[-1]) + 1 if len(big) else 1
+            k = np.arange(K)
+            co = (np.where(k == 0, 1.0, 2.0) * (-1j) ** (k % 4) * j[:K]) * np.exp(-1j * self.c * tau)
+            if len(self._coef) < 256:
+                self._coef[tau] = co
+        return co
+
+    def _step(self, x: np.ndarray, tau: float) -> np.ndarray:
+        co = self.coefficients(tau)
+        self.products += len(co) - 1
+        yr, yi = _chebyshev(self.indptr, self.indices, self.data, self.dr, self.di, np.ascontiguousarray(x.real),
+                            np.ascontiguousarray(x.imag), np.ascontiguousarray(co.real), np.ascontiguousarray(co.imag),
+                            self._none, self._none)
+        return yr + 1j * yi
+
+    def _from_basis(self, starts: list, k: int, tau: float) -> np.ndarray:
+        """The remainder step from sub-step start k of a kept evolution, through that sub-step's Chebyshev basis.
+
+        Built once (one full sub-step of sparse products), then every tau of a jump-time search costs a
+        linear combination; the numbers are those of :meth:`_step` (same recurrence, same summation).
+        """
+        co = self.coefficients(tau)
+        b = self._basis
+        if b is None or b[0] is not starts or b[1] != k:
+            K = len(self.coefficients(self.tau_s))
+            n = len(starts[k])
+            if max(K, len(co)) * n > BASIS_MAX:
+                return self._step(starts[k], tau)
+            K = max(K, len(co))
+            Tr, Ti = np.empty((K, n)), np.empty((K, n))
+            full = self.coefficients(self.tau_s) if K == len(self.coefficients(self.tau_s)) else co
+            x = starts[k]
+            self.products += K - 1
+            _chebyshev(self.indptr, self.indices, self.data, self.dr, self.di, np.ascontiguousarray(x.real),
+                       np.ascontiguousarray(x.imag), np.ascontiguousarray(full.real), np.ascontiguousarray(full.imag),
+                       Tr, Ti)
+            b = self._basis = (starts, k, Tr, Ti)
+        yr, yi = _combine(b[2], b[3], np.ascontiguousarray(co.real), np.ascontiguousarray(co.imag))
+        return yr + 1j * yi
+
+    def apply(self, x: np.ndarray, t: float) -> np.ndarray:
+        """exp(-i H_eff t) x: floor(t / tau_s) sub-steps of tau_s, then the remainder."""
+        if t <= 0.0:
+            return x.copy()
+        n_full = int(math.floor(t / self.tau_s))
+        rem = t - n_full * self.tau_s
+        if rem <= 1e-14 * max(1.0, t) and n_full > 0:
+            n_full, rem = n_full - 1, self.tau_s
+        starts = self._cached_starts(x)
+        y, k0 = x, 0
+        if starts is not None:
+            k0 = min(n_full, len(starts) - 1)
+            y = starts[k0]
+            if k0 == n_full:  # a jump-time search inside a kept evolution
+                return self._from_basis(starts, k0, rem)
+        else:
+            starts = [x.copy()]
+            self._starts.append((starts[0], starts))
+            del self._starts[:-KEEP_STARTS]
+        for k in range(k0, n_full):
+            y = self._step(y, self.tau_s)
+            if len(starts) == k + 1:
+                starts.append(y)
+        return self._step(y, rem)
+
+    def _cached_starts(self, x: np.ndarray):
+        for v0, starts in reversed(self._starts):
+            if v0.shape == x.shape and np.array_equal(v0, x):
+                return starts
+        return None

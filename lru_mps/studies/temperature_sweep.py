@@ -1,0 +1,163 @@
+"""Study ``temperature-sweep``: T_star, T1 and T2 against the temperature of the array at several lengths.
+
+Physics (docs/physics.md §5, §8).  The array's sites 2..L start in the J = 0
+Gibbs product state at temperature T (the qubit is prepared); a thermal
+excitation in the way of a leakage stack changes its transport, and thermal
+excitations add to the excitation number N, which no channel raises again.
+For every length L and temperature T one ensemble of sampled trajectories
+(three initial states) runs to (L-1) T_prop + ``t_after`` under the model's
+hardware noise (default: the paper's T1q = 16.7 us and Tphi = 10 us), and
+T_star, T1, T2 are fitted over t > (L-1) T_prop (jackknife errors;
+:func:`lru_mps.analysis.decay.decay_times`).  Engines: exact to L = 6, then
+the per-trajectory policy of ``--engine auto`` (sector engine where the
+sampled state's largest sector is small, MPS otherwise; the summary gives
+the mix per point).  Hot, long arrays hold many excitations and cost minutes
+per trajectory on either engine, so lengths >= ``long_length`` run only up to
+``max_temperature_long``.  The figure shows the hardware limits T1q,
+T2q = 1/(1/(2 T1q) + 1/Tphi) and T1q/2 (the lifetime of |2>).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import xarray as xr
+
+from ..analysis.decay import decay_times
+from ..errors import require
+from ..physics.units import to_kelvin, to_time
+from ..run.trajectories import engine_mix
+from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
+from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of, us_per_J
+
+HELP = """T_star, T1 and T2 vs the temperature of the array (0 to 300 mK) at L = 3, 6, 12.
+
+Sampled trajectories under the paper's T1q and Tphi (configurable) from the
+thermal initial state of the array at each temperature; exact engine to
+L = 6, then sector or MPS per trajectory (the summary gives the mix).  The
+figure shows T1q and T2q as limits.  Long arrays run up to
+max_temperature_long (150 mK by default).  --quick: seconds.
+"""
+
+DECAYS = ("T_star", "T1", "T2")
+
+
+def _temperatures(cfg: dict) -> list[tuple[str, float]]:
+    values = [(str(v), to_kelvin(v, "temperatures")) for v in as_list(cfg, "temperatures")]
+    return sorted(values, key=lambda tv: tv[1])
+
+
+def _limits(spec) -> dict[str, float]:
+    c = spec.conditions
+    T2q = 1.0 / (1.0 / (2.0 * c.T1q) + 1.0 / c.Tphi) if math.isfinite(c.T1q) or math.isfinite(c.Tphi) else math.inf
+    return {"T1q": c.T1q, "T2q": T2q, "T_leak_own": 0.5 * c.T1q}
+
+
+class TemperatureSweep(Study):
+    """The temperature sweep (module docstring)."""
+
+    NAME = "temperature-sweep"
+    HELP = HELP
+
+    def compute(self, cfg: dict, ctx: StudyContext):
+        require(cfg["model"].get("temperature") is None, "temperature", cfg["model"].get("temperature"),
+                "not set in the model table: the temperature-sweep study sweeps it (use temperatures)")
+        temps = _temperatures(cfg)
+        lengths = parse_lengths(cfg["lengths"])
+        T = positive_int(cfg, "time_points", 3)
+        long_length = positive_int(cfg, "long_length", 2)
+        t_max_long = to_kelvin(cfg["max_temperature_long"], "max_temperature_long")
+        shape = (len(lengths), len(temps))
+        fits = {k: np.full(shape + (2,), np.nan) for k in DECAYS}
+        mixes: list[list[dict]] = [[{} for _ in temps] for _ in lengths]
+        run = np.zeros(shape, dtype=bool)
+        todo = [(li, ti) for li, L in enumerate(lengths) for ti, (_, tk) in enumerate(temps)
+                if L < long_length or tk <= t_max_long]
+        ctx.plan(len(todo))
+        for li, ti in todo:
+            L, (label, _) = lengths[li], temps[ti]
+            spec = spec_of(cfg, length=L, temperature=label)
+            t_final = (L - 1) * spec.T_prop + to_time(cfg["t_after"], "t_after", spec.J_hz)
+            res = run_ensemble(spec, cfg, ctx, f"L={L} T={label}", init="all", t_final=t_final, time_points=T)
+            run[li, ti] = True
+            mixes[li][ti] = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
+            for name, d in decay_times(res).items():
+                if name in fits and d is not None:
+                    fits[name][li, ti] = (d.value, d.error)
+        spec0 = spec_of(cfg, length=lengths[0])
+        return self._assemble(cfg, spec0, lengths, temps, fits, mixes, run)
+
+    def _assemble(self, cfg, spec0, lengths, temps, fits, mixes, run):
+        J_hz = spec0.J_hz
+        limits = _limits(spec0)
+        mK = np.array([tk * 1e3 for _, tk in temps])
+        data = {f"{k}_J": (("L", "temperature"), fits[k][..., 0], {"units": "1/J"}) for k in DECAYS}
+        data.update({f"{k}_error_J": (("L", "temperature"), fits[k][..., 1], {"units": "1/J"}) for k in DECAYS})
+        data["run"] = (("L", "temperature"), run.astype(int))
+        attrs = dataset_attrs(spec0, cfg, **{f"{k}_J": finite_or_none(v) or "inf" for k, v in limits.items()})
+        for k in ("L", "temperature_K"):
+            attrs.pop(k, None)
+        ds = xr.Dataset(data, coords={"L": lengths, "temperature": ("temperature", mK, {"units": "mK"})}, attrs=attrs)
+        summary = {
+            "study": self.NAME,
+            "lengths": lengths,
+            "temperatures_mK": [float(x) for x in mK],
+            **{k: [[time_json(fits[k][li, ti, 0], fits[k][li, ti, 1], J_hz) if run[li, ti] else None
+                    for ti in range(len(temps))] for li in range(len(lengths))] for k in DECAYS},
+            "T_prop": time_json(spec0.T_prop, 0.0, J_hz),
+            "hardware_limits": {k: time_json(v, 0.0, J_hz) for k, v in limits.items()},
+            "engine_mix": mixes,
+            "parameters": {**spec0.as_dict(), "L": None, "temperature_K": None, "trajectories": int(cfg["trajectories"]),
+                           "seed": int(cfg["seed"]), "max_temperature_long_K": to_kelvin(cfg["max_temperature_long"],
+                                                                                           "max_temperature_long"),
+                           "long_length": int(cfg["long_length"])},
+        }
+        return ds, summary
+
+    def table(self, summary: dict) -> str:
+        lines = [f"{self.NAME}: decay times (1/J, +- jackknife error) vs the array's temperature"]
+        hw = summary["hardware_limits"]
+        lines.append("hardware limits: " + ", ".join(f"{k} = {hw[k]['value_J']:.4g}/J" for k in hw
+                                                     if hw[k]["value_J"] is not None))
+        for li, L in enumerate(summary["lengths"]):
+            lines += ["", f"L = {L}", f"{'T (mK)':>8} {'T_star':>17} {'T1':>17} {'T2':>17}  engines"]
+            for ti, t in enumerate(summary["temperatures_mK"]):
+                if summary["T1"][li][ti] is None:
+                    lines.append(f"{t:8.4g} {'(not run)':>17}")
+                    continue
+                cells = []
+                for k in DECAYS:
+                    v = summary[k][li][ti]
+                    cells.append(f"{'-':>17}" if v["value_J"] is None else f"{v['value_J']:9.4g}+-{(v['error_J'] or 0):<6.2g}")
+                mix = " / ".join(f"{k} {n:,}" for k, n in summary["engine_mix"][li][ti].items())
+                lines.append(f"{t:8.4g} " + " ".join(cells) + f"  {mix}")
+        return "\n".join(lines) + "\n"
+
+    def plot(self, ds, summary: dict, figdir) -> list:
+        plt = pyplot()
+        us = float(ds.attrs["time_us_per_J"])
+        x = ds["temperature"].values
+        with plt.rc_context(PLOT_STYLE):
+            fig, axes = plt.subplots(1, len(ds.L), figsize=(4.4 * len(ds.L), 3.6), squeeze=False, sharey=True)
+            for ax, L in zip(axes[0], ds.L.values):
+                for name, marker in (("T_star", "o"), ("T1", "s"), ("T2", "^")):
+                    v = ds[f"{name}_J"].sel(L=L).values * us
+                    e = ds[f"{name}_error_J"].sel(L=L).values * us
+                    ok = np.isfinite(v)
+                    if ok.any():
+                        ax.errorbar(x[ok], v[ok], yerr=np.nan_to_num(e[ok]), fmt=marker + "-", capsize=2, label=name)
+                for key, color, lab in (("T1q_J", "C1", "T1q"), ("T2q_J", "C2", "T2q"), ("T_leak_own_J", "C0", "T1q/2")):
+                    v = ds.attrs.get(key)
+                    if isinstance(v, (int, float, np.floating)) and np.isfinite(v):
+                        ax.axhline(float(v) * us, color=color, ls=":", lw=1.2, label=f"{lab} (limit)")
+                ax.set_yscale("log")
+                ax.set_xlabel("temperature (mK)")
+                ax.set_title(f"L = {int(L)}")
+            axes[0, 0].set_ylabel(r"time ($\mu$s)")
+            axes[0, 0].legend(fontsize=7)
+            fig.tight_layout()
+            return save_figure(fig, figdir, "decay_times_vs_temperature")
+
+
+STUDIES = {TemperatureSweep.NAME: TemperatureSweep()}

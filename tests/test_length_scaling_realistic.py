@@ -1,0 +1,52 @@
+"""Realistic conditions on long arrays in the studies: length-scaling past L = 6, the disorder sweep at L = 8.
+
+Small runs (a few trajectories, short times; ~20 s on one core): the
+contract of the realistic summary (hardware limits, where leakage removal
+stops paying, the engine mix per L) and that L > 6 runs on the
+per-trajectory engines.  The physics of the engines is tested in
+test_sector_realistic.py.
+"""
+
+import json
+import math
+
+import pytest
+
+from lru_mps.studies import get_study, run_study
+from lru_mps.studies.base import StudyContext
+
+
+def test_realistic_length_scaling_past_L6(tmp_path):
+    over = dict(conditions="realistic", lengths="2,8", trajectories=4, time_points=21, realistic_t_after="0.5us")
+    res = run_study("length-scaling", StudyContext(out=tmp_path, workers=1), overrides=over)
+    s = json.loads((tmp_path / "summary.json").read_text())
+    e = s["by_conditions"]["realistic"]
+    assert e["lengths"] == [2, 8] and e["engines"] == ["exact", "auto"]
+    assert e["engine_mix"] == [{"exact": 12}, {"sector": 12, "mps": 0}]  # 100 mK at L = 8: small sectors
+    hw = e["hardware_limits"]
+    assert hw["T1q"]["value_us"] == pytest.approx(16.7)
+    assert hw["T2q"]["value_us"] == pytest.approx(1 / (1 / 33.4 + 1 / 10.0))
+    rp = e["removal_stops_paying"]
+    assert rp["transit_estimate_L"] == pytest.approx(1 + hw["T_leak_own"]["value_J"] / (math.pi / (2 * 2 / 50.0)))
+    assert rp["measured_L"] in (None, 2, 8)
+    t_final = res.dataset["time_J"].values[:, -1]
+    assert t_final[1] == pytest.approx(7 * math.pi / 0.08 + 0.5e-6 * 2 * math.pi * 5e6)  # transit + realistic_t_after
+    assert res.dataset.attrs["T1q_J"] == pytest.approx(hw["T1q"]["value_J"])
+    assert "leakage removal stops paying" in res.table and "sector 12 / mps 0" in res.table
+    assert (tmp_path / "figures" / "decay_times_vs_L.png").stat().st_size > 1000
+
+
+def test_default_realistic_lengths_reach_L20():
+    cfg = get_study("length-scaling").DEFAULTS
+    from lru_mps.studies.base import parse_lengths
+
+    assert parse_lengths(cfg["realistic_lengths"]) == [2, 3, 4, 5, 6, 8, 10, 12, 16, 20]
+    assert cfg["engine"] == "auto" and cfg["realistic_t_after"] == "40us"
+
+
+def test_disorder_sweep_accepts_realistic_L8(tmp_path):
+    over = dict(disorder="100MHz", length=8, conditions="realistic", trajectories=3, time_points=11,
+                t_final="0.3us", leakage_tail_tprop=1.0)
+    s = run_study("disorder-sweep", StudyContext(out=tmp_path, workers=1), overrides=over).summary
+    assert s["parameters"]["L"] == 8 and s["conditions"] == ["realistic"]
+    assert s["ensembles"]["realistic"]["estimator"] == "sampled"

@@ -1,0 +1,150 @@
+"""The sector engine under realistic conditions (T1q, Tphi, a thermal array), and the per-trajectory engine choice.
+
+* the Chebyshev propagation of large sectors against the dense matrix
+  exponential, and its reuse of sub-step starts (bit-identical);
+* sector = exact per trajectory (same seeds: same events, same observables)
+  at L <= 6 with noise and a hot array, every reset kind, with the
+  eigendecomposition and with the Chebyshev path;
+* sector = MPS per trajectory at L = 10 for every reset kind on a hot array
+  (short times here, longer behind the ``long`` marker);
+* the per-trajectory choice depends on the seed and the settings only.
+
+Cost: about a minute on one core, most of it in the MPS trajectories.
+"""
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+from conftest import long_scale
+from helpers import one
+from lru_mps.engines import choose_engine, get_engine
+from lru_mps.engines.sector import ExpmMultiplyBlock, sector_dimension, sector_hamiltonian
+from lru_mps.engines.sector_chebyshev import ChebyshevBlock
+from lru_mps.mcwf.loop import records_differ
+from lru_mps.physics.model import ArraySpec
+from lru_mps.run.settings import RunSettings, time_grid
+from lru_mps.run.trajectories import draw, engine_mix, format_engine_mix, run_trajectories
+
+RESETS = ("periodic", "random", "dissipation")
+
+
+def _hot(L, reset, t1="30/J", tphi="20/J", temperature="250mK"):
+    """Realistic conditions with short T1q, Tphi (events within a few 1/J) and a hot array."""
+    return ArraySpec.from_user(length=L, conditions="realistic", reset=reset, rate="0.5J", t1=t1, tphi=tphi,
+                               temperature=temperature)
+
+
+@pytest.mark.parametrize("N", [2, 3])
+def test_chebyshev_matches_the_dense_exponential(N):
+    """exp(-i H_eff t) x on a sector (dissipation + noise: non-Hermitian) to 1e-11, over several sub-steps."""
+    spec = _hot(7, "dissipation")
+    real = spec.draw_realization(np.random.default_rng(4))
+    H = sector_hamiltonian(spec, real, N)
+    assert not np.allclose(H.toarray(), H.toarray().conj().T)  # the anti-Hermitian part is there
+    x = np.random.default_rng(5).normal(size=H.shape[0]) * (1 + 0.5j)
+    x /= np.linalg.norm(x)
+    blk = ChebyshevBlock(H)
+    ref = ExpmMultiplyBlock(H)
+    for t in (0.3 * blk.tau_s, blk.tau_s, 2.0 * blk.tau_s, 7.31):
+        exact = sla.expm(-1j * t * H.toarray()) @ x
+        assert np.abs(blk.apply(x, t) - exact).max() < 1e-11, t
+        assert np.abs(ref.apply(x, t) - exact).max() < 1e-10, t
+    assert blk.apply(x, 7.31).shape == x.shape and np.linalg.norm(blk.apply(x, 7.31)) < 1.0  # decays
+
+
+def test_chebyshev_reuse_of_sub_steps_is_bit_identical():
+    """Evolving by tau from a start whose longer evolution was kept gives exactly a fresh block's numbers."""
+    spec = _hot(8, "periodic")
+    H = sector_hamiltonian(spec, spec.draw_realization(np.random.default_rng(6)), 3)
+    x = np.random.default_rng(7).normal(size=H.shape[0]) + 0j
+    used = ChebyshevBlock(H)
+    used.apply(x, 9.0)
+    for tau in (0.1, 2.5 * used.tau_s, 8.9):
+        fresh = ChebyshevBlock(H)
+        assert np.array_equal(used.apply(x, tau), fresh.apply(x, tau))
+
+
+@pytest.mark.parametrize("reset", RESETS)
+@pytest.mark.parametrize("eig_max_dim", [1000, 1])
+def test_sector_follows_exact_trajectory_realistic(reset, eig_max_dim):
+    """L = 5 at 250 mK with noise: same events and observables as the exact engine (eig and Chebyshev paths)."""
+    spec = _hot(5, reset)
+    times = time_grid(25.0, 6)
+    ex = RunSettings(times=times, seed=9, engine="exact")
+    se = RunSettings(times=times, seed=9, engine="sector", engine_options={"eig_max_dim": eig_max_dim})
+    events = 0
+    for i in range(3):
+        a, b = one(spec, ex, i), one(spec, se, i)
+        assert records_differ(a, b, tol=1e-8) == [], (reset, i)
+        events += sum(len(r.events) for r in a.values())
+    assert events > 6
+
+
+def _sector_vs_mps(L, reset, t_final, n_index, inits=("leakage", "coherence")):
+    spec = _hot(L, reset, t1="2/J", tphi="2/J")
+    times = time_grid(t_final, 3)
+    se = RunSettings(times=times, seed=4, engine="sector", inits=inits)
+    mp = RunSettings(times=times, seed=4, engine="mps", inits=inits, engine_options={"dt": 0.004, "order": 4})
+    events, nmax = 0, 0
+    for i in range(n_index):
+        a, b = one(spec, se, i), one(spec, mp, i)
+        for init in inits:
+            ea, eb = a[init].events, b[init].events
+            assert [(e.channel, e.site, e.outcome) for e in ea] == [(e.channel, e.site, e.outcome) for e in eb]
+            assert all(abs(x.time - y.time) < 1e-6 for x, y in zip(ea, eb))
+            assert np.abs(a[init].populations - b[init].populations).max() < 1e-6
+            assert np.abs(a[init].coherence - b[init].coherence).max() < 1e-6
+            events += len(ea)
+        nmax = max(nmax, draw(spec, se, i).nmax)
+    return events, nmax
+
+
+@pytest.mark.parametrize("reset", RESETS)
+def test_sector_follows_mps_trajectory_L10(reset):
+    """L = 10, 250 mK (several thermal excitations), strong noise so that jumps happen within 0.2/J."""
+    events, nmax = _sector_vs_mps(10, reset, 0.2, 1)
+    assert events > 0 and nmax >= 3
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("reset", RESETS)
+def test_sector_follows_mps_trajectory_L12_long(reset):
+    """L = 12 to 2/J, two trajectory indices (reduced form: 0.125/J, one index; the MPS engine is the slow one)."""
+    events, nmax = _sector_vs_mps(12, reset, max(0.1, 2.0 * long_scale() ** 2), max(1, int(round(2 * long_scale()))))
+    assert events > 0 and nmax >= 3
+
+
+def test_auto_is_per_trajectory_at_T_above_zero_on_long_arrays():
+    assert choose_engine(ArraySpec.from_user(length=8))[0] == "auto"
+    assert choose_engine(ArraySpec.from_user(length=8, temperature=0))[0] == "sector"
+    assert choose_engine(ArraySpec.from_user(length=6))[0] == "exact"
+    assert sector_dimension(20, 3) == 1520 and sector_dimension(4, 8) == 1 and sector_dimension(3, 7) == 0
+
+
+def test_per_trajectory_choice_depends_on_the_seed_only():
+    """Each row's engine follows its own thermal sample; results do not depend on how indices are grouped."""
+    spec = ArraySpec.from_user(length=8, temperature="300mK")
+    engine = get_engine("auto", sector_max_dim=sector_dimension(8, 3))
+    settings = RunSettings(times=time_grid(0.05, 2), seed=2, engine="auto",
+                           engine_options={"sector_max_dim": sector_dimension(8, 3), "dt": 0.01})
+    idx = list(range(4))
+    together = run_trajectories(spec, settings, idx)
+    apart = [run_trajectories(spec, settings, [i])[0] for i in reversed(idx)][::-1]
+    choices = []
+    for i, a, b in zip(idx, together, apart):
+        assert records_differ(a, b, tol=0.0) == []
+        d = draw(spec, settings, i)
+        for q, init in enumerate(settings.inits):
+            name = engine.choose(spec.L, d.nmax_per_init[q])
+            assert a[init].diagnostics["engine_mps"] == float(name == "mps")
+            assert a[init].diagnostics["sector_dimension"] == sector_dimension(8, d.nmax_per_init[q])
+            assert set(a[init].diagnostics) == set(b[init].diagnostics)
+            choices.append(name)
+    assert {"sector", "mps"} <= set(choices)  # the sample exercises both engines
+    diags = {init: {k: np.array([r[init].diagnostics[k] for r in together]) for k in together[0][init].diagnostics}
+             for init in settings.inits}
+    mix = engine_mix(diags)
+    assert mix == {"sector": choices.count("sector"), "mps": choices.count("mps")}
+    assert format_engine_mix(diags) == f"sector {mix['sector']:,} / mps {mix['mps']:,} trajectories"
+    assert engine_mix({"leakage": {"discarded_weight": np.zeros(3)}}) == {}

@@ -1,0 +1,65 @@
+"""`lru-mps study temperature-sweep`: outputs, contract, bad input, and the ensembles it fits at T > 0.
+
+Cost: the quick study (~10 s) and an L = 4, 250 mK sector ensemble against
+the Lindblad reference (300 trajectories, ~1 minute) on one core.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from lru_mps.errors import ParameterError
+from lru_mps.io.datasets import load_dataset
+from lru_mps.physics.model import ArraySpec
+from lru_mps.studies import run_study, study_names
+from lru_mps.studies.base import StudyContext
+
+TIME_KEYS = {"value_J", "error_J", "value_us", "error_us"}
+
+
+def test_quick_temperature_sweep(tmp_path):
+    res = run_study("temperature-sweep", StudyContext(out=tmp_path, workers=1), quick=True)
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s == json.loads(json.dumps(res.summary, default=float))
+    assert "temperature-sweep" in study_names()
+    assert s["lengths"] == [3, 6] and s["temperatures_mK"] == [0.0, 150.0, 300.0]
+    for key in ("T_star", "T1", "T2"):
+        assert len(s[key]) == 2 and all(len(row) == 3 for row in s[key])
+        assert all(set(t) == TIME_KEYS for row in s[key] for t in row)
+    hw = s["hardware_limits"]
+    assert hw["T1q"]["value_us"] == pytest.approx(16.7) and hw["T_leak_own"]["value_J"] == pytest.approx(
+        hw["T1q"]["value_J"] / 2)
+    assert hw["T2q"]["value_us"] == pytest.approx(1 / (1 / 33.4 + 1 / 10.0))
+    assert s["engine_mix"][0][0] == {"exact": 36}  # 12 trajectories x 3 initial states
+    ds = load_dataset(tmp_path / "results.nc")
+    assert ds["T1_J"].dims == ("L", "temperature") and ds["temperature"].attrs["units"] == "mK"
+    assert (tmp_path / "figures" / "decay_times_vs_temperature.png").stat().st_size > 1000
+    assert "hardware limits" in res.table
+
+
+def test_long_arrays_stop_at_max_temperature_long(tmp_path):
+    over = dict(lengths="2,8", temperatures="0,200mK", trajectories=2, time_points=5, t_after="0.1us",
+                max_temperature_long="100mK")
+    s = run_study("temperature-sweep", StudyContext(out=tmp_path, workers=1), overrides=over).summary
+    assert s["T1"][1][1] is None and s["T1"][0][1] is not None  # L = 8 at 200 mK not run
+    assert s["engine_mix"][1][0] == {"sector": 6}  # L = 8 at T = 0: the sector engine (N <= 2)
+
+
+def test_temperature_in_the_model_table_is_refused(tmp_path):
+    with pytest.raises(ParameterError, match="temperature"):
+        run_study("temperature-sweep", StudyContext(out=tmp_path, workers=1), quick=True,
+                  overrides={"temperature": "100mK"})
+
+
+def test_sector_ensemble_agrees_with_lindblad_L4_hot():
+    """L = 4 at 250 mK (T1q = 50/J, Tphi = 80/J), periodic feedback: the sector engine's ensemble within
+    4 standard errors of the density-matrix reference (same check as test_vs_reference)."""
+    from test_vs_reference import _check_against_reference
+
+    spec = ArraySpec.from_user(length=4, conditions="realistic", reset="periodic", rate="0.3J", t1="50/J",
+                               tphi="80/J", temperature="250mK")
+    real = spec.draw_realization(np.random.default_rng(31))
+    res = _check_against_reference(spec, real, trajectories=300, engine="sector", seed=5)
+    # the hot array adds excitations to the prepared one (3 sites x ~0.2 each at 250 mK)
+    assert res.site_resolved("qubit", "site_population").mean[0].sum() > 1.2
