@@ -153,6 +153,42 @@ def truncations(S, n, cutoff, max_bond):
 
 
 @njit(cache=True)
+def _group(keys, lo, nk):
+    """Positions of ``keys`` grouped by value (counting sort): order[start[v]:start[v+1]] hold value lo + v."""
+    start = np.zeros(nk + 1, dtype=np.int64)
+    for x in keys:
+        if 0 <= x - lo < nk:
+            start[x - lo + 1] += 1
+    for v in range(nk):
+        start[v + 1] += start[v]
+    fill = start[:nk].copy()
+    order = np.empty(start[nk], dtype=np.int64)
+    for i in range(keys.size):
+        v = keys[i] - lo
+        if 0 <= v < nk:
+            order[fill[v]] = i
+            fill[v] += 1
+    return order, start
+
+
+@njit(cache=True)
+def _product(X, Y):
+    """X @ Y for C-contiguous complex matrices: loops for small ones (no BLAS call overhead), BLAS otherwise."""
+    m, k = X.shape
+    n = Y.shape[1]
+    if m * k * n > 4096:
+        return np.dot(X, Y)
+    out = np.zeros((m, n), dtype=np.complex128)
+    for i in range(m):
+        for l in range(k):
+            x = X[i, l]
+            if x != 0:
+                for j in range(n):
+                    out[i, j] += x * Y[l, j]
+    return out
+
+
+@njit(cache=True)
 def block_svd(M, rkey, ckey, cutoff, max_bond, absorb_right):
     """Truncated SVD of M (rows with charge rkey, columns ckey; nonzero only where they match), block by block.
 
@@ -167,24 +203,48 @@ def block_svd(M, rkey, ckey, cutoff, max_bond, absorb_right):
     Vf = np.zeros((cap, nc), dtype=np.complex128)
     Sf = np.empty(cap)
     kf = np.empty(cap, dtype=np.int64)
+    lo = rkey.min()
+    nk = rkey.max() - lo + 1
+    rord, rst = _group(rkey, lo, nk)
+    cord, cst = _group(ckey, lo, nk)
     total = 0
-    for key in np.unique(rkey):
-        cols = np.nonzero(ckey == key)[0]
-        if cols.size == 0:
+    for v in range(nk):
+        nrb, ncb = rst[v + 1] - rst[v], cst[v + 1] - cst[v]
+        if nrb == 0 or ncb == 0:
             continue
-        rows = np.nonzero(rkey == key)[0]
-        blk = np.empty((rows.size, cols.size), dtype=np.complex128)
-        for i in range(rows.size):
-            for j in range(cols.size):
+        rows, cols = rord[rst[v]:rst[v + 1]], cord[cst[v]:cst[v + 1]]
+        if nrb == 1 or ncb == 1:  # a vector: its norm is the one singular value
+            acc = 0.0
+            for i in range(nrb):
+                for j in range(ncb):
+                    x = M[rows[i], cols[j]]
+                    acc += x.real * x.real + x.imag * x.imag
+            sv = np.sqrt(acc)
+            inv = 1.0 / sv if sv > 0.0 else 0.0
+            if ncb == 1:  # a column: U = col / s, Vh = 1
+                for i in range(nrb):
+                    Uf[rows[i], total] = M[rows[i], cols[0]] * inv
+                Vf[total, cols[0]] = 1.0
+            else:  # a row: U = 1, Vh = row / s
+                Uf[rows[0], total] = 1.0
+                for j in range(ncb):
+                    Vf[total, cols[j]] = M[rows[0], cols[j]] * inv
+            Sf[total] = sv
+            kf[total] = lo + v
+            total += 1
+            continue
+        blk = np.empty((nrb, ncb), dtype=np.complex128)
+        for i in range(nrb):
+            for j in range(ncb):
                 blk[i, j] = M[rows[i], cols[j]]
         U, S, Vh = svd(blk)
         for s in range(S.size):
-            for i in range(rows.size):
+            for i in range(nrb):
                 Uf[rows[i], total + s] = U[i, s]
-            for j in range(cols.size):
+            for j in range(ncb):
                 Vf[total + s, cols[j]] = Vh[s, j]
             Sf[total + s] = S[s]
-            kf[total + s] = key
+            kf[total + s] = lo + v
         total += S.size
     if total == 0:  # the zero state: one zero index
         return (np.zeros((nr, 1), dtype=np.complex128), np.zeros((1, nc), dtype=np.complex128),
@@ -257,7 +317,7 @@ def sweep(arrs, qs, pc, gates, bonds, right, cutoff, max_bond):
         b = bonds[s]
         A, B = arrs[b], arrs[b + 1]
         a, k, c = A.shape[0], A.shape[2], B.shape[2]
-        th = np.dot(A.reshape(a * 3, k), B.reshape(k, 3 * c)).reshape(a, 9, c)
+        th = _product(A.reshape(a * 3, k), B.reshape(k, 3 * c)).reshape(a, 9, c)
         G = gates[s]
         out = np.zeros((a, 9, c), dtype=np.complex128)
         for m in range(9):
