@@ -75,8 +75,10 @@ def main(argv=None):
     ap.add_argument("--max-bond", type=int, default=64)
     ap.add_argument("--cutoff", type=float, default=1e-12)
     ap.add_argument("--conditions", default="realistic")
+    ap.add_argument("--temperature", default=None, help="e.g. 0K: no thermal excitations (small bonds, cheap)")
     args = ap.parse_args(argv)
-    spec = ArraySpec.from_user(length=args.L, conditions=args.conditions, reset="periodic")
+    extra = {} if args.temperature is None else {"temperature": args.temperature}
+    spec = ArraySpec.from_user(length=args.L, conditions=args.conditions, reset="periodic", **extra)
     grid = np.linspace(0.0, args.t_final, args.points + 1)[1:]
     problems = []
     for r in range(args.realizations):
@@ -87,7 +89,7 @@ def main(argv=None):
             sites = product_state(init, levels)
             problems.append((r, init, real, sites, reference(spec, real, sites, grid)))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}; one BLAS thread")
-    print(f"L = {args.L}, {args.conditions}, t = {args.t_final:g}/J, {len(problems)} propagations "
+    print(f"L = {args.L}, {args.conditions} (T = {spec.conditions.temperature_K} K), t = {args.t_final:g}/J, {len(problems)} propagations "
           f"({args.realizations} realizations x {args.inits}, thermal samples), max_bond {args.max_bond}, "
           f"cutoff {args.cutoff:g}; |dP| = largest deviation of normalized populations from the sector engine")
     print(f"{'order':>5} {'dt':>6} {'steps/(1/J)':>11} {'max |dP|':>10} {'s per 1/J':>10} {'chi':>4}")

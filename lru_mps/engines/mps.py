@@ -252,6 +252,51 @@ class QuimbMPSState(MPSState):
         return 0.0, maxb
 
 
+class MPSStore:
+    """What the MPS state stores (:mod:`~lru_mps.engines.mps_batch`, :mod:`~lru_mps.engines.mps_padded`) share.
+
+    Steps: ``step(rows, dt)`` advances rows by one Trotter step (one dt for
+    all, or one per row); :meth:`evolve` groups the loop's steps.  Jumps: row b
+    is handled as an :class:`MPSState` (``row_state(b)``), kept in ``held``
+    between the calls of one jump (the channel weights, then the operator),
+    and put back with ``set_row(b, state)`` (which clears ``held``).
+    """
+
+    #: the engine's time step (1/J)
+    dt: float
+
+    #: (row, state) kept between the calls of one jump
+    held = None
+
+    def evolve(self, rows: np.ndarray, steps, grid_step: float | None = None) -> None:
+        """One Trotter step of length steps[j] (at most dt) for each row: the regular steps together, the
+        shortened ones (the ends of stretches, which rarely coincide) with a length each."""
+        self.held = None
+        rows = np.asarray(rows, dtype=np.intp)
+        steps = np.broadcast_to(np.asarray(steps, dtype=float), (len(rows),))
+        regular = steps == self.dt
+        if regular.any():
+            self.step(rows[regular], self.dt)
+        if not regular.all():
+            self.step(rows[~regular], steps[~regular])
+
+    def _row(self, b: int) -> MPSState:
+        if self.held is None or self.held[0] != b:
+            self.held = (b, self.row_state(b))
+        return self.held[1]
+
+    def rdm(self, b: int, site: int) -> np.ndarray:
+        return self._row(b).site_rdm(site)
+
+    def apply_jump(self, b: int, channel: int) -> None:
+        """The channel's operator on row b, renormalized, put back into the store (centre on the last site)."""
+        state = self._row(b)
+        ch = self.channels[channel]
+        state.apply_local(ch.op, ch.site)
+        state.scale(1.0 / math.sqrt(state.norm2()))
+        self.set_row(b, state)
+
+
 class MPSEngine:
     """TEBD quantum-trajectory engine on qutrit MPS."""
 

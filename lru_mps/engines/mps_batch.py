@@ -28,12 +28,12 @@ import numpy as np
 from numba.typed import List
 
 from ..physics import operators as ops
-from .mps import MPSEngine, MPSState
+from .mps import MPSStore, MPSEngine, MPSState
 from .probe import CopyProbe
 from .tebd import last_norms, sweep_rows
 
 
-class MPSBatch:
+class MPSBatch(MPSStore):
     """The MPS states of a batch's rows (a state store of :mod:`lru_mps.mcwf.loop`).
 
     Rows are ordered (realization, initial state): row b belongs to
@@ -67,11 +67,10 @@ class MPSBatch:
             self.rows_qs.append(s.qs)
         self.pcs = np.array([s.pc for s in self.states], dtype=np.int64).reshape(self.B, 3)
         self._gates: dict[float, object] = {}
-        self._jumping = None  # (row, state) between the weights and the operator of a jump
         self.last = L - 1
 
     # ------------------------------------------------------------ evolution
-    def _step(self, rows: np.ndarray, dt) -> None:
+    def step(self, rows: np.ndarray, dt) -> None:
         """One Trotter step of the rows: dt for all of them, or one step length per row."""
         if np.ndim(dt) == 0:
             key = float(dt)
@@ -93,22 +92,10 @@ class MPSBatch:
         for r in rows:
             self.states[r].swept(disc[r], maxb[r])
 
-    def evolve(self, rows: np.ndarray, steps, grid_step: float | None = None) -> None:
-        """One Trotter step of length steps[j] (at most dt) for each row: the regular steps together, the
-        shortened ones (the ends of stretches, which rarely coincide) with a length each."""
-        self._jumping = None
-        rows = np.asarray(rows, dtype=np.intp)
-        steps = np.broadcast_to(np.asarray(steps, dtype=float), (len(rows),))
-        regular = steps == self.dt
-        if regular.any():
-            self._step(rows[regular], self.dt)
-        if not regular.all():
-            self._step(rows[~regular], steps[~regular])
-
     # ------------------------------------------------------------ rows in and out
     def set_row(self, b: int, state: MPSState) -> None:
         """Make ``state`` (centre moved to the last site) row b."""
-        self._jumping = None
+        self.held = None
         state.move_centre(self.last)
         self.states[b] = state
         self.rows_arrs[b] = state.arrs
@@ -130,30 +117,17 @@ class MPSBatch:
         return last_norms(self.rows_arrs, idx.astype(np.int64))
 
     def scale(self, rows: np.ndarray | None, factors: np.ndarray) -> None:
-        self._jumping = None
+        self.held = None
         for b, f in zip(range(self.B) if rows is None else rows, factors):
             self.states[b].scale(float(f))
 
-    def _row(self, b: int) -> MPSState:
-        """Row b's state, kept between the calls of one jump (weights, then the operator)."""
-        if self._jumping is None or self._jumping[0] != b:
-            self._jumping = (b, self.states[b])
-        return self._jumping[1]
+    def row_state(self, b: int) -> MPSState:
+        """Row b's state itself (not a copy)."""
+        return self.states[b]
 
     def populations(self, b: int) -> np.ndarray:
         """Level populations (L, 3) of row b (tracks <H>, as MPSState.site_populations does)."""
         return self._row(b).site_populations()
-
-    def rdm(self, b: int, site: int) -> np.ndarray:
-        return self._row(b).site_rdm(site)
-
-    def apply_jump(self, b: int, channel: int) -> None:
-        """The channel's operator on row b, renormalized; the centre back on the last site."""
-        state = self._row(b)
-        ch = self.channels[channel]
-        state.apply_local(ch.op, ch.site)
-        state.scale(1.0 / math.sqrt(state.norm2()))
-        self.set_row(b, state)
 
     def state(self, b: int) -> MPSState:
         return self.states[b].copy()
@@ -170,7 +144,7 @@ class MPSBatch:
 
     def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool) -> None:
         """|0><o_b| on the last site (the centre) of each row, then renormalize if ``normalize``."""
-        self._jumping = None
+        self.held = None
         for b, o in zip(rows, outcomes):
             s = self.states[b]
             s.apply_local(ops.reset_op(int(o)), self.last)

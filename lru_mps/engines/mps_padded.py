@@ -29,12 +29,12 @@ from numba.typed import List
 
 from ..physics import operators as ops
 from .arraylib import ArrayLib
-from .mps import MPSEngine, MPSState
+from .mps import MPSStore, MPSEngine, MPSState
 from .probe import CopyProbe
 from .tebd import NO_CHARGE, product_row, truncations
 
 
-class PaddedMPSBatch:
+class PaddedMPSBatch(MPSStore):
     """The MPS states of a batch's rows as padded arrays of one array library (a state store of the loop)."""
 
     max_length = MPSEngine.max_length
@@ -64,7 +64,6 @@ class PaddedMPSBatch:
         for b, sites in enumerate(products):
             self.set_row(b, MPSState(self.props[int(self.ridx[b])], *product_row(sites, False)), keep_diag=True)
         self._stacks: dict[float, object] = {}
-        self._jumping = None  # (row, MPSState) between the weights and the operator of a jump
 
     # ------------------------------------------------------------ gates
     def _gates(self, rows: np.ndarray, dt):
@@ -180,7 +179,7 @@ class PaddedMPSBatch:
         chi[:, b + 1] = keep
         self.maxb[rows_h] = np.maximum(self.maxb[rows_h], keep)
 
-    def _step(self, rows: np.ndarray, dt) -> None:
+    def step(self, rows: np.ndarray, dt) -> None:
         """One Trotter step of the rows: the engine's dt for all of them, or one step length per row."""
         everyone = len(rows) == self.B
         arrs = list(self.arrays) if everyone else self._take(rows)
@@ -235,7 +234,7 @@ class PaddedMPSBatch:
 
     def set_row(self, b: int, state: MPSState, keep_diag: bool = False) -> None:
         """Put an MPSState back into row b (centre moved to the last site) with its diagnostics."""
-        self._jumping = None
+        self.held = None
         state.move_centre(self.L - 1)
         arrs = state.tensors()
         chi = np.array([[1] + [A.shape[2] for A in arrs]])
@@ -250,18 +249,6 @@ class PaddedMPSBatch:
         self.eref[b] = np.nan if state.energy_ref is None else state.energy_ref
 
     # ------------------------------------------------------------ the store interface
-    def evolve(self, rows: np.ndarray, steps, grid_step: float | None = None) -> None:
-        """One Trotter step of length steps[j] (at most dt) for each row: the regular steps together, the
-        shortened ones with a length each."""
-        self._jumping = None
-        rows = np.asarray(rows, dtype=np.intp)
-        steps = np.broadcast_to(np.asarray(steps, dtype=float), (len(rows),))
-        regular = steps == self.dt
-        if regular.any():
-            self._step(rows[regular], self.dt)
-        if not regular.all():
-            self._step(rows[~regular], steps[~regular])
-
     def snapshot(self, rows: np.ndarray):
         """The rows' tensors, bonds and diagnostics before a step."""
         return self._take(rows), self.chi[rows].copy(), [self.row_diag(b) for b in rows]
@@ -285,7 +272,7 @@ class PaddedMPSBatch:
         return np.asarray(xp.host(xp.sum(xp.real(C * xp.conj(C)), axis=(1, 2, 3))), dtype=float)
 
     def scale(self, rows: np.ndarray | None, factors: np.ndarray) -> None:
-        self._jumping = None
+        self.held = None
         xp = self.xp
         f = xp.asarray(np.asarray(factors, dtype=float))[:, None, None, None]
         if rows is None:
@@ -294,29 +281,12 @@ class PaddedMPSBatch:
             ix = xp.index(rows)
             self.arrays[-1][ix] = self.arrays[-1][ix] * f
 
-    def _row(self, b: int) -> MPSState:
-        """Row b as an MPSState, kept between the calls of one jump (weights, then the operator)."""
-        if self._jumping is None or self._jumping[0] != b:
-            self._jumping = (b, self.row_state(b))
-        return self._jumping[1]
-
     def populations(self, b: int) -> np.ndarray:
         """Level populations (L, 3) of row b (tracks <H>, as MPSState.site_populations does)."""
         state = self._row(b)
         pops = state.site_populations()
         self.keep_diagnostics(b, state)
         return pops
-
-    def rdm(self, b: int, site: int) -> np.ndarray:
-        return self._row(b).site_rdm(site)
-
-    def apply_jump(self, b: int, channel: int) -> None:
-        """The channel's operator on row b (as an MPSState), renormalized, put back into the batch."""
-        state = self._row(b)
-        ch = self.channels[channel]
-        state.apply_local(ch.op, ch.site)
-        state.scale(1.0 / math.sqrt(state.norm2()))
-        self.set_row(b, state)
 
     def state(self, b: int) -> MPSState:
         return self.row_state(b)
