@@ -189,6 +189,39 @@ def _product(X, Y):
 
 
 @njit(cache=True)
+def theta_product(X, Y, xkey, ykey, zkey):
+    """X @ Y by charge blocks: X[r, y] != 0 only if xkey[r] == ykey[y], Y[y, z] != 0 only if ykey[y] == zkey[z].
+
+    Each block of the shared index multiplies only its own rows and columns
+    (all keys equal, no symmetry: one dense product).
+    """
+    m, n = X.shape[0], Y.shape[1]
+    out = np.zeros((m, n), dtype=np.complex128)
+    lo = min(xkey.min(), ykey.min())
+    nk = max(xkey.max(), ykey.max()) - lo + 1
+    rord, rst = _group(xkey, lo, nk)
+    yord, yst = _group(ykey, lo, nk)
+    zord, zst = _group(zkey, lo, nk)
+    for v in range(nk):
+        rows, ys, cols = rord[rst[v]:rst[v + 1]], yord[yst[v]:yst[v + 1]], zord[zst[v]:zst[v + 1]]
+        if rows.size == 0 or ys.size == 0 or cols.size == 0:
+            continue
+        Xb = np.empty((rows.size, ys.size), dtype=np.complex128)
+        for i in range(rows.size):
+            for l in range(ys.size):
+                Xb[i, l] = X[rows[i], ys[l]]
+        Yb = np.empty((ys.size, cols.size), dtype=np.complex128)
+        for l in range(ys.size):
+            for j in range(cols.size):
+                Yb[l, j] = Y[ys[l], cols[j]]
+        P = _product(Xb, Yb)
+        for i in range(rows.size):
+            for j in range(cols.size):
+                out[rows[i], cols[j]] = P[i, j]
+    return out
+
+
+@njit(cache=True)
 def block_svd(M, rkey, ckey, cutoff, max_bond, absorb_right):
     """Truncated SVD of M (rows with charge rkey, columns ckey; nonzero only where they match), block by block.
 
@@ -317,7 +350,8 @@ def sweep(arrs, qs, pc, gates, bonds, right, cutoff, max_bond):
         b = bonds[s]
         A, B = arrs[b], arrs[b + 1]
         a, k, c = A.shape[0], A.shape[2], B.shape[2]
-        th = _product(A.reshape(a * 3, k), B.reshape(k, 3 * c)).reshape(a, 9, c)
+        rkey, ckey = _row_keys(qs[b], pc), _col_keys(qs[b + 2], pc)
+        th = theta_product(A.reshape(a * 3, k), B.reshape(k, 3 * c), rkey, qs[b + 1], ckey).reshape(a, 9, c)
         G = gates[s]
         out = np.zeros((a, 9, c), dtype=np.complex128)
         for m in range(9):
@@ -327,8 +361,7 @@ def sweep(arrs, qs, pc, gates, bonds, right, cutoff, max_bond):
                     for x in range(a):
                         for y in range(c):
                             out[x, m, y] += g * th[x, n, y]
-        left, rt, qk, d, kept = block_svd(out.reshape(a * 3, 3 * c), _row_keys(qs[b], pc), _col_keys(qs[b + 2], pc),
-                                          cutoff, max_bond, right[s])
+        left, rt, qk, d, kept = block_svd(out.reshape(a * 3, 3 * c), rkey, ckey, cutoff, max_bond, right[s])
         arrs[b] = left.reshape(a, 3, kept)
         arrs[b + 1] = rt.reshape(kept, 3, c)
         qs[b + 1] = qk
