@@ -68,9 +68,13 @@ def deviation(a, b) -> float:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--targets", default="1,2,3,3r,4")
+    ap.add_argument("--dt", type=float, default=None, help="instead of the default (for exploring)")
+    ap.add_argument("--order", type=int, default=None, help="instead of the default (for exploring)")
+    ap.add_argument("--t-final", type=float, default=None, help="instead of the target's (for exploring)")
     args = ap.parse_args(argv)
+    options = {k: v for k, v in (("dt", args.dt), ("order", args.order)) if v is not None}
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}; one BLAS "
-          f"thread, one worker; MPS defaults {MPS}")
+          f"thread, one worker; MPS settings {dict(MPS, **options)}")
     print(f"{'target':>40} {'wall s':>7} {'cpu s':>7} {'limit s':>7} {'ref':>6} {'ref s':>6} {'max |dP|':>9} "
           f"{'tol':>6} {'load':>5} {'ok':>3}")
     with threadpool_limits(limits=1, user_api="blas"):
@@ -78,8 +82,10 @@ def main(argv=None):
             name, model, run, ref_engine, limit, tol = TARGETS[key]
             spec = ArraySpec.from_user(**model)
             kw = dict(run, time_points=101, seed=0)
+            if args.t_final:
+                kw["t_final"] = args.t_final
             t0, c0 = time.perf_counter(), time.process_time()
-            res = simulate(spec, engine="mps", **kw)
+            res = simulate(spec, engine="mps", engine_options=options, **kw)
             t_mps, c_mps = time.perf_counter() - t0, time.process_time() - c0
             load = os.getloadavg()[0]
             t0 = time.perf_counter()

@@ -10,11 +10,12 @@ sweep
 
 G_b(tau) = exp(-i tau h_b), applied right-to-left then left-to-right, so the
 orthogonality centre ends on site L where the reset acts.  Fourth order is
-Suzuki's S4(dt) = S2(p dt)^2 S2((1-4p) dt) S2(p dt)^2, p = 1/(4 - 4^(1/3)).
+Suzuki's S4(dt) = S2(p dt)^2 S2((1-4p) dt) S2(p dt)^2, p = 1/(4 - 4^(1/3));
+sixth order is Kahan and Li's symmetric composition of nine S2 sweeps.
 Consecutive gates on the same bond (the ends of successive S2 sweeps) are
 merged into one, exp(-i a h) exp(-i b h) = exp(-i (a+b) h): a step is a
 *schedule* of (bond, time fraction, direction) entries (:func:`schedule`).
-Local Trotter error O(dt^3) (order 2) or O(dt^5) (order 4) per step.
+Local Trotter error O(dt^(p+1)) per step for order p.
 
 Representation.  A row (one trajectory's state) is a list of tensors
 A_l[chi_l, 3, chi_{l+1}] and a list of bond *charges*: every bond index
@@ -27,7 +28,8 @@ theta.  The right boundary bond holds one index per total N present (two for
 the coherence initial state, a superposition of N and N + 1); the state is
 the sum over it, so environments start from a matrix of ones there (cross
 terms between different N vanish in every N-conserving quantity, and give
-the coherence rho_1[1, 0]).  A state whose gates or local operators do not
+the coherence rho_1[1, 0]); such a superposition needs up to twice the bond
+of the same state without labels, in smaller blocks.  A state whose gates or local operators do not
 conserve N (not produced by the model; kept for generality) runs with all
 charges zero, i.e. one dense block.
 
