@@ -1,5 +1,6 @@
 #!/bin/bash
 # GPU check of the batched engines, as run on a lent GPU machine (see BENCHMARKS.md).
+# MPS on a GPU runs the padded store (lru_mps/engines/mps_padded.py); numpy runs the compiled row store.
 # Needs the wheels of autoray, quimb, cotengra and cytoolz in .whl/ (that machine has no registry);
 # writes logs under $OUT.  Each part has its own time limit so that a slow part cannot eat the lease.
 set -u
@@ -15,16 +16,17 @@ timeout 90 python3 - <<'PY' 2>&1 | tee "$OUT/exact.txt"
 import time
 import numpy as np
 from threadpoolctl import threadpool_limits
-from lru_mps.arraylib import ArrayLib
-from lru_mps.batched import records_differ, run_batch
-from lru_mps.ensemble import make_settings
-from lru_mps.model import ArraySpec
+from lru_mps.engines.arraylib import ArrayLib
+from lru_mps.mcwf.loop import records_differ
+from lru_mps.run.settings import make_settings
+from lru_mps.run.trajectories import run_trajectories
+from lru_mps.physics.model import ArraySpec
 spec = ArraySpec.from_user(length=6, conditions="realistic")
 st = make_settings(spec, t_final=200.0, time_points=101, trajectories=512, seed=0)
 with threadpool_limits(1):
     for backend, n in (("numpy", 256), ("torch:cuda", 256), ("torch:cuda", 512)):
-        run_batch(spec, st, range(4), backend=backend)
-        t = time.perf_counter(); recs = run_batch(spec, st, range(n), backend=backend, batch_size=n)
+        run_trajectories(spec, st, range(4), batched=True, backend=backend)
+        t = time.perf_counter(); recs = run_trajectories(spec, st, range(n), batched=True, backend=backend, batch_size=n)
         ArrayLib(backend).synchronize(); dt = time.perf_counter() - t
         if backend == "numpy":
             ref = recs
@@ -39,6 +41,6 @@ timeout 160 python3 benchmarks/mps_batch.py --backend torch:cuda --conditions id
 echo "== MPS, L = 30, realistic"
 timeout 110 python3 benchmarks/mps_batch.py --backend torch:cuda --conditions realistic --rows 64,256 --steps 40 \
   --unbatched 16 --quimb 0 --json "$OUT/mps_realistic.json" 2>&1 | tail -6 | tee "$OUT/mps_realistic.txt"
-echo "== MPS, L = 30, numpy batched on this machine's CPU (same rows as the GPU's first)"
+echo "== MPS, L = 30, numpy (compiled row store) on this machine's CPU (same rows as the GPU's first)"
 timeout 70 python3 benchmarks/mps_batch.py --backend numpy --conditions ideal,realistic --rows 64 --steps 40 \
   --unbatched 0 --quimb 0 --json "$OUT/mps_cpu.json" 2>&1 | tail -6 | tee "$OUT/mps_cpu.txt"

@@ -4,14 +4,16 @@ L = 30 (default), paper parameters (W = 20 J, Ubar = 50 J, periodic feedback
 at the paper's rate), leakage initial state, in ideal conditions (branch
 estimator) and realistic ones (T1, T2, temperature: sampled estimator with
 jumps and thermal initial states).  All three run the same trajectories with
-the same step (dt = 0.01/J, Trotter order 4, absolute cutoff 1e-12), so
-they are at equal accuracy; the script prints how far apart they are (largest
-site-population difference over the compared trajectories).
+the same Trotter schedule (the defaults of lru_mps.defaults.MPS unless --dt /
+--order say otherwise; absolute cutoff 1e-12), so they are at equal accuracy;
+the script prints how far apart they are (largest site-population difference
+over the compared trajectories).
 
     (a) batched   ``run_trajectories(..., batched=True)`` on ``--rows`` trajectory indices, one call
+                  (numpy: the compiled row store, mps_batch.py; torch/cupy: the padded store, mps_padded.py)
     (b) unbatched ``run_trajectories(..., batched=False)`` (lean kernel) on ``--unbatched`` of them
     (c) quimb     the same runner with ``kernel='quimb'`` (quimb's ``gate_split_``
-                  TEBD loop) on ``--quimb`` of them
+                  for every split, no charge blocks) on ``--quimb`` of them
 
 Times are seconds per trajectory over ``--steps`` Trotter steps; (a)/(b)
 compares the same indices when ``--unbatched`` equals ``--rows`` (realistic
@@ -36,17 +38,18 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from lru_mps.defaults import MPS  # noqa: E402
 from lru_mps.engines.arraylib import ArrayLib  # noqa: E402
 from lru_mps.run.settings import make_settings  # noqa: E402
 from lru_mps.run.trajectories import run_trajectories  # noqa: E402
 from lru_mps.physics.model import ArraySpec  # noqa: E402
 
-DT = 0.01
+DT, ORDER = MPS["dt"], MPS["order"]
 
 
 def _settings(spec, rows: int, steps: int, kernel: str = "lean"):
     return make_settings(spec, init="leakage", t_final=steps * DT, time_points=2, trajectories=rows, seed=0,
-                         engine="mps", engine_options=dict(dt=DT, order=4, cutoff=1e-12, kernel=kernel))
+                         engine="mps", engine_options=dict(dt=DT, order=ORDER, cutoff=1e-12, kernel=kernel))
 
 
 def _pops(rec):
@@ -87,12 +90,16 @@ def main(argv=None):
     ap.add_argument("--L", type=int, default=30)
     ap.add_argument("--conditions", default="ideal,realistic")
     ap.add_argument("--rows", default="144", help="batched trajectory counts, comma-separated")
-    ap.add_argument("--steps", type=int, default=100, help="Trotter steps of dt = 0.01/J")
+    ap.add_argument("--steps", type=int, default=100, help="Trotter steps of dt")
+    ap.add_argument("--dt", type=float, default=None)
+    ap.add_argument("--order", type=int, default=None)
     ap.add_argument("--unbatched", type=int, default=144, help="trajectories for (b)")
     ap.add_argument("--quimb", type=int, default=4, help="trajectories for (c)")
     ap.add_argument("--backend", default="numpy")
     ap.add_argument("--json", help="write the rows to this file")
     args = ap.parse_args(argv)
+    global DT, ORDER
+    DT, ORDER = args.dt or DT, args.order or ORDER
     results = []
     with threadpool_limits(limits=1, user_api="blas"):
         for cond in args.conditions.split(","):
@@ -106,7 +113,8 @@ def main(argv=None):
 
     print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}, "
           f"numpy {numpy.__version__}; BLAS threads = 1; backend {args.backend}")
-    print(f"L = {args.L}, leakage, {args.steps} steps of dt = {DT}/J, order 4, cutoff 1e-12 (abs); s per trajectory")
+    print(f"L = {args.L}, leakage, {args.steps} steps of dt = {DT}/J, order {ORDER}, cutoff 1e-12 (abs); "
+          "s per trajectory")
     print(f"{'conditions':>10} {'rows':>5} {'batched':>9} {'unbatched':>10} {'quimb':>8} {'unb/batch':>10} "
           f"{'quimb/batch':>12} {'quimb/unb':>10} {'chi':>4} {'max|dP|':>9}")
     for r in results:

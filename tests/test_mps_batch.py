@@ -1,6 +1,7 @@
 """The batched MPS engine gives the unbatched MPS engine's trajectories (issue: Throughput).
 
-Every check compares the batched MPS store with the engine's ordinary MPS states (``StateList``)
+Every check compares a batched MPS store (the compiled row store on numpy, or the padded store the
+GPU backends use, run here on numpy) with the engine's ordinary MPS states (``StateList``)
 trajectory by trajectory: populations, coherence and event records to 1e-8
 (the SVD gauge and the order of sums differ, nothing else), and the engine
 diagnostics (discarded weight, largest bond, steps, Trotter drift).  Short
@@ -13,15 +14,18 @@ import numpy as np
 import pytest
 
 from lru_mps.engines.arraylib import ArrayLib
-from lru_mps.engines import mps_batch
+from lru_mps.engines.mps_padded import PaddedMPSBatch
 from helpers import batched, one
 from lru_mps.mcwf.loop import records_differ
 from lru_mps.run.blocks import run_block
 from lru_mps.run.settings import RunSettings, make_settings, time_grid
 from lru_mps.errors import ParameterError
-from lru_mps.physics.model import ArraySpec, Conditions, Reset
+from lru_mps.physics.model import INIT_STATES, ArraySpec, Conditions, Reset
 
 NOISY = Conditions(T1q=50.0, Tphi=30.0, temperature_K=0.3)
+#: initial states of definite excitation number: the padded store (no charge labels) has the bonds of the row
+#: store only for these (a superposition of N and N + 1, the coherence state, needs up to twice the bond with labels)
+DEFINITE_N = ("leakage", "qubit")
 FAST = dict(dt=0.02, order=2)
 
 
@@ -29,11 +33,11 @@ def _spec(L, reset, conditions, W=4.0):
     return ArraySpec(L=L, W=W, reset=Reset(reset, 0.3 if reset != "none" else 0.0), conditions=conditions)
 
 
-def _compare(spec, estimator, n=4, times=None, options=FAST, seed=3, **kw):
-    """The batched MPS store vs unbatched MPS states on n indices; returns the number of events seen."""
+def _compare(spec, estimator, n=4, times=None, options=FAST, seed=3, inits=INIT_STATES, **kw):
+    """The batched MPS store vs unbatched MPS states on n indices; returns (events seen, batched records)."""
     times = time_grid(10.0, 6) if times is None else times
     settings = RunSettings(times=times, trajectories=n, seed=seed, engine="mps", estimator=estimator,
-                           engine_options=dict(options))
+                           engine_options=dict(options), inits=inits)
     got = batched(spec, settings, range(n), **kw)
     events = 0
     for i in range(n):
@@ -48,57 +52,92 @@ def _compare(spec, estimator, n=4, times=None, options=FAST, seed=3, **kw):
             for key in ("discarded_weight", "energy_drift"):
                 assert abs(mine[key] - theirs[key]) <= 1e-8 * max(1.0, abs(theirs[key])), (key, mine, theirs)
             assert mine["norm_error"] < 1e-10
-    return events
+    return events, got
+
+
+@pytest.fixture
+def padded(monkeypatch):
+    """Batched runs use the padded store (the GPU backends' store) on numpy."""
+    import lru_mps.run.trajectories as trajectories
+
+    monkeypatch.setattr(trajectories, "batch_store", lambda engine: PaddedMPSBatch)
 
 
 @pytest.mark.parametrize("L", [2, 4])
 @pytest.mark.parametrize("reset", ["periodic", "random", "dissipation", "none"])
 def test_sampled_with_noise_and_temperature(L, reset):
-    assert _compare(_spec(L, reset, NOISY), "sampled") > 10
+    assert _compare(_spec(L, reset, NOISY), "sampled")[0] > 10
 
 
-@pytest.mark.parametrize("reset", ["periodic", "dissipation"])
-def test_branch_in_ideal_conditions(reset):
-    """Ideal conditions: the Hermitian case tracks the Trotter drift of <H> too."""
-    events = _compare(_spec(3, reset, Conditions()), "branch")
-    assert events > 0 or reset == "dissipation"
+def test_padded_store_with_noise_and_temperature(padded):
+    """The padded store (GPU backends) gives the unbatched trajectories too (here on numpy)."""
+    assert _compare(_spec(4, "periodic", NOISY), "sampled", inits=DEFINITE_N)[0] > 10
+
+
+def test_branch_periodic_tracks_the_trotter_drift():
+    """Ideal conditions, periodic feedback: H_eff = H between measurements, so the drift of <H> is tracked
+    (and compared with the unbatched run by _compare); the branch records every measurement (outcome 0)."""
+    events, got = _compare(_spec(3, "periodic", Conditions()), "branch")
+    assert events > 0
+    recs = [r for traj in got for r in traj.values()]
+    assert all(e.outcome == 0 for r in recs for e in r.events)
+    assert max(r.diagnostics["energy_drift"] for r in recs) > 0.0
+
+
+def test_branch_dissipation_decays_without_events():
+    """Ideal conditions, dissipative reset: the branch has no events and its weight (the unnormalized
+    populations of site 1 summed) decays below 1; H_eff is not Hermitian, so no drift is tracked."""
+    events, got = _compare(_spec(3, "dissipation", Conditions()), "branch")
+    assert events == 0
+    for traj in got:
+        for r in traj.values():
+            weight = r.populations[:, 0, :].sum(axis=1)
+            assert weight[0] == pytest.approx(1.0) and weight[-1] < 1.0 - 1e-3
+            assert r.diagnostics["energy_drift"] == 0.0
 
 
 def test_sampled_measurements_without_jump_channels():
-    assert _compare(_spec(3, "random", Conditions()), "sampled") > 10
+    assert _compare(_spec(3, "random", Conditions()), "sampled")[0] > 10
 
 
-@pytest.mark.parametrize("tol", [1.0, 1e9])
+@pytest.mark.parametrize("tol", [None, 1.0, 1e9])
 def test_truncation_bucketing_and_order_four(monkeypatch, tol):
-    """Order 4 with truncation (discarded weights compared), rows of different bonds SVD'd in
-    separate buckets (pad_tolerance 1) or all padded together (huge tolerance).
+    """Order 4 with truncation (discarded weights compared): the row store (tol None), or the padded
+    store with rows of different bonds SVD'd in separate buckets (pad_tolerance 1) or all padded
+    together (huge tolerance).
 
     Truncation by a relative-size cutoff (1e-6, noisy and hot) and by max_bond (2, ideal).  Not
     compared: max_bond truncation of noisy hot states, which cuts between nearly equal singular
     values; there the kept subspace is decided by rounding, and even the unbatched lean and
     quimb kernels differ by ~1e-3.
     """
-    monkeypatch.setattr(mps_batch.MPSBatch, "pad_tolerance", tol)
+    inits = INIT_STATES
+    if tol is not None:
+        import lru_mps.run.trajectories as trajectories
+
+        monkeypatch.setattr(PaddedMPSBatch, "pad_tolerance", tol)
+        monkeypatch.setattr(trajectories, "batch_store", lambda engine: PaddedMPSBatch)
+        inits = DEFINITE_N
     hot = Conditions(T1q=50.0, Tphi=30.0, temperature_K=0.5)
     _compare(_spec(5, "periodic", hot), "sampled", n=5, times=time_grid(4.0, 3),
-             options=dict(dt=0.02, order=4, cutoff=1e-6))
+             options=dict(dt=0.02, order=4, cutoff=1e-6), inits=inits)
     _compare(_spec(5, "periodic", Conditions()), "branch", n=3, times=time_grid(4.0, 3),
-             options=dict(dt=0.02, order=4, max_bond=2))
+             options=dict(dt=0.02, order=4, max_bond=2), inits=inits)
 
 
 def test_buckets_cover_every_row_once():
-    store = mps_batch.MPSBatch.__new__(mps_batch.MPSBatch)
+    store = PaddedMPSBatch.__new__(PaddedMPSBatch)
     store.pad_tolerance = 1.2
     rng = np.random.default_rng(0)
     al, km, cr = rng.integers(1, 9, 50), rng.integers(1, 9, 50), rng.integers(1, 9, 50)
-    groups = store._buckets(al, km, cr, 8, 8, 8)
+    groups = store.buckets(al, km, cr, 8, 8, 8)
     assert len(groups) > 1
     rows = np.sort(np.concatenate([g[0] for g in groups]))
     assert np.array_equal(rows, np.arange(50))
     for pos, ga, gk, gc in groups:
         assert al[pos].max() <= ga and km[pos].max() <= gk and cr[pos].max() <= gc
-    padded = sum(len(pos) * store._cost(ga, gk, gc) for pos, ga, gk, gc in groups)
-    assert padded <= 1.2 * store._cost(al, km, cr).sum()
+    padded = sum(len(pos) * store.cost(ga, gk, gc) for pos, ga, gk, gc in groups)
+    assert padded <= 1.2 * store.cost(al, km, cr).sum()
 
 
 def test_run_block_uses_the_batched_engine():

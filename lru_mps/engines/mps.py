@@ -1,32 +1,25 @@
-"""Qutrit MPS backend: TEBD of the non-Hermitian H_eff, lean kernel and quimb reference.
+"""Qutrit MPS backend: TEBD of the non-Hermitian H_eff on ordinary (one-trajectory) states.
 
-Physics.  H_eff = sum_b h_b is split into bond terms: h_b = J (a_b^dag a_{b+1}
-+ h.c.) plus the on-site terms of H_eff (anti-Hermitian channel parts
-included) shared between the bonds of each site (half each for interior
-sites, all of it for the end sites).  One second-order step is the symmetric
-sweep
+The TEBD kernel (bond gates, Trotter schedule, charge-block SVD split with an
+absolute cutoff and a maximum bond, environments, diagnostics) lives in
+:mod:`lru_mps.engines.tebd`; this module holds the engine (options,
+validation), the propagator of one realization and the state object the
+trajectory loop uses.  A state is a row of :mod:`~lru_mps.engines.tebd`
+(tensors A_l[chi_l, 3, chi_{l+1}] with bond charges) in mixed canonical form
+around ``centre``: sites left of it are left isometries, sites right of it
+right isometries, so <psi|psi> = ||A_centre||^2.  Bond splits keep the
+singular values above an *absolute* cutoff (default 1e-12; quimb's default
+relative cutoff would discard the tiny leading-edge amplitudes that carry the
+physics here) up to a maximum bond; the discarded weight, the largest bond and
+the Trotter diagnostic (drift of <H> over unitary stretches, when H_eff = H)
+are tracked per trajectory.
 
-    S2(dt) = G_{L-2}(dt/2) ... G_1(dt/2) G_0(dt) G_1(dt/2) ... G_{L-2}(dt/2),
-
-G_b(tau) = exp(-i tau h_b), applied right-to-left then left-to-right, so the
-orthogonality centre ends on site L where the reset acts.  Fourth order is
-Suzuki's S4(dt) = S2(p dt)^2 S2((1-4p) dt) S2(p dt)^2, p = 1/(4 - 4^(1/3)).
-Local Trotter error O(dt^3) (order 2) or O(dt^5) (order 4) per step.
-
-Representation.  A list of tensors A_l[chi_l, 3, chi_{l+1}] in mixed canonical
-form around ``centre``: sites left of it are left isometries, sites right of
-it right isometries, so <psi|psi> = ||A_centre||^2 and a local operation at
-the centre costs O(chi^2 d).  Bond splits use an SVD with an *absolute*
-singular-value cutoff (default 1e-12; quimb's default relative cutoff would
-discard the tiny leading-edge amplitudes that carry the physics here) and a
-maximum bond; the discarded weight, the largest bond and the Trotter
-diagnostic (drift of <H> over unitary stretches) are tracked per trajectory.
-
-Two kernels implement the same sweep: ``lean`` (numpy/autoray arrays, the
-production path) and ``quimb`` (quimb's MatrixProductState.gate_split_, the
-reference).  They agree to ~1e-12 on the same input.  The Hamiltonian is also
-available as a quimb MPO (:func:`hamiltonian_mpo`) built from the same local
-terms, which contracts to the exact backend's H at small L.
+Two kernels run the same schedule: ``lean`` (:func:`~lru_mps.engines.tebd.sweep`,
+the production path) and ``quimb`` (quimb's MatrixProductState.gate_split_ for
+the split, the reference; no charge blocks).  They agree to ~1e-12 on the same
+input.  The Hamiltonian is also available as a quimb MPO
+(:func:`hamiltonian_mpo`) built from the same local terms, which contracts to
+the exact backend's H at small L.
 """
 
 from __future__ import annotations
@@ -35,33 +28,17 @@ import math
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
-from autoray import do
 
 from ..defaults import MPS
 from ..errors import ParameterError, require
 from ..physics.model import ArraySpec, Realization
 from ..physics import operators as ops
-
-SUZUKI_P = 1.0 / (4.0 - 4.0 ** (1.0 / 3.0))
+from .tebd import (ORDERS, BondGates, apply_local, bond_hamiltonians, centre_norm2, copy_row, environments, move_centre,
+                   product_row, sweep)
 
 #: warn when a trajectory exceeds these
 DISCARDED_WEIGHT_WARN = 1e-6
 NORM_ERROR_WARN = 1e-8
-
-
-def bond_hamiltonians(spec: ArraySpec, real: Realization) -> list[np.ndarray]:
-    """h_b (9x9, acting on sites b, b+1) with the on-site terms split between bonds."""
-    L = spec.L
-    onsite = spec.onsite_terms(real)
-    hop = spec.bond_term()
-    eye = np.eye(3)
-    out = []
-    for b in range(L - 1):
-        wl = 1.0 if b == 0 else 0.5
-        wr = 1.0 if b + 1 == L - 1 else 0.5
-        out.append(hop + wl * np.kron(onsite[b], eye) + wr * np.kron(eye, onsite[b + 1]))
-    return out
 
 
 def hamiltonian_mpo(spec: ArraySpec, real: Realization, hermitian_only: bool = True):
@@ -95,25 +72,16 @@ def hamiltonian_mpo(spec: ArraySpec, real: Realization, hermitian_only: bool = T
 
 
 class MPSPropagator:
-    """Bond gates of one realization for a given step; makes MPS states."""
+    """Bond terms and gates of one realization; makes MPS states."""
 
     def __init__(self, spec: ArraySpec, real: Realization, engine: "MPSEngine"):
         self.spec, self.realization, self.engine, self.L = spec, real, engine, spec.L
         self.h_bonds = bond_hamiltonians(spec, real)
-        self._gates: dict[float, list[np.ndarray]] = {}
+        #: the bond terms of the Hermitian H (for <H>)
+        self.h_hermitian = 0.5 * (self.h_bonds + self.h_bonds.conj().transpose(0, 2, 1))
+        self.gates = BondGates(self.h_bonds, engine.order)
         self._mpo = None
-        self.hermitian = all(np.allclose(h, h.conj().T) for h in self.h_bonds)
-
-    def gates(self, tau: float) -> list[np.ndarray]:
-        """exp(-i tau h_b) as (3, 3, 3, 3) arrays [out_b, out_b1, in_b, in_b1], cached per tau."""
-        key = round(tau, 15)
-        g = self._gates.get(key)
-        if g is None:
-            g = [sla.expm(-1j * tau * h).reshape(3, 3, 3, 3) for h in self.h_bonds]
-            if len(self._gates) > 64:
-                self._gates.clear()
-            self._gates[key] = g
-        return g
+        self.hermitian = bool(np.allclose(self.h_bonds, self.h_hermitian))
 
     def mpo(self):
         if self._mpo is None:
@@ -121,17 +89,18 @@ class MPSPropagator:
         return self._mpo
 
     def state(self, site_vectors) -> "MPSState":
-        arrays = [np.asarray(v, dtype=complex).reshape(1, 3, 1) for v in site_vectors]
-        cls = QuimbMPSState if self.engine.kernel == "quimb" else MPSState
-        return cls(self, arrays, centre=self.L - 1)
+        """The product state of ``site_vectors`` (charge blocks unless the quimb kernel runs it)."""
+        quimb = self.engine.kernel == "quimb"
+        arrs, qs, pc, centre = product_row(site_vectors, self.gates.symmetric and not quimb)
+        return (QuimbMPSState if quimb else MPSState)(self, arrs, qs, pc, centre)
 
 
 class MPSState:
     """A qutrit MPS evolved by TEBD (lean kernel); implements TrajectoryState."""
 
-    def __init__(self, prop: MPSPropagator, arrays: list, centre: int, diag: dict | None = None):
+    def __init__(self, prop: MPSPropagator, arrs, qs, pc: np.ndarray, centre: int, diag: dict | None = None):
         self.prop = prop
-        self.arrays = arrays
+        self.arrs, self.qs, self.pc = arrs, qs, pc
         self.centre = centre
         self.time_step = prop.engine.dt
         self.diag = diag if diag is not None else {
@@ -140,162 +109,113 @@ class MPSState:
             "energy_drift": 0.0,
             "steps": 0,
         }
-        self._energy_ref = None
-        self._rdms = None
+        #: <H> at the start of the current unitary stretch (None: none yet)
+        self.energy_ref: float | None = None
+        self._env = None
 
-    # ---------------------------------------------------------------- sweeps
-    def _split(self, theta: np.ndarray, to_right: bool):
-        """SVD split of theta[chi_l, 3, 3, chi_r]; the centre goes right (to_right) or left."""
-        chi_l, _, _, chi_r = theta.shape
-        M = theta.reshape(chi_l * 3, 3 * chi_r)
-        U, S, Vh = np.linalg.svd(M, full_matrices=False)
-        eng = self.prop.engine
-        keep = int(np.count_nonzero(S > eng.cutoff)) or 1
-        keep = min(keep, eng.max_bond)
-        if keep < len(S):
-            self.diag["discarded_weight"] += float(np.sum(S[keep:] ** 2))
-        U, S, Vh = U[:, :keep], S[:keep], Vh[:keep]
-        self.diag["max_bond"] = max(self.diag["max_bond"], keep)
-        if to_right:
-            return U.reshape(chi_l, 3, keep), (S[:, None] * Vh).reshape(keep, 3, chi_r)
-        return (U * S[None, :]).reshape(chi_l, 3, keep), Vh.reshape(keep, 3, chi_r)
-
-    def _apply_gate(self, b: int, gate: np.ndarray, to_right: bool) -> None:
-        A, B = self.arrays[b], self.arrays[b + 1]
-        theta = do("einsum", "aib,bjc->aijc", A, B)
-        theta = do("einsum", "ijkl,aklc->aijc", gate, theta)
-        self.arrays[b], self.arrays[b + 1] = self._split(theta, to_right)
-        self.centre = b + 1 if to_right else b
-
-    def _strang(self, tau: float) -> None:
-        L = self.prop.L
-        self.move_centre(L - 1)
-        half = self.prop.gates(tau / 2.0)
-        full = self.prop.gates(tau)
-        for b in range(L - 2, 0, -1):
-            self._apply_gate(b, half[b], to_right=False)
-        self._apply_gate(0, full[0], to_right=True)
-        for b in range(1, L - 1):
-            self._apply_gate(b, half[b], to_right=True)
-
+    # ---------------------------------------------------------------- evolution
     def evolve(self, dt: float) -> None:
+        """One Trotter step of length dt (1/J): the schedule of :mod:`~lru_mps.engines.tebd`."""
         if self.prop.L == 1:
             raise ParameterError("length", 1, "L >= 2")
-        if self.prop.engine.order == 2:
-            self._strang(dt)
-        else:
-            p = SUZUKI_P
-            for frac in (p, p, 1.0 - 4.0 * p, p, p):
-                self._strang(frac * dt)
-        self.diag["steps"] += 1
-        self._rdms = None
+        self.move_centre(self.prop.L - 1)
+        self.swept(*self._sweep(self.prop.gates.step(dt)))
 
-    # ------------------------------------------------------------ canonical
+    def _sweep(self, gates: np.ndarray) -> tuple[float, int]:
+        g, eng = self.prop.gates, self.prop.engine
+        return sweep(self.arrs, self.qs, self.pc, gates, g.bonds, g.right, eng.cutoff, eng.max_bond)
+
+    def swept(self, discarded: float, max_bond: int) -> None:
+        """Book one step's truncation (the sweep ran on this state's tensors)."""
+        self.diag["discarded_weight"] += float(discarded)
+        self.diag["max_bond"] = max(self.diag["max_bond"], int(max_bond))
+        self.diag["steps"] += 1
+        self.centre = self.prop.L - 1
+        self._env = None
+
     def move_centre(self, site: int) -> None:
-        """Move the orthogonality centre to ``site`` by QR decompositions."""
-        while self.centre < site:
-            c = self.centre
-            A = self.arrays[c]
-            chi_l, _, chi_r = A.shape
-            Q, R = np.linalg.qr(A.reshape(chi_l * 3, chi_r))
-            self.arrays[c] = Q.reshape(chi_l, 3, Q.shape[1])
-            self.arrays[c + 1] = np.einsum("ab,bjc->ajc", R, self.arrays[c + 1])
-            self.centre += 1
-        while self.centre > site:
-            c = self.centre
-            A = self.arrays[c]
-            chi_l, _, chi_r = A.shape
-            Q, R = np.linalg.qr(A.reshape(chi_l, 3 * chi_r).T)
-            self.arrays[c] = Q.T.reshape(Q.shape[1], 3, chi_r)
-            self.arrays[c - 1] = np.einsum("aib,bc->aic", self.arrays[c - 1], R.T)
-            self.centre -= 1
+        """Move the orthogonality centre to ``site`` (block SVDs, no truncation)."""
+        if site != self.centre:
+            self.centre = int(move_centre(self.arrs, self.qs, self.pc, self.centre, site))
 
     # ----------------------------------------------------------- observables
     def norm2(self) -> float:
-        C = self.arrays[self.centre]
-        return float(np.vdot(C, C).real)
+        return float(centre_norm2(self.arrs[self.centre]))
 
-    def _all_rdms(self) -> np.ndarray:
-        """rho_l[i, j] = <psi|(|j><i|)_l|psi> for every site, by environments from the centre."""
-        if self._rdms is not None:
-            return self._rdms
-        L, c, A = self.prop.L, self.centre, self.arrays
-        out = np.empty((L, 3, 3), dtype=complex)
-        out[c] = np.einsum("aib,ajb->ij", A[c], A[c].conj())
-        R = np.einsum("aib,cib->ac", A[c], A[c].conj())  # right env of site c-1
-        for l in range(c - 1, -1, -1):
-            out[l] = np.einsum("aib,bc,ajc->ij", A[l], R, A[l].conj())
-            R = np.einsum("aib,bc,dic->ad", A[l], R, A[l].conj())
-        Lenv = np.einsum("aib,aic->bc", A[c], A[c].conj())
-        for l in range(c + 1, L):
-            out[l] = np.einsum("ab,aic,bjc->ij", Lenv, A[l], A[l].conj())
-            Lenv = np.einsum("ab,aic,bid->cd", Lenv, A[l], A[l].conj())
-        self._rdms = out
-        return out
+    def _environments(self):
+        """(rho (L, 3, 3), <H>, <psi|psi> by full contraction), cached until the state changes."""
+        if self._env is None:
+            track = self.prop.hermitian and self.prop.engine.track_energy
+            self._env = environments(self.arrs, self.prop.h_hermitian, track)
+        return self._env
 
     def site_populations(self) -> np.ndarray:
         self._track_energy()
-        return np.real(np.diagonal(self._all_rdms(), axis1=1, axis2=2)).copy()
+        return np.real(np.diagonal(self._environments()[0], axis1=1, axis2=2)).copy()
 
     def site_rdm(self, site: int) -> np.ndarray:
-        return self._all_rdms()[site].copy()
+        return self._environments()[0][site].copy()
 
     # ------------------------------------------------------------- operations
     def apply_local(self, op: np.ndarray, site: int) -> None:
-        self.move_centre(site)
-        self.arrays[site] = np.einsum("ij,ajb->aib", op, self.arrays[site])
-        self._rdms = None
-        self._energy_ref = None  # a new unitary stretch starts
+        self.centre, self.pc = apply_local(self.arrs, self.qs, self.pc, self.centre, np.asarray(op, complex), site)
+        self._env = None
+        self.energy_ref = None  # a new unitary stretch starts
 
     def scale(self, factor: float) -> None:
-        self.arrays[self.centre] = self.arrays[self.centre] * factor
-        self._rdms = None
+        self.arrs[self.centre] = self.arrs[self.centre] * factor
+        self._env = None
 
     def copy(self) -> "MPSState":
-        new = type(self)(self.prop, [a.copy() for a in self.arrays], self.centre, dict(self.diag))
-        new._energy_ref = self._energy_ref
+        arrs, qs = copy_row(self.arrs, self.qs)
+        new = type(self)(self.prop, arrs, qs, self.pc, self.centre, dict(self.diag))
+        new.energy_ref = self.energy_ref
         return new
 
     # ------------------------------------------------------------ diagnostics
+    def tensors(self) -> list[np.ndarray]:
+        """The tensors with the right boundary summed (one index): a plain MPS of the state (copies)."""
+        arrs = [np.array(a) for a in self.arrs]
+        arrs[-1] = arrs[-1].sum(axis=2, keepdims=True)
+        return arrs
+
     def to_quimb(self):
         """The state as a quimb MatrixProductState (a copy)."""
         import quimb.tensor as qtn
 
-        arrs = [a.copy() for a in self.arrays]
-        L = len(arrs)
+        arrs = self.tensors()
+        if len(arrs) == 1:
+            return None
         q = [arrs[0][0].T] + [a.transpose(0, 2, 1) for a in arrs[1:-1]] + [arrs[-1][:, :, 0]]
-        return qtn.MatrixProductState(q, shape="lrp") if L > 1 else None
+        return qtn.MatrixProductState(q, shape="lrp")
 
     def dense(self) -> np.ndarray:
         """Full 3^L vector (small L only; site 1 most significant)."""
-        v = self.arrays[0]
-        for A in self.arrays[1:]:
+        arrs = self.tensors()
+        v = arrs[0]
+        for A in arrs[1:]:
             v = np.einsum("...a,aib->...ib", v, A)
         return v.reshape(-1)
 
     def energy(self) -> float:
-        """<psi|H|psi> / <psi|psi> with the Hermitian H as an MPO."""
-        q = self.to_quimb()
-        mpo = self.prop.mpo()
-        num = (q.H @ mpo.apply(q))
-        return float(np.real(num) / self.norm2())
+        """<psi|H|psi> / <psi|psi> with the Hermitian H (its bond terms)."""
+        _, e, full = environments(self.arrs, self.prop.h_hermitian, True)
+        return float(e / full)
 
     def _track_energy(self) -> None:
         """Drift of <H> over unitary stretches (only meaningful when H_eff = H)."""
         if not self.prop.hermitian or not self.prop.engine.track_energy:
             return
-        e = self.energy()
-        if self._energy_ref is None:
-            self._energy_ref = e
+        _, e, full = self._environments()
+        e = e / full
+        if self.energy_ref is None:
+            self.energy_ref = e
         else:
-            self.diag["energy_drift"] = max(self.diag["energy_drift"], abs(e - self._energy_ref))
+            self.diag["energy_drift"] = max(self.diag["energy_drift"], abs(e - self.energy_ref))
 
     def norm_error(self) -> float:
         """| <psi|psi> by full contraction - ||centre||^2 | relative (canonical-form consistency)."""
-        T = np.ones((1, 1), dtype=complex)
-        for A in self.arrays:
-            T = np.einsum("ac,aib,cid->bd", T, A, A.conj())
-        full = float(T.real.squeeze())
+        full = float(self._environments()[2])
         n2 = self.norm2()
         return abs(full - n2) / max(n2, 1e-300)
 
@@ -306,39 +226,75 @@ class MPSState:
 
 
 class QuimbMPSState(MPSState):
-    """Reference kernel: the same sweep with quimb's gate_split_ (slow, for validation)."""
+    """Reference kernel: the same schedule with quimb's gate_split_ for every split (slow, for validation)."""
 
-    def _strang(self, tau: float) -> None:
-        L = self.prop.L
-        self.move_centre(L - 1)
+    def _sweep(self, gates: np.ndarray) -> tuple[float, int]:
+        g, eng = self.prop.gates, self.prop.engine
         q = self.to_quimb()
-        half = self.prop.gates(tau / 2.0)
-        full = self.prop.gates(tau)
-        eng = self.prop.engine
         opts = dict(cutoff=eng.cutoff, cutoff_mode="abs", max_bond=eng.max_bond)
-        for b in range(L - 2, 0, -1):
-            q.gate_split_(half[b].reshape(9, 9), (b, b + 1), absorb="left", **opts)
-        q.gate_split_(full[0].reshape(9, 9), (0, 1), absorb="right", **opts)
-        for b in range(1, L - 1):
-            q.gate_split_(half[b].reshape(9, 9), (b, b + 1), absorb="right", **opts)
-        self._from_quimb(q)
-        self.centre = L - 1
-
-    def _from_quimb(self, q) -> None:
+        for s, b in enumerate(g.bonds):
+            q.gate_split_(gates[s].reshape(9, 9), (int(b), int(b) + 1), absorb="right" if g.right[s] else "left",
+                          **opts)
         L = self.prop.L
-        arrs = []
+        maxb = 1
         for l in range(L):
             t = q[l]
             k = q.site_ind(l)
             if l == 0:
-                arrs.append(np.asarray(t.transpose(k, q.bond(0, 1)).data).reshape(1, 3, -1))
+                A = np.asarray(t.transpose(k, q.bond(0, 1)).data).reshape(1, 3, -1)
             elif l == L - 1:
-                arrs.append(np.asarray(t.transpose(q.bond(l - 1, l), k).data).reshape(-1, 3, 1))
+                A = np.asarray(t.transpose(q.bond(l - 1, l), k).data).reshape(-1, 3, 1)
             else:
-                arrs.append(np.asarray(t.transpose(q.bond(l - 1, l), k, q.bond(l, l + 1)).data))
-        self.arrays = arrs
-        for a in arrs[1:-1]:
-            self.diag["max_bond"] = max(self.diag["max_bond"], a.shape[0], a.shape[2])
+                A = np.asarray(t.transpose(q.bond(l - 1, l), k, q.bond(l, l + 1)).data)
+            self.arrs[l] = np.ascontiguousarray(A, dtype=complex)
+            self.qs[l + 1] = np.zeros(A.shape[2], dtype=np.int64)
+            maxb = max(maxb, A.shape[2])
+        return 0.0, maxb
+
+
+class MPSStore:
+    """What the MPS state stores (:mod:`~lru_mps.engines.mps_batch`, :mod:`~lru_mps.engines.mps_padded`) share.
+
+    Steps: ``step(rows, dt)`` advances rows by one Trotter step (one dt for
+    all, or one per row); :meth:`evolve` groups the loop's steps.  Jumps: row b
+    is handled as an :class:`MPSState` (``row_state(b)``), kept in ``held``
+    between the calls of one jump (the channel weights, then the operator),
+    and put back with ``set_row(b, state)`` (which clears ``held``).
+    """
+
+    #: the engine's time step (1/J)
+    dt: float
+
+    #: (row, state) kept between the calls of one jump
+    held = None
+
+    def evolve(self, rows: np.ndarray, steps, grid_step: float | None = None) -> None:
+        """One Trotter step of length steps[j] (at most dt) for each row: the regular steps together, the
+        shortened ones (the ends of stretches, which rarely coincide) with a length each."""
+        self.held = None
+        rows = np.asarray(rows, dtype=np.intp)
+        steps = np.broadcast_to(np.asarray(steps, dtype=float), (len(rows),))
+        regular = steps == self.dt
+        if regular.any():
+            self.step(rows[regular], self.dt)
+        if not regular.all():
+            self.step(rows[~regular], steps[~regular])
+
+    def _row(self, b: int) -> MPSState:
+        if self.held is None or self.held[0] != b:
+            self.held = (b, self.row_state(b))
+        return self.held[1]
+
+    def rdm(self, b: int, site: int) -> np.ndarray:
+        return self._row(b).site_rdm(site)
+
+    def apply_jump(self, b: int, channel: int) -> None:
+        """The channel's operator on row b, renormalized, put back into the store (centre on the last site)."""
+        state = self._row(b)
+        ch = self.channels[channel]
+        state.apply_local(ch.op, ch.site)
+        state.scale(1.0 / math.sqrt(state.norm2()))
+        self.set_row(b, state)
 
 
 class MPSEngine:
@@ -349,7 +305,7 @@ class MPSEngine:
 
     def __init__(self, dt: float = MPS["dt"], order: int = MPS["order"], max_bond: int = MPS["max_bond"],
                  cutoff: float = MPS["cutoff"], kernel: str = "lean", track_energy: bool = True):
-        require(order in (2, 4), "order", order, "2 or 4 (Trotter order)")
+        require(order in ORDERS, "order", order, "2, 4 or 6 (Trotter order)")
         require(int(max_bond) == max_bond and max_bond >= 1, "max_bond", max_bond, "an integer >= 1")
         require(math.isfinite(cutoff) and cutoff >= 0, "cutoff", cutoff, "an absolute singular-value cutoff >= 0")
         require(kernel in ("lean", "quimb"), "kernel", kernel, "lean or quimb")

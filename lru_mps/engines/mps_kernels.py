@@ -1,0 +1,476 @@
+"""The compiled half of :mod:`lru_mps.engines.tebd` (numba): every kernel that runs per gate or per row.
+
+Kept in one file on purpose: numba caches a compiled function by its own
+file's stamp, not by the files of the functions it calls, so kernels that
+call each other live together (editing this file recompiles all of them).
+The physics, the representation and the rules are described in
+:mod:`lru_mps.engines.tebd`, which re-exports these kernels; use them from there.
+
+Small SVDs.  LAPACK's divide-and-conquer SVD (gesdd) costs a few microseconds
+of set-up per call whatever the size, and the charge blocks of a TEBD split
+are mostly 1 x n to 5 x 5.  For those, :func:`svd` runs a one-sided
+(Hestenes) Jacobi SVD: rotations of column pairs until every pair is
+orthogonal to machine precision, |g_p^H g_q| <= eps m |g_p| |g_q|.  One-sided
+Jacobi computes every singular value to high *relative* accuracy (Demmel and
+Veselic 1992), at least as accurate as gesdd, so the absolute 1e-12 cutoff
+keeps its meaning.  Larger blocks go to LAPACK.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.typed import List
+
+#: keep every nonzero singular value (canonical moves); max_bond that never truncates
+KEEP_ALL = 0.0
+UNBOUNDED = 1 << 30
+#: blocks whose smaller side is at most this use the Jacobi SVD; larger ones LAPACK (gesdd)
+JACOBI_MAX = 5
+#: orthogonality tolerance of the Jacobi rotations (relative, times the column length), and a cap on the sweeps
+JACOBI_TOL = 2.2e-16
+JACOBI_SWEEPS = 60
+#: overlaps below this are zero (no rotation: its phase could not be represented)
+TINY = 1e-290
+
+
+@njit(cache=True)
+def _orthogonalize_rows(H, W):
+    """Rotate row pairs of H (and W alike) until all rows of H are mutually orthogonal; the sweeps made.
+
+    H holds the columns of the matrix being orthogonalized as rows (contiguous).
+    """
+    n, m = H.shape
+    d = np.empty(n)  # squared row norms, recomputed as the rows are rotated
+    tol = JACOBI_TOL * max(m, 1)
+    for p in range(n):
+        acc = 0.0
+        for i in range(m):
+            acc += H[p, i].real ** 2 + H[p, i].imag ** 2
+        d[p] = acc
+    for sweep in range(JACOBI_SWEEPS):
+        rotated = False
+        for p in range(n - 1):
+            hp = H[p]
+            for q in range(p + 1, n):
+                hq = H[q]
+                gr = 0.0
+                gi = 0.0
+                for i in range(m):  # gamma = <h_p, h_q>
+                    gr += hp[i].real * hq[i].real + hp[i].imag * hq[i].imag
+                    gi += hp[i].real * hq[i].imag - hp[i].imag * hq[i].real
+                ag = np.hypot(gr, gi)
+                if ag <= TINY or ag <= tol * np.sqrt(d[p] * d[q]):
+                    continue
+                rotated = True
+                phc = complex(gr, -gi) / ag  # e^{-i arg gamma}: makes the pair's overlap real
+                zeta = (d[q] - d[p]) / (2.0 * ag)
+                if abs(zeta) > 1e100:
+                    t = 0.5 / zeta
+                else:
+                    t = (1.0 if zeta >= 0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
+                c = 1.0 / np.sqrt(1.0 + t * t)
+                s = c * t
+                dp = 0.0
+                dq = 0.0
+                for i in range(m):
+                    a = hp[i]
+                    b = hq[i] * phc
+                    a2 = c * a - s * b
+                    b2 = s * a + c * b
+                    hp[i] = a2
+                    hq[i] = b2
+                    dp += a2.real * a2.real + a2.imag * a2.imag
+                    dq += b2.real * b2.real + b2.imag * b2.imag
+                d[p] = dp
+                d[q] = dq
+                wp, wq = W[p], W[q]
+                for i in range(W.shape[1]):
+                    a = wp[i]
+                    b = wq[i] * phc
+                    wp[i] = c * a - s * b
+                    wq[i] = s * a + c * b
+        if not rotated:
+            return sweep
+    return JACOBI_SWEEPS
+
+
+@njit(cache=True)
+def jacobi_svd(M):
+    """Thin SVD M = U diag(S) Vh by one-sided Jacobi (singular values unsorted)."""
+    m, n = M.shape
+    tall = m >= n
+    H = np.ascontiguousarray(M.T) if tall else np.conj(M)  # rows: the columns of M (tall) or of M^H (wide)
+    k, r = H.shape
+    W = np.eye(k, dtype=np.complex128)
+    _orthogonalize_rows(H, W)
+    S = np.empty(k)
+    for p in range(k):
+        acc = 0.0
+        for i in range(r):
+            acc += H[p, i].real ** 2 + H[p, i].imag ** 2
+        S[p] = np.sqrt(acc)
+        if S[p] > 0.0:
+            for i in range(r):
+                H[p, i] /= S[p]
+    if tall:  # M = (H^T) S (W^T)^H
+        return np.ascontiguousarray(H.T), S, np.conj(W)
+    return np.ascontiguousarray(W.T), S, np.conj(H)  # M^H = H^T S W^T^H, so M = W^T S conj(H)
+
+
+@njit(cache=True)
+def svd(M):
+    """Thin SVD of a complex block: Jacobi for small ones, LAPACK's gesdd otherwise."""
+    if min(M.shape[0], M.shape[1]) <= JACOBI_MAX:
+        return jacobi_svd(M)
+    return np.linalg.svd(M, full_matrices=False)
+
+
+@njit(cache=True)
+def truncation(S, n, cutoff, max_bond):
+    """The truncation rule: of the singular values S[:n] (sorted, largest first) keep those > cutoff, at least
+    one, at most max_bond; returns (kept, discarded weight = sum of the squares of the others)."""
+    keep = 0
+    for t in range(n):
+        if S[t] > cutoff:
+            keep += 1
+    keep = min(max(keep, 1), max_bond, n)
+    disc = 0.0
+    for t in range(keep, n):
+        disc += S[t] ** 2
+    return keep, disc
+
+
+@njit(cache=True)
+def truncations(S, n, cutoff, max_bond):
+    """:func:`truncation` of every row of S (m, K), row j's values S[j, :n[j]]: (kept (m,), discarded (m,))."""
+    m = S.shape[0]
+    keep = np.empty(m, dtype=np.int64)
+    disc = np.empty(m)
+    for j in range(m):
+        keep[j], disc[j] = truncation(S[j], n[j], cutoff, max_bond)
+    return keep, disc
+
+
+@njit(cache=True)
+def _group(keys, lo, nk):
+    """Positions of ``keys`` grouped by value (counting sort): order[start[v]:start[v+1]] hold value lo + v."""
+    start = np.zeros(nk + 1, dtype=np.int64)
+    for x in keys:
+        if 0 <= x - lo < nk:
+            start[x - lo + 1] += 1
+    for v in range(nk):
+        start[v + 1] += start[v]
+    fill = start[:nk].copy()
+    order = np.empty(start[nk], dtype=np.int64)
+    for i in range(keys.size):
+        v = keys[i] - lo
+        if 0 <= v < nk:
+            order[fill[v]] = i
+            fill[v] += 1
+    return order, start
+
+
+@njit(cache=True)
+def _product(X, Y):
+    """X @ Y for C-contiguous complex matrices: loops for small ones (no BLAS call overhead), BLAS otherwise."""
+    m, k = X.shape
+    n = Y.shape[1]
+    if m * k * n > 4096:
+        return np.dot(X, Y)
+    out = np.zeros((m, n), dtype=np.complex128)
+    for i in range(m):
+        for l in range(k):
+            x = X[i, l]
+            if x != 0:
+                for j in range(n):
+                    out[i, j] += x * Y[l, j]
+    return out
+
+
+@njit(cache=True)
+def theta_product(X, Y, xkey, ykey, zkey):
+    """X @ Y by charge blocks: X[r, y] != 0 only if xkey[r] == ykey[y], Y[y, z] != 0 only if ykey[y] == zkey[z].
+
+    Each block of the shared index multiplies only its own rows and columns
+    (all keys equal, no symmetry: one dense product).
+    """
+    m, n = X.shape[0], Y.shape[1]
+    out = np.zeros((m, n), dtype=np.complex128)
+    lo = min(xkey.min(), ykey.min())
+    nk = max(xkey.max(), ykey.max()) - lo + 1
+    rord, rst = _group(xkey, lo, nk)
+    yord, yst = _group(ykey, lo, nk)
+    zord, zst = _group(zkey, lo, nk)
+    for v in range(nk):
+        rows, ys, cols = rord[rst[v]:rst[v + 1]], yord[yst[v]:yst[v + 1]], zord[zst[v]:zst[v + 1]]
+        if rows.size == 0 or ys.size == 0 or cols.size == 0:
+            continue
+        Xb = np.empty((rows.size, ys.size), dtype=np.complex128)
+        for i in range(rows.size):
+            for l in range(ys.size):
+                Xb[i, l] = X[rows[i], ys[l]]
+        Yb = np.empty((ys.size, cols.size), dtype=np.complex128)
+        for l in range(ys.size):
+            for j in range(cols.size):
+                Yb[l, j] = Y[ys[l], cols[j]]
+        P = _product(Xb, Yb)
+        for i in range(rows.size):
+            for j in range(cols.size):
+                out[rows[i], cols[j]] = P[i, j]
+    return out
+
+
+@njit(cache=True)
+def block_svd(M, rkey, ckey, cutoff, max_bond, absorb_right):
+    """Truncated SVD of M (rows with charge rkey, columns ckey; nonzero only where they match), block by block.
+
+    Returns (left, right, charges of the new bond, discarded weight, kept):
+    left (rows, k) and right (k, cols) with M ~ left @ right; the singular
+    values go right (``absorb_right``: left is an isometry) or left.  Kept:
+    the values > cutoff, at least one, at most max_bond, largest first.
+    """
+    nr, nc = M.shape
+    cap = min(nr, nc)
+    Uf = np.zeros((nr, cap), dtype=np.complex128)  # the blocks' singular vectors, side by side
+    Vf = np.zeros((cap, nc), dtype=np.complex128)
+    Sf = np.empty(cap)
+    kf = np.empty(cap, dtype=np.int64)
+    lo = rkey.min()
+    nk = rkey.max() - lo + 1
+    rord, rst = _group(rkey, lo, nk)
+    cord, cst = _group(ckey, lo, nk)
+    total = 0
+    for v in range(nk):
+        nrb, ncb = rst[v + 1] - rst[v], cst[v + 1] - cst[v]
+        if nrb == 0 or ncb == 0:
+            continue
+        rows, cols = rord[rst[v]:rst[v + 1]], cord[cst[v]:cst[v + 1]]
+        if nrb == 1 or ncb == 1:  # a vector: its norm is the one singular value
+            acc = 0.0
+            for i in range(nrb):
+                for j in range(ncb):
+                    x = M[rows[i], cols[j]]
+                    acc += x.real * x.real + x.imag * x.imag
+            sv = np.sqrt(acc)
+            inv = 1.0 / sv if sv > 0.0 else 0.0
+            if ncb == 1:  # a column: U = col / s, Vh = 1
+                for i in range(nrb):
+                    Uf[rows[i], total] = M[rows[i], cols[0]] * inv
+                Vf[total, cols[0]] = 1.0
+            else:  # a row: U = 1, Vh = row / s
+                Uf[rows[0], total] = 1.0
+                for j in range(ncb):
+                    Vf[total, cols[j]] = M[rows[0], cols[j]] * inv
+            Sf[total] = sv
+            kf[total] = lo + v
+            total += 1
+            continue
+        blk = np.empty((nrb, ncb), dtype=np.complex128)
+        for i in range(nrb):
+            for j in range(ncb):
+                blk[i, j] = M[rows[i], cols[j]]
+        U, S, Vh = svd(blk)
+        for s in range(S.size):
+            for i in range(nrb):
+                Uf[rows[i], total + s] = U[i, s]
+            for j in range(ncb):
+                Vf[total + s, cols[j]] = Vh[s, j]
+            Sf[total + s] = S[s]
+            kf[total + s] = lo + v
+        total += S.size
+    if total == 0:  # the zero state: one zero index
+        return (np.zeros((nr, 1), dtype=np.complex128), np.zeros((1, nc), dtype=np.complex128),
+                np.zeros(1, dtype=np.int64), 0.0, 1)
+    order = np.argsort(-Sf[:total], kind="mergesort")
+    keep, disc = truncation(Sf[order], total, cutoff, max_bond)
+    left = np.empty((nr, keep), dtype=np.complex128)
+    right = np.empty((keep, nc), dtype=np.complex128)
+    qk = np.empty(keep, dtype=np.int64)
+    for t in range(keep):
+        o = order[t]
+        fl = 1.0 if absorb_right else Sf[o]
+        fr = Sf[o] if absorb_right else 1.0
+        for i in range(nr):
+            left[i, t] = Uf[i, o] * fl
+        for j in range(nc):
+            right[t, j] = Vf[o, j] * fr
+        qk[t] = kf[o]
+    return left, right, qk, disc, keep
+
+
+@njit(cache=True)
+def _row_keys(qa, pc):
+    out = np.empty(qa.size * 3, dtype=np.int64)
+    for x in range(qa.size):
+        for i in range(3):
+            out[3 * x + i] = qa[x] + pc[i]
+    return out
+
+
+@njit(cache=True)
+def _col_keys(qc, pc):
+    out = np.empty(qc.size * 3, dtype=np.int64)
+    for j in range(3):
+        for y in range(qc.size):
+            out[j * qc.size + y] = qc[y] - pc[j]
+    return out
+
+
+@njit(cache=True)
+def move_centre(arrs, qs, pc, centre, site):
+    """Move the orthogonality centre from ``centre`` to ``site`` by block SVDs (no truncation); returns site."""
+    while centre < site:
+        A, B = arrs[centre], arrs[centre + 1]
+        a, b, c = A.shape[0], A.shape[2], B.shape[2]
+        U, R, qk, _, k = block_svd(A.reshape(a * 3, b), _row_keys(qs[centre], pc), qs[centre + 1], KEEP_ALL,
+                                   UNBOUNDED, True)
+        arrs[centre] = U.reshape(a, 3, k)
+        arrs[centre + 1] = np.dot(R, B.reshape(b, 3 * c)).reshape(k, 3, c)
+        qs[centre + 1] = qk
+        centre += 1
+    while centre > site:
+        A, B = arrs[centre - 1], arrs[centre]
+        a, b, c = A.shape[0], B.shape[0], B.shape[2]
+        Lf, V, qk, _, k = block_svd(B.reshape(b, 3 * c), qs[centre], _col_keys(qs[centre + 1], pc), KEEP_ALL,
+                                    UNBOUNDED, False)
+        arrs[centre] = V.reshape(k, 3, c)
+        arrs[centre - 1] = np.dot(A.reshape(a * 3, b), Lf).reshape(a, 3, k)
+        qs[centre] = qk
+        centre -= 1
+    return centre
+
+
+@njit(cache=True)
+def sweep(arrs, qs, pc, gates, bonds, right, cutoff, max_bond):
+    """Apply the schedule's gates (n, 9, 9) to a row whose centre is at the first gate; (discarded weight, max bond)."""
+    disc = 0.0
+    maxb = 1
+    for s in range(bonds.size):
+        b = bonds[s]
+        A, B = arrs[b], arrs[b + 1]
+        a, k, c = A.shape[0], A.shape[2], B.shape[2]
+        rkey, ckey = _row_keys(qs[b], pc), _col_keys(qs[b + 2], pc)
+        th = theta_product(A.reshape(a * 3, k), B.reshape(k, 3 * c), rkey, qs[b + 1], ckey).reshape(a, 9, c)
+        G = gates[s]
+        out = np.zeros((a, 9, c), dtype=np.complex128)
+        for m in range(9):
+            for n in range(9):
+                g = G[m, n]
+                if g != 0:
+                    for x in range(a):
+                        for y in range(c):
+                            out[x, m, y] += g * th[x, n, y]
+        left, rt, qk, d, kept = block_svd(out.reshape(a * 3, 3 * c), rkey, ckey, cutoff, max_bond, right[s])
+        arrs[b] = left.reshape(a, 3, kept)
+        arrs[b + 1] = rt.reshape(kept, 3, c)
+        qs[b + 1] = qk
+        disc += d
+        maxb = max(maxb, kept)
+    return disc, maxb
+
+
+@njit(cache=True)
+def sweep_rows(rows_arrs, rows_qs, pcs, idx, gates, gidx, bonds, right, cutoff, max_bond, disc, maxb):
+    """:func:`sweep` on the rows ``idx`` of a batch, row idx[j] with the gates gates[gidx[j]]."""
+    for j in range(idx.size):
+        r = idx[j]
+        d, mb = sweep(rows_arrs[r], rows_qs[r], pcs[r], gates[gidx[j]], bonds, right, cutoff, max_bond)
+        disc[r] += d
+        maxb[r] = max(maxb[r], mb)
+
+
+# ------------------------------------------------------------------ environments and diagnostics
+@njit(cache=True)
+def environments(arrs, h_bonds, with_energy):
+    """One-site density matrices rho_l[i, j] = <psi|(|j><i|)_l|psi> (L, 3, 3), <psi|H|psi> and <psi|psi>.
+
+    Full contractions from both ends (no canonical form assumed; the right
+    boundary summed, see the module docstring).  The energy is the sum of the
+    bond terms ``h_bonds`` (only if ``with_energy``).
+    """
+    L = len(arrs)
+    Ls = List()
+    Ls.append(np.ones((1, 1), dtype=np.complex128))
+    for l in range(L):
+        A = arrs[l]
+        a, b = A.shape[0], A.shape[2]
+        X = np.dot(np.ascontiguousarray(Ls[l].T), A.reshape(a, 3 * b)).reshape(a * 3, b)
+        Ls.append(np.dot(np.ascontiguousarray(X.T), np.conj(A.reshape(a * 3, b))))
+    d = arrs[L - 1].shape[2]
+    Rs = List()
+    for l in range(L + 1):
+        Rs.append(np.ones((d, d), dtype=np.complex128))
+    for l in range(L - 1, -1, -1):
+        A = arrs[l]
+        a, b = A.shape[0], A.shape[2]
+        Y = np.dot(A.reshape(a * 3, b), Rs[l + 1]).reshape(a, 3 * b)
+        Rs[l] = np.dot(Y, np.ascontiguousarray(np.conj(A.reshape(a, 3 * b)).T))
+    rho = np.zeros((L, 3, 3), dtype=np.complex128)
+    for l in range(L):
+        A = arrs[l]
+        a, b = A.shape[0], A.shape[2]
+        Z = np.dot(np.ascontiguousarray(Ls[l].T), A.reshape(a, 3 * b)).reshape(a * 3, b)
+        W = np.dot(Z, Rs[l + 1]).reshape(a, 3, b)
+        Ac = np.conj(A)
+        for i in range(3):
+            for j in range(3):
+                acc = 0j
+                for x in range(a):
+                    for y in range(b):
+                        acc += W[x, i, y] * Ac[x, j, y]
+                rho[l, i, j] = acc
+    energy = 0.0
+    if with_energy:
+        for l in range(L - 1):
+            A, B = arrs[l], arrs[l + 1]
+            a, k, c = A.shape[0], A.shape[2], B.shape[2]
+            th = np.dot(A.reshape(a * 3, k), B.reshape(k, 3 * c)).reshape(a, 9, c)
+            h = h_bonds[l]
+            ht = np.zeros((a, 9, c), dtype=np.complex128)
+            for m in range(9):
+                for n in range(9):
+                    if h[m, n] != 0:
+                        for x in range(a):
+                            for y in range(c):
+                                ht[x, m, y] += h[m, n] * th[x, n, y]
+            Z = np.dot(np.ascontiguousarray(Ls[l].T), ht.reshape(a, 9 * c)).reshape(a * 9, c)
+            W = np.dot(Z, Rs[l + 2]).reshape(a, 9, c)
+            acc = 0j
+            for x in range(a):
+                for m in range(9):
+                    for y in range(c):
+                        acc += W[x, m, y] * np.conj(th[x, m, y])
+            energy += acc.real
+    full = Ls[L].sum().real
+    return rho, energy, full
+
+
+@njit(cache=True)
+def centre_norm2(A):
+    """||A||^2 of the centre tensor: <psi|psi> of a row in canonical form."""
+    acc = 0.0
+    for v in A.ravel():
+        acc += v.real * v.real + v.imag * v.imag
+    return acc
+
+
+@njit(cache=True)
+def last_norms(rows_arrs, idx):
+    """<psi|psi> of the rows idx of a batch (centres on the last site)."""
+    out = np.empty(idx.size)
+    for j in range(idx.size):
+        arrs = rows_arrs[idx[j]]
+        out[j] = centre_norm2(arrs[len(arrs) - 1])
+    return out
+
+
+@njit(cache=True)
+def copy_row(arrs, qs):
+    """An independent copy of a row's tensors and charges."""
+    a2, q2 = List(), List()
+    for A in arrs:
+        a2.append(A.copy())
+    for q in qs:
+        q2.append(q.copy())
+    return a2, q2

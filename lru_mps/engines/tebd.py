@@ -1,0 +1,207 @@
+"""The TEBD kernel of the qutrit MPS engine, once: gates, Trotter schedule, split and truncation, environments.
+
+Physics.  H_eff = sum_b h_b is split into bond terms: h_b = J (a_b^dag a_{b+1}
++ h.c.) plus the on-site terms of H_eff (anti-Hermitian channel parts
+included) shared between the bonds of each site (half each for interior
+sites, all of it for the end sites).  One second-order step is the symmetric
+sweep
+
+    S2(dt) = G_{L-2}(dt/2) ... G_1(dt/2) G_0(dt) G_1(dt/2) ... G_{L-2}(dt/2),
+
+G_b(tau) = exp(-i tau h_b), applied right-to-left then left-to-right, so the
+orthogonality centre ends on site L where the reset acts.  Fourth order is
+Suzuki's S4(dt) = S2(p dt)^2 S2((1-4p) dt) S2(p dt)^2, p = 1/(4 - 4^(1/3));
+sixth order is Kahan and Li's symmetric composition of nine S2 sweeps.
+Consecutive gates on the same bond (the ends of successive S2 sweeps) are
+merged into one, exp(-i a h) exp(-i b h) = exp(-i (a+b) h): a step is a
+*schedule* of (bond, time fraction, direction) entries (:func:`schedule`).
+Local Trotter error O(dt^(p+1)) per step for order p.
+
+Representation.  A row (one trajectory's state) is a list of tensors
+A_l[chi_l, 3, chi_{l+1}] and a list of bond *charges*: every bond index
+carries the number of excitations to its left, q.  H_eff conserves the
+excitation number N (on-site terms are diagonal, hopping moves one quantum),
+so every tensor is block-sparse, A_l[a, n, b] = 0 unless q_b = q_a + n, and
+each two-site theta is block-diagonal in q_a + n_b: the split does one SVD per
+charge block (few excitations, tiny blocks) instead of one of the whole
+theta.  The right boundary bond holds one index per total N present (two for
+the coherence initial state, a superposition of N and N + 1); the state is
+the sum over it, so environments start from a matrix of ones there (cross
+terms between different N vanish in every N-conserving quantity, and give
+the coherence rho_1[1, 0]); such a superposition needs up to twice the bond
+of the same state without labels, in smaller blocks.  A state whose gates or local operators do not
+conserve N (not produced by the model; kept for generality) runs with all
+charges zero, i.e. one dense block.
+
+Split and truncation (:func:`block_svd`): the singular values of all blocks
+are pooled; those above the *absolute* cutoff are kept (at least one), at
+most ``max_bond`` of them, largest first; the discarded weight is the sum of
+the squares of the others (identical to one SVD of the dense theta, whose
+singular values are the blocks' together).
+
+Everything that runs per gate is compiled with numba (a declared dependency
+of the package), in :mod:`lru_mps.engines.mps_kernels` (re-exported here):
+the time per gate is the time of its SVDs (a compiled Jacobi SVD for the
+tiny blocks, LAPACK for larger ones) and BLAS products plus a few
+microseconds, with or without a batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+from numba.typed import List
+
+from .mps_kernels import (block_svd, centre_norm2, copy_row, environments, last_norms, move_centre, sweep,
+                          sweep_rows, truncation, truncations)
+
+__all__ = ["ORDERS", "SUZUKI_P", "LEVEL_CHARGE", "NO_CHARGE", "trotter_fractions", "schedule", "bond_hamiltonians",
+           "conserves_charge", "operator_charge", "BondGates", "product_row", "apply_local", "block_svd",
+           "truncation", "truncations", "move_centre", "sweep", "sweep_rows", "environments", "centre_norm2",
+           "last_norms", "copy_row"]
+
+SUZUKI_P = 1.0 / (4.0 - 4.0 ** (1.0 / 3.0))
+#: physical charge of the levels |0>, |1>, |2> (excitation number), and the charges of a state without symmetry
+LEVEL_CHARGE = np.array([0, 1, 2], dtype=np.int64)
+NO_CHARGE = np.zeros(3, dtype=np.int64)
+
+
+# ------------------------------------------------------------------ the schedule
+#: Kahan and Li's symmetric composition of nine S2 sweeps of order 6 (Hairer, Lubich, Wanner, GNI, V.3.2)
+KAHAN_LI_6 = (0.39216144400731413928, 0.33259913678935943860, -0.70624617255763935981, 0.08221359629355080023,
+              0.79854399093482996340)
+ORDERS = (2, 4, 6)
+
+
+def trotter_fractions(order: int) -> tuple[float, ...]:
+    """Time fractions of the S2 sweeps of one step: (1,) for order 2, Suzuki's five for order 4,
+    Kahan and Li's nine for order 6."""
+    if order == 2:
+        return (1.0,)
+    if order == 4:
+        p = SUZUKI_P
+        return (p, p, 1.0 - 4.0 * p, p, p)
+    g = KAHAN_LI_6
+    return g + g[-2::-1]
+
+
+def schedule(L: int, order: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The gates of one step: bonds, time fractions (of dt) and directions (True: the centre moves right).
+
+    The S2 sweeps of :func:`trotter_fractions` one after another, consecutive
+    gates on one bond merged (the merged gate moves the centre the way the
+    later one does).  Starts with the centre on site L-1 and leaves it there.
+    """
+    entries: list[list] = []
+    for f in trotter_fractions(order):
+        sweep = [(b, 0.5 * f, False) for b in range(L - 2, 0, -1)] + [(0, f, True)]
+        sweep += [(b, 0.5 * f, True) for b in range(1, L - 1)]
+        for b, x, right in sweep:
+            if entries and entries[-1][0] == b:
+                entries[-1][1] += x
+                entries[-1][2] = right
+            else:
+                entries.append([b, x, right])
+    bonds = np.array([e[0] for e in entries], dtype=np.int64)
+    return bonds, np.array([e[1] for e in entries]), np.array([e[2] for e in entries], dtype=np.bool_)
+
+
+def bond_hamiltonians(spec, real) -> np.ndarray:
+    """h_b (L-1, 9, 9), acting on sites b, b+1, with the on-site terms split between bonds (units of J)."""
+    L = spec.L
+    onsite = spec.onsite_terms(real)
+    hop = spec.bond_term()
+    eye = np.eye(3)
+    out = np.zeros((max(L - 1, 0), 9, 9), dtype=complex)
+    for b in range(L - 1):
+        wl = 1.0 if b == 0 else 0.5
+        wr = 1.0 if b + 1 == L - 1 else 0.5
+        out[b] = hop + wl * np.kron(onsite[b], eye) + wr * np.kron(eye, onsite[b + 1])
+    return out
+
+
+def conserves_charge(h: np.ndarray) -> bool:
+    """Whether the bond terms (..., 9, 9) conserve n_b + n_{b+1} (block-diagonal by charge)."""
+    n = np.add.outer(LEVEL_CHARGE, LEVEL_CHARGE).reshape(9)
+    return not np.any(np.abs(h[..., n[:, None] != n[None, :]]) > 0.0)
+
+
+def operator_charge(op: np.ndarray) -> int | None:
+    """The charge delta of a one-site operator (op[i, j] != 0 only for i - j = delta), None if it has none."""
+    i, j = np.nonzero(op)
+    deltas = set((i - j).tolist())
+    if not deltas:
+        return 0
+    return deltas.pop() if len(deltas) == 1 else None
+
+
+class BondGates:
+    """The gates of one realization's schedule, exp(-i tau h_b), per step length (cached)."""
+
+    #: step lengths cached (root finding asks for many)
+    CACHE = 64
+
+    def __init__(self, h_bonds: np.ndarray, order: int):
+        self.h = h_bonds
+        self.L = len(h_bonds) + 1
+        self.bonds, self.fractions, self.right = schedule(self.L, order)
+        self.symmetric = conserves_charge(h_bonds)
+        self._cache: dict[float, np.ndarray] = {}
+
+    def step(self, dt: float) -> np.ndarray:
+        """(n_gates, 9, 9) array of exp(-i f_s dt h_{b_s}) for the schedule's entries s."""
+        key = float(dt)
+        g = self._cache.get(key)
+        if g is None:
+            taus = self.fractions * key
+            g = np.ascontiguousarray(sla.expm(-1j * taus[:, None, None] * self.h[self.bonds]))
+            if len(self._cache) >= self.CACHE:
+                self._cache.clear()
+            self._cache[key] = g
+        return g
+
+
+# ------------------------------------------------------------------ rows
+def product_row(site_vectors, symmetric: bool):
+    """A product state as a row (tensors, bond charges, level charges), canonical with its centre on site L-1.
+
+    A site vector with several levels (the coherence state) makes bonds with
+    one index per reachable charge; the row is then brought to canonical form.
+    """
+    pc = LEVEL_CHARGE if symmetric else NO_CHARGE
+    arrs, qs = List(), List()
+    q = np.zeros(1, dtype=np.int64)
+    qs.append(q)
+    for v in site_vectors:
+        v = np.asarray(v, dtype=complex).reshape(3)
+        levels = np.nonzero(v)[0]
+        new = np.unique(np.add.outer(q, pc[levels]).ravel())
+        A = np.zeros((len(q), 3, len(new)), dtype=complex)
+        for x, qa in enumerate(q):
+            for n in levels:
+                A[x, n, np.searchsorted(new, qa + pc[n])] += v[n]
+        arrs.append(A)
+        qs.append(new)
+        q = new
+    if any(A.shape[0] > 1 or A.shape[2] > 1 for A in arrs):  # not yet canonical
+        move_centre(arrs, qs, pc, 0, len(arrs) - 1)
+    return arrs, qs, pc, len(arrs) - 1
+
+
+def apply_local(arrs, qs, pc, centre: int, op: np.ndarray, site: int):
+    """op (3x3) on ``site`` of a row: the centre moves there; the charges right of it shift by op's charge.
+
+    Returns (centre, level charges): an operator without a definite charge
+    switches the row to no symmetry (all charges zero).
+    """
+    centre = move_centre(arrs, qs, pc, centre, site)
+    arrs[site] = np.ascontiguousarray(np.einsum("ij,ajb->aib", op, arrs[site]))
+    delta = operator_charge(op) if pc[1] else 0
+    if delta is None:
+        pc = NO_CHARGE
+        for l in range(len(qs)):
+            qs[l] = np.zeros_like(qs[l])
+    elif delta:
+        for l in range(site + 1, len(qs)):
+            qs[l] = qs[l] + delta
+    return centre, pc

@@ -1,0 +1,120 @@
+"""The TEBD kernel (engines/tebd.py, engines/mps_kernels.py): the small-block SVD, the charge-block split and
+its truncation rule, the schedule, and charge blocks against no symmetry on the same trajectory.  ~10 s."""
+
+import numpy as np
+import pytest
+
+from lru_mps.engines import tebd
+from lru_mps.engines.exact import ExactPropagator
+from lru_mps.engines.mps import MPSEngine, MPSState
+from lru_mps.engines.mps_kernels import jacobi_svd
+from lru_mps.physics import operators as ops
+from lru_mps.physics.model import ArraySpec, Conditions, Reset, product_state
+
+
+def _random(rng, shape, spectrum=None):
+    M = rng.normal(size=shape) + 1j * rng.normal(size=shape)
+    if spectrum is not None:
+        U, _, Vh = np.linalg.svd(M, full_matrices=False)
+        M = (U * spectrum) @ Vh
+    return M
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 4), (4, 1), (2, 2), (3, 5), (5, 3), (5, 5), (9, 4)])
+def test_jacobi_svd_matches_lapack(shape):
+    """Reconstruction, orthonormal vectors and the singular values of LAPACK, for random, graded (1 .. 1e-14)
+    and rank-deficient matrices (rank deficiency drives overlaps to ~1e-160: the rotation must stay unitary)."""
+    rng = np.random.default_rng(sum(shape))
+    k = min(shape)
+    graded = np.logspace(0, -14, k)
+    deficient = np.r_[np.ones(max(k - 1, 1)), np.zeros(k - max(k - 1, 1))]
+    for spectrum in (None, graded, deficient):
+        M = _random(rng, shape, spectrum)
+        U, S, Vh = jacobi_svd(M)
+        assert np.abs((U * S) @ Vh - M).max() < 1e-14 * max(1.0, np.abs(M).max())
+        assert np.abs(U.conj().T @ U - np.diag((S > 0).astype(float))).max() < 1e-13
+        assert np.abs(Vh @ Vh.conj().T - np.eye(k)).max() < 1e-13
+        assert np.abs(np.sort(S) - np.sort(np.linalg.svd(M, compute_uv=False))).max() < 1e-14
+
+
+def test_block_split_is_the_dense_split():
+    """A block-diagonal theta (charges on rows and columns): the blocks' pooled singular values are the dense
+    ones; the rule keeps those above the cutoff, at most max_bond, and counts the rest as discarded weight."""
+    rng = np.random.default_rng(3)
+    rkey = rng.integers(0, 4, 12)
+    ckey = rng.integers(0, 4, 10)
+    M = _random(rng, (12, 10)) * (rkey[:, None] == ckey[None, :])
+    M[rkey == 1] *= 1e-7  # a block of small values
+    dense = np.linalg.svd(M, compute_uv=False)
+    for cutoff, max_bond in ((1e-12, 64), (1e-6, 64), (1e-12, 4)):
+        left, right, qk, disc, kept = tebd.block_svd(M, rkey, ckey, cutoff, max_bond, True)
+        n_dense = min(max(int(np.sum(dense > cutoff)), 1), max_bond)
+        assert kept == n_dense
+        assert disc == pytest.approx(np.sum(dense[n_dense:] ** 2), rel=1e-10, abs=1e-28)  # dense: noise ~1e-16
+        assert np.abs(left.conj().T @ left - np.eye(kept)).max() < 1e-13  # isometry
+        assert np.abs(left @ right - M).max() <= np.sqrt(disc) + 1e-14
+        for t in range(kept):  # every new index carries the charge of its rows and columns
+            assert set(rkey[np.abs(left[:, t]) > 0]) <= {qk[t]} and set(ckey[np.abs(right[t]) > 0]) <= {qk[t]}
+
+
+@pytest.mark.parametrize("order", tebd.ORDERS)
+def test_schedule_gives_every_bond_the_whole_step(order):
+    """Merging gates keeps the composition: each bond's fractions add up to 1, the centre ends on site L-1."""
+    for L in (2, 3, 6):
+        bonds, fractions, right = tebd.schedule(L, order)
+        for b in range(L - 1):
+            assert fractions[bonds == b].sum() == pytest.approx(1.0, abs=1e-14)
+        assert np.all(bonds[1:] != bonds[:-1])
+        assert bonds[-1] == L - 2 and right[-1]
+    assert sum(tebd.trotter_fractions(6)) == pytest.approx(1.0, abs=1e-15)
+
+
+def test_charge_blocks_and_no_symmetry_give_the_same_states():
+    """The same trajectory (steps, decay jumps, dephasing, a reset |0><2|, renormalizations) with charge
+    blocks and without any: the states agree to rounding, from a Fock state and from the coherence state
+    (a superposition of N and N+1, held with two indices on the right boundary)."""
+    spec = ArraySpec(L=5, reset=Reset("periodic", 0.3), conditions=Conditions(T1q=50.0, Tphi=30.0))
+    real = spec.draw_realization(np.random.default_rng(4))
+    prop = MPSEngine(dt=0.02, order=4).prepare(spec, real)
+    ex = ExactPropagator(spec, real)
+    for init in ("leakage", "coherence"):
+        sites = product_state(init, np.array([0, 1, 0, 2, 0]))
+        states = [MPSState(prop, *tebd.product_row(sites, sym)) for sym in (True, False)]
+        ref = ex.state(sites)
+        for op, site in ((ops.a, 1), (ops.n, 3), (ops.reset_op(2), 3), (ops.a, 0)):
+            for s in states:
+                for _ in range(25):
+                    s.evolve(0.02)
+                s.apply_local(op, site)
+                s.scale(1.0 / np.sqrt(s.norm2()))
+            ref.evolve(0.5)
+            ref.apply_local(op, site)
+            ref.scale(1.0 / np.sqrt(ref.norm2()))
+            assert np.abs(states[0].dense() - states[1].dense()).max() < 1e-12
+            assert np.abs(states[0].dense() - ref.dense()).max() < 1e-4  # the Trotter error of order 4 at dt = 0.02
+        assert np.abs(states[0].site_rdm(0) - states[1].site_rdm(0)).max() < 1e-12
+        assert states[0].diagnostics()["norm_error"] < 1e-12
+
+
+def test_an_operator_without_a_charge_drops_the_symmetry():
+    """(|0> + |1>)(<0| + <1|) on a site has no definite charge: the state continues without blocks, as a state
+    that never had them does, and as the exact engine does (to the Trotter error)."""
+    spec = ArraySpec(L=4, reset=Reset("dissipation", 0.3))
+    real = spec.draw_realization(np.random.default_rng(1))
+    sites = product_state("leakage", np.zeros(4, int))
+    prop = MPSEngine(dt=0.02, order=4).prepare(spec, real)
+    states = [prop.state(sites), MPSState(prop, *tebd.product_row(sites, False))]
+    ref = ExactPropagator(spec, real).state(sites)
+    mix = np.array([[1, 1, 0], [1, 1, 0], [0, 0, 1]], dtype=complex)
+    assert tebd.operator_charge(mix) is None and states[0].pc.any()
+    for s in states + [ref]:
+        for _ in range(2):
+            if s is ref:
+                s.evolve(0.4)
+            else:
+                for _ in range(20):
+                    s.evolve(0.02)
+            s.apply_local(mix, 2)
+    assert not states[0].pc.any()
+    assert np.abs(states[0].dense() - states[1].dense()).max() < 1e-12
+    assert np.abs(states[0].dense() - ref.dense()).max() < 1e-4
