@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from lru_mps.defaults import MODEL, MPS, REALISTIC, RUN
+from lru_mps.defaults import MODEL, MPS, MPS_ORDERS, REALISTIC, RUN
 from lru_mps.errors import ParameterError
 
 #: options whose values carry a unit, and the internal unit their converted value is in
@@ -119,7 +119,8 @@ def engine_options(defaults: bool = True):
                           + (f" [default: {RUN['engine']}]." if defaults else " [default: the study's]."),
                      show_default=False),
         click.option("--dt", default=None, help=f"MPS time step [default: {MPS['dt']:g}/J]."),
-        click.option("--order", default=None, type=click.Choice(["2", "4"]), help=f"MPS Trotter order [default: {MPS['order']}]."),
+        click.option("--order", default=None, type=click.Choice([str(o) for o in MPS_ORDERS]),
+                     help=f"MPS Trotter order (Suzuki 2, 4; Kahan-Li 6) [default: {MPS['order']}]."),
         click.option("--max-bond", default=None, type=int, help=f"MPS maximum bond dimension [default: {MPS['max_bond']}]."),
         click.option("--cutoff", default=None, type=float,
                      help=f"MPS absolute singular-value cutoff [default: {MPS['cutoff']:g}]."),

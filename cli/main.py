@@ -77,7 +77,7 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
         if engine == "auto":
             engine, reason = choose_engine(spec)
             if not as_json:
-                click.echo(f"engine auto -> {engine}: {reason}", err=True)
+                click.echo(f"engine auto -> {'per trajectory' if engine == 'auto' else engine}: {reason}", err=True)
         with progress(as_json) as bars:
             result = run(
                 spec,

@@ -52,6 +52,7 @@ import numpy as np
 import scipy.linalg as sla
 from numba.typed import List
 
+from ..defaults import MPS_ORDERS
 from .mps_kernels import (block_svd, centre_norm2, copy_row, environments, last_norms, move_centre, sweep,
                           sweep_rows, truncation, truncations)
 
@@ -70,7 +71,7 @@ NO_CHARGE = np.zeros(3, dtype=np.int64)
 #: Kahan and Li's symmetric composition of nine S2 sweeps of order 6 (Hairer, Lubich, Wanner, GNI, V.3.2)
 KAHAN_LI_6 = (0.39216144400731413928, 0.33259913678935943860, -0.70624617255763935981, 0.08221359629355080023,
               0.79854399093482996340)
-ORDERS = (2, 4, 6)
+ORDERS = MPS_ORDERS
 
 
 def trotter_fractions(order: int) -> tuple[float, ...]:

@@ -7,12 +7,19 @@ from .datasets import diagnostics_summary
 from ..run.result import OBSERVABLE_INIT, SimulationResult
 from ..physics.units import time_to_us
 from ..run.settings import feedback_path
+from ..run.trajectories import format_engine_mix
 
 #: what each feedback path does (lru_mps.run.settings.feedback_path)
 FEEDBACK_PATHS = {
     "fast": "fast path (the store's feedback trains: measurements between events without loop stops; branch "
             "estimator: periodic feedback as matrix powers of the one-period map)",
     "reference": "reference path (one stop of the trajectory loop per measurement)",
+}
+
+#: what the branch estimator is exact for (README, Estimators), without and with feedback measurements
+_BRANCH_NOTE = {
+    False: " (removal-free branch: exact ensemble average per realization, ideal conditions)",
+    True: " (removal-free branch: exact per realization and measurement clock, clocks sampled; ideal conditions)",
 }
 
 
@@ -26,11 +33,14 @@ def format_summary(result: SimulationResult) -> str:
         f"reset={spec.reset.kind}" + (f" G={spec.reset.rate:g} J" if spec.reset.kind != "none" else ""),
         f"conditions: {cond}",
         f"engine={s.engine}  estimator={s.estimator}"
-        + (" (removal-free branch: exact ensemble average, ideal conditions)" if s.estimator == "branch" else "")
+        + (_BRANCH_NOTE[spec.reset.kind in ("periodic", "random")] if s.estimator == "branch" else "")
         + f"  trajectories={result.completed}  seed={s.seed}  "
         f"t_final={s.times[-1]:g}/J ({time_to_us(s.times[-1], spec.J_hz):.3g} us)",
         f"fit window: t > (L-1) T_prop = {fit_window_start(result):.4g}/J",
     ]
+    mix = format_engine_mix(result.diagnostics)
+    if mix:
+        lines.append(f"engine per trajectory: {mix}")
     path = feedback_path(spec, s)
     if path != "none":
         lines.append(f"feedback measurements: {FEEDBACK_PATHS[path]}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..defaults import RUN
+from ..engines.feedback_map import FEEDBACK_PATHS
 from ..physics.model import ArraySpec, Realization
 from .executors import run_blocks
 from .result import SimulationResult, assemble
@@ -29,6 +30,7 @@ def simulate(
     client=None,
     batched: bool = True,
     backend: str = RUN["backend"],
+    feedback: str = FEEDBACK_PATHS[0],
 ) -> SimulationResult:
     """Run one ensemble: ``trajectories`` trajectories, each with its own disorder realization.
 
@@ -51,11 +53,14 @@ def simulate(
     (default) the exact and MPS engines advance the trajectories of a block
     together (the same numbers per trajectory to rounding), with the array
     library ``backend`` ('numpy'; 'torch' or 'cupy' put the bulk array work on
-    a GPU).  ``progress(done, total)`` is called as trajectories finish.
+    a GPU).  ``feedback`` is 'fast' (feedback measurements in trains where
+    the store offers them, :mod:`lru_mps.mcwf.trains`) or 'reference' (one
+    loop stop per measurement, the path the trains are tested against).
+    ``progress(done, total)`` is called as trajectories finish.
     """
     settings = make_settings(spec, init=init, t_final=t_final, time_points=time_points, trajectories=trajectories,
                              seed=seed, engine=engine, estimator=estimator, engine_options=engine_options,
-                             batched=batched, backend=backend)
+                             batched=batched, backend=backend, feedback=feedback)
     blocks = run_blocks(spec, settings, realization=realization, workers=workers, store=store, progress=progress,
                         client=client)
     return assemble(spec, settings, blocks)
