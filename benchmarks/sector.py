@@ -91,7 +91,7 @@ def bench_qutip(L: int, ntraj: int, t_final: float, time_points: int, seed: int)
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lengths", default="10,20,40")
-    ap.add_argument("--engines", default="sector")
+    ap.add_argument("--engines", default="auto", help="sector, mps or auto (per trajectory, what a run uses)")
     ap.add_argument("--indices", type=int, default=24, help="trajectory indices per L (3 rows each)")
     ap.add_argument("--t-final", type=float, default=1000.0)
     ap.add_argument("--time-points", type=int, default=201)

@@ -34,9 +34,10 @@ from .sector_chebyshev import ChebyshevBlock
 
 MAX_SECTOR_DIM = 2_000_000
 #: sectors up to this many states are propagated through their eigendecomposition (O(d^3) once per realization,
-#: O(d^2) per stop), larger ones by the Chebyshev expansion (O(nnz) per unit of r t): the cheaper side of the
-#: two costs at the realistic time grid (benchmarks/sector.py)
-EIG_MAX_DIM = 250
+#: O(d^2) per stop), larger ones by the Chebyshev expansion (O(nnz) per unit of r t).  The eigendecomposition's
+#: cost does not grow with the evolution time: the ideal length-scaling branches (N = 2, 820 states at L = 40,
+#: t ~ 16,000/J) cost 3.2 s per index with it and 21 s with Chebyshev (BENCHMARKS.md, sector engine)
+EIG_MAX_DIM = 1000
 
 
 class SectorBasis:
