@@ -163,10 +163,15 @@ def engine_mix(diagnostics: dict) -> dict[str, int]:
     return {"sector": int(sum(f.size for f in flags)) - n_mps, "mps": n_mps}
 
 
+def format_mix(mix: dict[str, int]) -> str:
+    """'sector 1,482 / mps 18' for trajectories per engine."""
+    return " / ".join(f"{k} {v:,}" for k, v in mix.items())
+
+
 def format_engine_mix(diagnostics: dict) -> str:
     """'sector 1,482 / mps 18 trajectories' for a per-trajectory run, '' otherwise."""
     mix = engine_mix(diagnostics)
-    return " / ".join(f"{k} {v:,}" for k, v in mix.items()) + " trajectories" if mix else ""
+    return format_mix(mix) + " trajectories" if mix else ""
 
 
 def _batch_store(store_cls, spec, settings, part: Sequence[Draw], fixed: bool, backend: str):

@@ -304,6 +304,7 @@ class Study:
         self.plot(dataset, summary, ctx.out / "figures")
         return StudyResult(self.NAME, ctx.out, summary, table, dataset)
 
+    # The three hooks every study module implements (the template's abstract steps; every study's --quick run is a test).
     def compute(self, cfg: dict, ctx: StudyContext):
         raise NotImplementedError
 

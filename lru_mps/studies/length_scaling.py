@@ -50,7 +50,7 @@ from ..analysis.localization import fit_localization_length, typical, xi_theory
 from ..analysis.rates import qubit_rates
 from ..physics.units import time_to_us
 from ..run.seeding import disorder_rng
-from ..run.trajectories import engine_mix
+from ..run.trajectories import engine_mix, format_mix
 from ..run.simulate import simulate
 from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, save_figure, time_json
 
@@ -345,7 +345,7 @@ def _table(summary: dict, J_hz: float) -> str:
             lines.append(f"leakage removal stops paying (T_star >= T1q/2) at L = {rp['measured_L'] or '> ' + str(max(e['lengths']))}"
                          f" (transit estimate L = {rp['transit_estimate_L']:.3g})")
             lines.append("engines: " + "; ".join(
-                f"L={L}: " + " / ".join(f"{k} {v:,}" for k, v in m.items()) for L, m in zip(e["lengths"], e["engine_mix"])))
+                f"L={L}: " + format_mix(m) for L, m in zip(e["lengths"], e["engine_mix"])))
         s = e["T_star_slope"]
         if s["value"] is not None:
             lines.append(f"T_star grows by {s['value']:.3g} +- {s['error']:.2g} /J per site")

@@ -27,7 +27,7 @@ import xarray as xr
 from ..analysis.decay import decay_times
 from ..errors import require
 from ..physics.units import to_kelvin, to_time
-from ..run.trajectories import engine_mix
+from ..run.trajectories import engine_mix, format_mix
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
 from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of, us_per_J
 
@@ -130,7 +130,7 @@ class TemperatureSweep(Study):
                 for k in DECAYS:
                     v = summary[k][li][ti]
                     cells.append(f"{'-':>17}" if v["value_J"] is None else f"{v['value_J']:9.4g}+-{(v['error_J'] or 0):<6.2g}")
-                mix = " / ".join(f"{k} {n:,}" for k, n in summary["engine_mix"][li][ti].items())
+                mix = format_mix(summary["engine_mix"][li][ti])
                 lines.append(f"{t:8.4g} " + " ".join(cells) + f"  {mix}")
         return "\n".join(lines) + "\n"
 
