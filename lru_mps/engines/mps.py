@@ -125,11 +125,11 @@ class MPSState:
         g, eng = self.prop.gates, self.prop.engine
         return sweep(self.arrs, self.qs, self.pc, gates, g.bonds, g.right, eng.cutoff, eng.max_bond)
 
-    def swept(self, discarded: float, max_bond: int) -> None:
-        """Book one step's truncation (the sweep ran on this state's tensors)."""
+    def swept(self, discarded: float, max_bond: int, steps: int = 1) -> None:
+        """Book the truncation of ``steps`` steps (the sweeps ran on this state's tensors)."""
         self.diag["discarded_weight"] += float(discarded)
         self.diag["max_bond"] = max(self.diag["max_bond"], int(max_bond))
-        self.diag["steps"] += 1
+        self.diag["steps"] += int(steps)
         self.centre = self.prop.L - 1
         self._env = None
 

@@ -28,9 +28,12 @@ import numpy as np
 from numba.typed import List
 
 from ..physics import operators as ops
-from .mps import MPSStore, MPSEngine, MPSState
+from .mps import DISCARDED_WEIGHT_WARN, MPSStore, MPSEngine, MPSState
 from .probe import CopyProbe
-from .tebd import last_norms, sweep_rows
+from .tebd import last_norms, sweep_rows, sweep_rows_steps
+
+#: the share of a row's norm one step's truncation may remove (as the discarded-weight warning)
+TRUNCATION_MARGIN = DISCARDED_WEIGHT_WARN
 
 
 class MPSBatch(MPSStore):
@@ -91,6 +94,40 @@ class MPSBatch(MPSStore):
                    g.bonds, g.right, eng.cutoff, eng.max_bond, disc, maxb)
         for r in rows:
             self.states[r].swept(disc[r], maxb[r])
+
+    def advance_regular(self, rows: np.ndarray, counts: np.ndarray, floors: np.ndarray) -> np.ndarray:
+        """Up to counts[j] steps of dt for row rows[j], in one compiled call, stopping before a step that could
+        take its squared norm to floors[j] or below; returns the steps taken (m,).
+
+        The test before each step uses a rigorous lower bound on the norm a
+        step keeps (:meth:`~lru_mps.engines.tebd.BondGates.norm_kept`, less
+        TRUNCATION_MARGIN for the truncation), so no row crosses its jump
+        threshold inside this call: the loop takes the step where it might,
+        from a snapshot.  The numbers are those of single steps, bit for bit.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        gates = self._gates.get(self.dt)
+        if gates is None:
+            gates = self._gates[self.dt] = List([p.gates.step(self.dt) for p in self.props])
+        kept = np.array([p.gates.norm_kept(self.dt) for p in self.props])[self.ridx[rows]]
+        g, eng = self.props[0].gates, self.engine
+        disc = np.zeros(self.B)
+        maxb = np.ones(self.B, dtype=np.int64)
+        done = np.zeros(len(rows), dtype=np.int64)
+        sweep_rows_steps(self.rows_arrs, self.rows_qs, self.pcs, rows, gates, self.ridx[rows].astype(np.int64),
+                         g.bonds, g.right, eng.cutoff, eng.max_bond, disc, maxb,
+                         np.asarray(counts, dtype=np.int64), np.asarray(floors, dtype=float),
+                         kept * (1.0 - TRUNCATION_MARGIN), done)
+        for j, r in enumerate(rows):
+            if done[j]:
+                self.states[r].swept(disc[r], maxb[r], done[j])
+        crossed = np.nonzero(done > 0)[0]
+        if len(crossed):
+            low = self.norm2(rows[crossed]) <= np.asarray(floors, dtype=float)[crossed]
+            if low.any():
+                raise RuntimeError(f"MPS truncation removed more than {TRUNCATION_MARGIN:g} of a row's norm in one "
+                                   "step (its jump time is lost): raise --max-bond or lower --cutoff")
+        return done
 
     # ------------------------------------------------------------ rows in and out
     def set_row(self, b: int, state: MPSState) -> None:

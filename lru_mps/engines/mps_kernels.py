@@ -172,52 +172,32 @@ def _group(keys, lo, nk):
 
 
 @njit(cache=True)
-def _product(X, Y):
-    """X @ Y for C-contiguous complex matrices: loops for small ones (no BLAS call overhead), BLAS otherwise."""
-    m, k = X.shape
-    n = Y.shape[1]
-    if m * k * n > 4096:
-        return np.dot(X, Y)
-    out = np.zeros((m, n), dtype=np.complex128)
-    for i in range(m):
-        for l in range(k):
-            x = X[i, l]
-            if x != 0:
-                for j in range(n):
-                    out[i, j] += x * Y[l, j]
-    return out
+def gated_theta(A, B, G):
+    """G (9 x 9) on the two-site theta of A (a, 3, k) and B (k, 3, c): out[x, m, y] = sum_n G[m, n] theta[x, n, y].
 
-
-@njit(cache=True)
-def theta_product(X, Y, xkey, ykey, zkey):
-    """X @ Y by charge blocks: X[r, y] != 0 only if xkey[r] == ykey[y], Y[y, z] != 0 only if ykey[y] == zkey[z].
-
-    Each block of the shared index multiplies only its own rows and columns
-    (all keys equal, no symmetry: one dense product).
+    theta[x, 3 i + j, y] = sum_k A[x, i, k] B[k, j, y] by plain loops that skip
+    the zeros of A (its charge blocks: only entries with matching charges are
+    nonzero), and the gate's zeros (it conserves n_b + n_{b+1}).
     """
-    m, n = X.shape[0], Y.shape[1]
-    out = np.zeros((m, n), dtype=np.complex128)
-    lo = min(xkey.min(), ykey.min())
-    nk = max(xkey.max(), ykey.max()) - lo + 1
-    rord, rst = _group(xkey, lo, nk)
-    yord, yst = _group(ykey, lo, nk)
-    zord, zst = _group(zkey, lo, nk)
-    for v in range(nk):
-        rows, ys, cols = rord[rst[v]:rst[v + 1]], yord[yst[v]:yst[v + 1]], zord[zst[v]:zst[v + 1]]
-        if rows.size == 0 or ys.size == 0 or cols.size == 0:
-            continue
-        Xb = np.empty((rows.size, ys.size), dtype=np.complex128)
-        for i in range(rows.size):
-            for l in range(ys.size):
-                Xb[i, l] = X[rows[i], ys[l]]
-        Yb = np.empty((ys.size, cols.size), dtype=np.complex128)
-        for l in range(ys.size):
-            for j in range(cols.size):
-                Yb[l, j] = Y[ys[l], cols[j]]
-        P = _product(Xb, Yb)
-        for i in range(rows.size):
-            for j in range(cols.size):
-                out[rows[i], cols[j]] = P[i, j]
+    a, k, c = A.shape[0], A.shape[2], B.shape[2]
+    th = np.zeros((a, 9, c), dtype=np.complex128)
+    for x in range(a):
+        for i in range(3):
+            for kk in range(k):
+                v = A[x, i, kk]
+                if v != 0:
+                    for j in range(3):
+                        n = 3 * i + j
+                        for y in range(c):
+                            th[x, n, y] += v * B[kk, j, y]
+    out = np.zeros((a, 9, c), dtype=np.complex128)
+    for m in range(9):
+        for n in range(9):
+            g = G[m, n]
+            if g != 0:
+                for x in range(a):
+                    for y in range(c):
+                        out[x, m, y] += g * th[x, n, y]
     return out
 
 
@@ -351,16 +331,7 @@ def sweep(arrs, qs, pc, gates, bonds, right, cutoff, max_bond):
         A, B = arrs[b], arrs[b + 1]
         a, k, c = A.shape[0], A.shape[2], B.shape[2]
         rkey, ckey = _row_keys(qs[b], pc), _col_keys(qs[b + 2], pc)
-        th = theta_product(A.reshape(a * 3, k), B.reshape(k, 3 * c), rkey, qs[b + 1], ckey).reshape(a, 9, c)
-        G = gates[s]
-        out = np.zeros((a, 9, c), dtype=np.complex128)
-        for m in range(9):
-            for n in range(9):
-                g = G[m, n]
-                if g != 0:
-                    for x in range(a):
-                        for y in range(c):
-                            out[x, m, y] += g * th[x, n, y]
+        out = gated_theta(A, B, gates[s])
         left, rt, qk, d, kept = block_svd(out.reshape(a * 3, 3 * c), rkey, ckey, cutoff, max_bond, right[s])
         arrs[b] = left.reshape(a, 3, kept)
         arrs[b + 1] = rt.reshape(kept, 3, c)
@@ -378,6 +349,24 @@ def sweep_rows(rows_arrs, rows_qs, pcs, idx, gates, gidx, bonds, right, cutoff, 
         d, mb = sweep(rows_arrs[r], rows_qs[r], pcs[r], gates[gidx[j]], bonds, right, cutoff, max_bond)
         disc[r] += d
         maxb[r] = max(maxb[r], mb)
+
+
+@njit(cache=True)
+def sweep_rows_steps(rows_arrs, rows_qs, pcs, idx, gates, gidx, bonds, right, cutoff, max_bond, disc, maxb, counts,
+                     floors, factors, done):
+    """Up to counts[j] steps (sweeps) of row idx[j], each taken only while its squared norm times factors[j] (a
+    lower bound on what one step keeps of it) stays above floors[j]; done[j]: the steps taken."""
+    for j in range(idx.size):
+        r = idx[j]
+        arrs = rows_arrs[r]
+        last = len(arrs) - 1
+        n = 0
+        while n < counts[j] and centre_norm2(arrs[last]) * factors[j] > floors[j]:
+            d, mb = sweep(arrs, rows_qs[r], pcs[r], gates[gidx[j]], bonds, right, cutoff, max_bond)
+            disc[r] += d
+            maxb[r] = max(maxb[r], mb)
+            n += 1
+        done[j] = n
 
 
 # ------------------------------------------------------------------ environments and diagnostics

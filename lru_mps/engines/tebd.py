@@ -48,17 +48,19 @@ microseconds, with or without a batch.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.linalg as sla
 from numba.typed import List
 
 from ..defaults import MPS_ORDERS
 from .mps_kernels import (block_svd, centre_norm2, copy_row, environments, last_norms, move_centre, sweep,
-                          sweep_rows, truncation, truncations)
+                          sweep_rows, sweep_rows_steps, truncation, truncations)
 
 __all__ = ["ORDERS", "SUZUKI_P", "LEVEL_CHARGE", "NO_CHARGE", "trotter_fractions", "schedule", "bond_hamiltonians",
            "conserves_charge", "operator_charge", "BondGates", "product_row", "apply_local", "block_svd",
-           "truncation", "truncations", "move_centre", "sweep", "sweep_rows", "environments", "centre_norm2",
+           "truncation", "truncations", "move_centre", "sweep", "sweep_rows", "sweep_rows_steps", "environments", "centre_norm2",
            "last_norms", "copy_row"]
 
 SUZUKI_P = 1.0 / (4.0 - 4.0 ** (1.0 / 3.0))
@@ -148,6 +150,16 @@ class BondGates:
         self.bonds, self.fractions, self.right = schedule(self.L, order)
         self.symmetric = conserves_charge(h_bonds)
         self._cache: dict[float, np.ndarray] = {}
+        # Gamma_b = i (h_b - h_b^dag) >= 0: d||psi||^2/dtau = -<Gamma_b> >= -lambda_max ||psi||^2 under a gate of
+        # positive length; one of negative length does not lower the norm
+        decay = np.linalg.eigvalsh(1j * (h_bonds - h_bonds.conj().transpose(0, 2, 1)))[:, -1] if len(h_bonds) else []
+        self.decay_rate = float(sum(max(f, 0.0) * max(decay[b], 0.0) for b, f in zip(self.bonds, self.fractions)))
+
+    def norm_kept(self, dt: float) -> float:
+        """A lower bound on ||psi||^2 after / before one step of length dt: exp(-dt sum_s max(f_s, 0) lambda_max(
+        Gamma_{b_s})), Gamma_b = i (h_b - h_b^dag) the decay part of the bond term (exact for the product of
+        gates; truncation is not included)."""
+        return math.exp(-dt * self.decay_rate)
 
     def step(self, dt: float) -> np.ndarray:
         """(n_gates, 9, 9) array of exp(-i f_s dt h_{b_s}) for the schedule's entries s."""

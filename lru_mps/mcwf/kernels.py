@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from numba import njit
 from scipy.optimize import brentq
 
 from ..errors import ParameterError
@@ -274,6 +275,33 @@ def step_lengths(left: np.ndarray, dt: float) -> np.ndarray:
     step = np.minimum(dt, left)
     cut = left - step < STEP_MERGE * dt
     return np.where(cut, left, step)
+
+
+def regular_steps(duration: np.ndarray, covered: np.ndarray, dt: float, limit: np.ndarray | None = None):
+    """The steps of length exactly dt that :func:`step_lengths` makes before the last one of each stretch.
+
+    Returns (count (m,), covered after them (m,)), at most ``limit`` each; the
+    sums are accumulated as one step at a time does, so a caller that makes
+    these steps in one go leaves ``covered`` bit for bit where single steps would.
+    """
+    duration = np.ascontiguousarray(duration, dtype=float)
+    covered = np.array(covered, dtype=float)
+    cap = np.full(len(covered), np.iinfo(np.int64).max) if limit is None else np.asarray(limit, dtype=np.int64)
+    return _regular_steps(duration, covered, float(dt), cap, STEP_MERGE), covered
+
+
+@njit(cache=True)
+def _regular_steps(duration, covered, dt, cap, merge):
+    count = np.zeros(covered.size, dtype=np.int64)
+    for j in range(covered.size):
+        while count[j] < cap[j]:
+            left = duration[j] - covered[j]
+            step = min(dt, left)
+            if step != dt or left - step < merge * dt:
+                break
+            covered[j] += step
+            count[j] += 1
+    return count
 
 
 def crossing_time(excess: Callable[[float], float], duration: float, xtol: float = CROSSING_XTOL,
