@@ -8,7 +8,7 @@ The physics, the representation and the rules are described in
 
 Small SVDs.  LAPACK's divide-and-conquer SVD (gesdd) costs a few microseconds
 of set-up per call whatever the size, and the charge blocks of a TEBD split
-are mostly 1 x n to 5 x 5.  For those, :func:`svd` runs a one-sided
+are mostly 1 x n to 5 x 5.  For those, :func:`split` runs a one-sided
 (Hestenes) Jacobi SVD: rotations of column pairs until every pair is
 orthogonal to machine precision, |g_p^H g_q| <= eps m |g_p| |g_q|.  One-sided
 Jacobi computes every singular value to high *relative* accuracy (Demmel and
@@ -35,13 +35,12 @@ TINY = 1e-290
 
 
 @njit(cache=True)
-def _orthogonalize_rows(H, W):
+def _orthogonalize_rows(H, W, d):
     """Rotate row pairs of H (and W alike) until all rows of H are mutually orthogonal; the sweeps made.
 
     H holds the columns of the matrix being orthogonalized as rows (contiguous).
     """
-    n, m = H.shape
-    d = np.empty(n)  # squared row norms, recomputed as the rows are rotated
+    n, m = H.shape  # d (n,): the squared row norms, recomputed as the rows are rotated
     tol = JACOBI_TOL * max(m, 1)
     for p in range(n):
         acc = 0.0
@@ -103,7 +102,7 @@ def jacobi_svd(M):
     H = np.ascontiguousarray(M.T) if tall else np.conj(M)  # rows: the columns of M (tall) or of M^H (wide)
     k, r = H.shape
     W = np.eye(k, dtype=np.complex128)
-    _orthogonalize_rows(H, W)
+    _orthogonalize_rows(H, W, np.empty(k))
     S = np.empty(k)
     for p in range(k):
         acc = 0.0
@@ -116,14 +115,6 @@ def jacobi_svd(M):
     if tall:  # M = (H^T) S (W^T)^H
         return np.ascontiguousarray(H.T), S, np.conj(W)
     return np.ascontiguousarray(W.T), S, np.conj(H)  # M^H = H^T S W^T^H, so M = W^T S conj(H)
-
-
-@njit(cache=True)
-def svd(M):
-    """Thin SVD of a complex block: Jacobi for small ones, LAPACK's gesdd otherwise."""
-    if min(M.shape[0], M.shape[1]) <= JACOBI_MAX:
-        return jacobi_svd(M)
-    return np.linalg.svd(M, full_matrices=False)
 
 
 @njit(cache=True)
@@ -150,25 +141,6 @@ def truncations(S, n, cutoff, max_bond):
     for j in range(m):
         keep[j], disc[j] = truncation(S[j], n[j], cutoff, max_bond)
     return keep, disc
-
-
-@njit(cache=True)
-def _group(keys, lo, nk):
-    """Positions of ``keys`` grouped by value (counting sort): order[start[v]:start[v+1]] hold value lo + v."""
-    start = np.zeros(nk + 1, dtype=np.int64)
-    for x in keys:
-        if 0 <= x - lo < nk:
-            start[x - lo + 1] += 1
-    for v in range(nk):
-        start[v + 1] += start[v]
-    fill = start[:nk].copy()
-    order = np.empty(start[nk], dtype=np.int64)
-    for i in range(keys.size):
-        v = keys[i] - lo
-        if 0 <= v < nk:
-            order[fill[v]] = i
-            fill[v] += 1
-    return order, start
 
 
 @njit(cache=True)
@@ -202,6 +174,14 @@ def gated_theta(A, B, G):
 
 
 @njit(cache=True)
+def workspace(n):
+    """Scratch arrays for :func:`split` of matrices up to n x n (allocated once per sweep, not per gate)."""
+    return (np.empty(n * n, dtype=np.complex128), np.empty(n * n, dtype=np.complex128),
+            np.empty(JACOBI_MAX * n, dtype=np.complex128), np.empty(JACOBI_MAX * JACOBI_MAX, dtype=np.complex128),
+            np.empty(2 * n + JACOBI_MAX), np.empty(4 * n, dtype=np.int64))
+
+
+@njit(cache=True)
 def block_svd(M, rkey, ckey, cutoff, max_bond, absorb_right):
     """Truncated SVD of M (rows with charge rkey, columns ckey; nonzero only where they match), block by block.
 
@@ -210,22 +190,75 @@ def block_svd(M, rkey, ckey, cutoff, max_bond, absorb_right):
     values go right (``absorb_right``: left is an isometry) or left.  Kept:
     the values > cutoff, at least one, at most max_bond, largest first.
     """
+    return split(M, rkey, ckey, cutoff, max_bond, absorb_right, workspace(max(M.shape[0], M.shape[1])))
+
+
+@njit(cache=True)
+def _jacobi_block(M, rows, cols, ws, Uf, Vf, total):
+    """One-sided Jacobi SVD of the block M[rows][:, cols] (smaller side <= JACOBI_MAX), its vectors written into
+    the columns total.. of Uf and the rows total.. of Vf; returns its singular values (a view of ``ws``)."""
+    nrb, ncb = rows.size, cols.size
+    tall = nrb >= ncb
+    k, r = (ncb, nrb) if tall else (nrb, ncb)
+    H = ws[2][:k * r].reshape(k, r)  # rows: the columns of the block (tall) or of its adjoint (wide)
+    W = ws[3][:k * k].reshape(k, k)
+    for p in range(k):
+        for i in range(r):
+            H[p, i] = M[rows[i], cols[p]] if tall else np.conj(M[rows[p], cols[i]])
+        for q in range(k):
+            W[p, q] = 1.0 if p == q else 0.0
+    _orthogonalize_rows(H, W, ws[4][:k])
+    S = ws[4][JACOBI_MAX:JACOBI_MAX + k]
+    for p in range(k):
+        acc = 0.0
+        for i in range(r):
+            acc += H[p, i].real ** 2 + H[p, i].imag ** 2
+        S[p] = np.sqrt(acc)
+        if S[p] > 0.0:
+            for i in range(r):
+                H[p, i] /= S[p]
+        if tall:  # block = (H^T) S (W^T)^H
+            for i in range(nrb):
+                Uf[rows[i], total + p] = H[p, i]
+            for j in range(ncb):
+                Vf[total + p, cols[j]] = np.conj(W[p, j])
+        else:  # block^H = H^T S W^T^H, so block = W^T S conj(H)
+            for i in range(nrb):
+                Uf[rows[i], total + p] = W[p, i]
+            for j in range(ncb):
+                Vf[total + p, cols[j]] = np.conj(H[p, j])
+    return S
+
+
+@njit(cache=True)
+def split(M, rkey, ckey, cutoff, max_bond, absorb_right, ws):
+    """:func:`block_svd` with the scratch arrays ``ws`` of :func:`workspace` (at least max(M.shape))."""
     nr, nc = M.shape
     cap = min(nr, nc)
-    Uf = np.zeros((nr, cap), dtype=np.complex128)  # the blocks' singular vectors, side by side
-    Vf = np.zeros((cap, nc), dtype=np.complex128)
-    Sf = np.empty(cap)
-    kf = np.empty(cap, dtype=np.int64)
+    n = ws[5].size // 4
+    Uf = ws[0][:nr * cap].reshape(nr, cap)  # the blocks' singular vectors, side by side
+    Vf = ws[1][:cap * nc].reshape(cap, nc)
+    Uf[:] = 0.0
+    Vf[:] = 0.0
+    Sf, Ss = ws[4][JACOBI_MAX + n:JACOBI_MAX + 2 * n], ws[4][JACOBI_MAX:JACOBI_MAX + n]
+    kf, order, rows_all, cols_all = ws[5][:n], ws[5][n:2 * n], ws[5][2 * n:3 * n], ws[5][3 * n:]
     lo = rkey.min()
     nk = rkey.max() - lo + 1
-    rord, rst = _group(rkey, lo, nk)
-    cord, cst = _group(ckey, lo, nk)
     total = 0
     for v in range(nk):
-        nrb, ncb = rst[v + 1] - rst[v], cst[v + 1] - cst[v]
+        nrb = 0
+        for i in range(nr):
+            if rkey[i] == lo + v:
+                rows_all[nrb] = i
+                nrb += 1
+        ncb = 0
+        for j in range(nc):
+            if ckey[j] == lo + v:
+                cols_all[ncb] = j
+                ncb += 1
         if nrb == 0 or ncb == 0:
             continue
-        rows, cols = rord[rst[v]:rst[v + 1]], cord[cst[v]:cst[v + 1]]
+        rows, cols = rows_all[:nrb], cols_all[:ncb]
         if nrb == 1 or ncb == 1:  # a vector: its norm is the one singular value
             acc = 0.0
             for i in range(nrb):
@@ -246,24 +279,35 @@ def block_svd(M, rkey, ckey, cutoff, max_bond, absorb_right):
             kf[total] = lo + v
             total += 1
             continue
-        blk = np.empty((nrb, ncb), dtype=np.complex128)
-        for i in range(nrb):
-            for j in range(ncb):
-                blk[i, j] = M[rows[i], cols[j]]
-        U, S, Vh = svd(blk)
-        for s in range(S.size):
+        if min(nrb, ncb) <= JACOBI_MAX:
+            S = _jacobi_block(M, rows, cols, ws, Uf, Vf, total)
+        else:  # LAPACK's gesdd
+            blk = np.empty((nrb, ncb), dtype=np.complex128)
             for i in range(nrb):
-                Uf[rows[i], total + s] = U[i, s]
-            for j in range(ncb):
-                Vf[total + s, cols[j]] = Vh[s, j]
-            Sf[total + s] = S[s]
-            kf[total + s] = lo + v
+                for j in range(ncb):
+                    blk[i, j] = M[rows[i], cols[j]]
+            U, S, Vh = np.linalg.svd(blk, full_matrices=False)
+            for t in range(S.size):
+                for i in range(nrb):
+                    Uf[rows[i], total + t] = U[i, t]
+                for j in range(ncb):
+                    Vf[total + t, cols[j]] = Vh[t, j]
+        for t in range(S.size):
+            Sf[total + t] = S[t]
+            kf[total + t] = lo + v
         total += S.size
     if total == 0:  # the zero state: one zero index
         return (np.zeros((nr, 1), dtype=np.complex128), np.zeros((1, nc), dtype=np.complex128),
                 np.zeros(1, dtype=np.int64), 0.0, 1)
-    order = np.argsort(-Sf[:total], kind="mergesort")
-    keep, disc = truncation(Sf[order], total, cutoff, max_bond)
+    for t in range(total):  # stable sort, largest first (insertion: a few dozen values)
+        j = t
+        while j > 0 and Sf[order[j - 1]] < Sf[t]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = t
+    for t in range(total):
+        Ss[t] = Sf[order[t]]
+    keep, disc = truncation(Ss, total, cutoff, max_bond)
     left = np.empty((nr, keep), dtype=np.complex128)
     right = np.empty((keep, nc), dtype=np.complex128)
     qk = np.empty(keep, dtype=np.int64)
@@ -326,13 +370,16 @@ def sweep(arrs, qs, pc, gates, bonds, right, cutoff, max_bond):
     """Apply the schedule's gates (n, 9, 9) to a row whose centre is at the first gate; (discarded weight, max bond)."""
     disc = 0.0
     maxb = 1
+    ws = workspace(0)
     for s in range(bonds.size):
         b = bonds[s]
         A, B = arrs[b], arrs[b + 1]
         a, k, c = A.shape[0], A.shape[2], B.shape[2]
+        if ws[5].size < 12 * max(a, c):
+            ws = workspace(6 * max(a, c))  # room for bonds to double before the next allocation
         rkey, ckey = _row_keys(qs[b], pc), _col_keys(qs[b + 2], pc)
         out = gated_theta(A, B, gates[s])
-        left, rt, qk, d, kept = block_svd(out.reshape(a * 3, 3 * c), rkey, ckey, cutoff, max_bond, right[s])
+        left, rt, qk, d, kept = split(out.reshape(a * 3, 3 * c), rkey, ckey, cutoff, max_bond, right[s], ws)
         arrs[b] = left.reshape(a, 3, kept)
         arrs[b + 1] = rt.reshape(kept, 3, c)
         qs[b + 1] = qk
@@ -370,71 +417,6 @@ def sweep_rows_steps(rows_arrs, rows_qs, pcs, idx, gates, gidx, bonds, right, cu
 
 
 # ------------------------------------------------------------------ environments and diagnostics
-@njit(cache=True)
-def environments(arrs, h_bonds, with_energy):
-    """One-site density matrices rho_l[i, j] = <psi|(|j><i|)_l|psi> (L, 3, 3), <psi|H|psi> and <psi|psi>.
-
-    Full contractions from both ends (no canonical form assumed; the right
-    boundary summed, see the module docstring).  The energy is the sum of the
-    bond terms ``h_bonds`` (only if ``with_energy``).
-    """
-    L = len(arrs)
-    Ls = List()
-    Ls.append(np.ones((1, 1), dtype=np.complex128))
-    for l in range(L):
-        A = arrs[l]
-        a, b = A.shape[0], A.shape[2]
-        X = np.dot(np.ascontiguousarray(Ls[l].T), A.reshape(a, 3 * b)).reshape(a * 3, b)
-        Ls.append(np.dot(np.ascontiguousarray(X.T), np.conj(A.reshape(a * 3, b))))
-    d = arrs[L - 1].shape[2]
-    Rs = List()
-    for l in range(L + 1):
-        Rs.append(np.ones((d, d), dtype=np.complex128))
-    for l in range(L - 1, -1, -1):
-        A = arrs[l]
-        a, b = A.shape[0], A.shape[2]
-        Y = np.dot(A.reshape(a * 3, b), Rs[l + 1]).reshape(a, 3 * b)
-        Rs[l] = np.dot(Y, np.ascontiguousarray(np.conj(A.reshape(a, 3 * b)).T))
-    rho = np.zeros((L, 3, 3), dtype=np.complex128)
-    for l in range(L):
-        A = arrs[l]
-        a, b = A.shape[0], A.shape[2]
-        Z = np.dot(np.ascontiguousarray(Ls[l].T), A.reshape(a, 3 * b)).reshape(a * 3, b)
-        W = np.dot(Z, Rs[l + 1]).reshape(a, 3, b)
-        Ac = np.conj(A)
-        for i in range(3):
-            for j in range(3):
-                acc = 0j
-                for x in range(a):
-                    for y in range(b):
-                        acc += W[x, i, y] * Ac[x, j, y]
-                rho[l, i, j] = acc
-    energy = 0.0
-    if with_energy:
-        for l in range(L - 1):
-            A, B = arrs[l], arrs[l + 1]
-            a, k, c = A.shape[0], A.shape[2], B.shape[2]
-            th = np.dot(A.reshape(a * 3, k), B.reshape(k, 3 * c)).reshape(a, 9, c)
-            h = h_bonds[l]
-            ht = np.zeros((a, 9, c), dtype=np.complex128)
-            for m in range(9):
-                for n in range(9):
-                    if h[m, n] != 0:
-                        for x in range(a):
-                            for y in range(c):
-                                ht[x, m, y] += h[m, n] * th[x, n, y]
-            Z = np.dot(np.ascontiguousarray(Ls[l].T), ht.reshape(a, 9 * c)).reshape(a * 9, c)
-            W = np.dot(Z, Rs[l + 2]).reshape(a, 9, c)
-            acc = 0j
-            for x in range(a):
-                for m in range(9):
-                    for y in range(c):
-                        acc += W[x, m, y] * np.conj(th[x, m, y])
-            energy += acc.real
-    full = Ls[L].sum().real
-    return rho, energy, full
-
-
 @njit(cache=True)
 def centre_norm2(A):
     """||A||^2 of the centre tensor: <psi|psi> of a row in canonical form."""
