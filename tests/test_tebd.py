@@ -7,6 +7,7 @@ import pytest
 from lru_mps.engines import tebd
 from lru_mps.engines.exact import ExactPropagator
 from lru_mps.engines.mps import MPSEngine, MPSState
+from lru_mps.engines import mps_kernels
 from lru_mps.engines.mps_kernels import jacobi_svd
 from lru_mps.physics import operators as ops
 from lru_mps.physics.model import ArraySpec, Conditions, Reset, product_state
@@ -37,24 +38,62 @@ def test_jacobi_svd_matches_lapack(shape):
         assert np.abs(np.sort(S) - np.sort(np.linalg.svd(M, compute_uv=False))).max() < 1e-14
 
 
-def test_block_split_is_the_dense_split():
+@pytest.mark.parametrize("rows, cols, keys", [(12, 10, 4), (40, 30, 2), (30, 40, 1)])
+def test_block_split_is_the_dense_split(rows, cols, keys):
     """A block-diagonal theta (charges on rows and columns): the blocks' pooled singular values are the dense
-    ones; the rule keeps those above the cutoff, at most max_bond, and counts the rest as discarded weight."""
+    ones; the rule keeps those above the cutoff, at most max_bond, and counts the rest as discarded weight.
+    Small blocks go through the Jacobi SVD, large ones (the last two cases) through LAPACK, either side
+    absorbing the singular values."""
     rng = np.random.default_rng(3)
-    rkey = rng.integers(0, 4, 12)
-    ckey = rng.integers(0, 4, 10)
-    M = _random(rng, (12, 10)) * (rkey[:, None] == ckey[None, :])
-    M[rkey == 1] *= 1e-7  # a block of small values
+    rkey = rng.integers(0, keys, rows)
+    ckey = rng.integers(0, keys, cols)
+    M = _random(rng, (rows, cols)) * (rkey[:, None] == ckey[None, :])
+    M[rkey == min(1, keys - 1)] *= 1e-7  # a block of small values
     dense = np.linalg.svd(M, compute_uv=False)
-    for cutoff, max_bond in ((1e-12, 64), (1e-6, 64), (1e-12, 4)):
-        left, right, qk, disc, kept = tebd.block_svd(M, rkey, ckey, cutoff, max_bond, True)
+    for cutoff, max_bond, absorb_right in ((1e-12, 64, True), (1e-6, 64, False), (1e-12, 4, True)):
+        left, right, qk, disc, kept = tebd.block_svd(M, rkey, ckey, cutoff, max_bond, absorb_right)
         n_dense = min(max(int(np.sum(dense > cutoff)), 1), max_bond)
         assert kept == n_dense
         assert disc == pytest.approx(np.sum(dense[n_dense:] ** 2), rel=1e-10, abs=1e-28)  # dense: noise ~1e-16
-        assert np.abs(left.conj().T @ left - np.eye(kept)).max() < 1e-13  # isometry
-        assert np.abs(left @ right - M).max() <= np.sqrt(disc) + 1e-14
+        iso = left if absorb_right else right.conj().T
+        assert np.abs(iso.conj().T @ iso - np.eye(kept)).max() < 1e-13  # isometry
+        assert np.abs(left @ right - M).max() <= np.sqrt(disc) + 1e-13
         for t in range(kept):  # every new index carries the charge of its rows and columns
             assert set(rkey[np.abs(left[:, t]) > 0]) <= {qk[t]} and set(ckey[np.abs(right[t]) > 0]) <= {qk[t]}
+
+
+@pytest.mark.parametrize("a, k, c", [(2, 3, 2), (9, 12, 10)])
+def test_gated_theta_is_the_gate_on_the_two_site_tensor(a, k, c):
+    """theta[x, (i, j), y] = sum_k A[x, i, k] B[k, j, y], then the 9 x 9 gate on (i, j): by compiled loops
+    (small) and by BLAS (large), both against einsum, with the zeros of charge blocks in A."""
+    assert (a * k * c > mps_kernels.LOOPS_MAX) == (a > 2)  # one case per path
+    rng = np.random.default_rng(a)
+    A = _random(rng, (a, 3, k)) * (rng.random((a, 3, k)) < 0.5)
+    B = _random(rng, (k, 3, c))
+    G = _random(rng, (9, 9))
+    theta = np.einsum("xik,kjy->xijy", A, B).reshape(a, 9, c)
+    out = mps_kernels.gated_theta(A, B, G)
+    assert np.abs(out - np.einsum("mn,xny->xmy", G, theta)).max() < 1e-13
+
+
+def test_norm_kept_bounds_every_step():
+    """What one Trotter step keeps of ||psi||^2 is at least BondGates.norm_kept(dt) (the bound that lets the
+    batch take steps in one call without missing a jump): strong decay and dephasing, dissipation at the end,
+    states with several excitations."""
+    spec = ArraySpec(L=5, reset=Reset("dissipation", 20.0), conditions=Conditions(T1q=5.0, Tphi=3.0))
+    real = spec.draw_realization(np.random.default_rng(1))
+    prop = MPSEngine(dt=0.02, order=4).prepare(spec, real)
+    kept = prop.gates.norm_kept(0.02)
+    assert 0.0 < kept < 1.0
+    worst = 1.0
+    for levels in ([2, 0, 1, 0, 2], [1, 1, 1, 1, 1], [0, 0, 0, 0, 2]):
+        s = MPSState(prop, *tebd.product_row(product_state("leakage", np.array(levels)), True))
+        for _ in range(200):
+            before = s.norm2()
+            s.evolve(0.02)
+            worst = min(worst, s.norm2() / before)
+            s.scale(1.0 / np.sqrt(s.norm2()))
+    assert kept * (1 - 1e-12) <= worst < 1.0
 
 
 @pytest.mark.parametrize("order", tebd.ORDERS)

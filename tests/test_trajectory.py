@@ -114,3 +114,27 @@ def test_conservation_between_events():
     res = simulate(spec, trajectories=3, t_final=500.0, time_points=11, init="leakage", estimator="sampled")
     total = res.site_resolved("leakage").mean.sum(axis=1)
     np.testing.assert_allclose(total, 2.0, atol=1e-10)
+
+
+def test_regular_steps_are_the_single_steps_before_the_last():
+    """regular_steps counts the steps of exactly dt that step_lengths makes before a stretch's last one, and
+    leaves `covered` bit for bit where adding them one at a time does (so a store may take them in one call)."""
+    from lru_mps.mcwf.kernels import regular_steps, step_lengths
+
+    dt = 0.01
+    durations = np.array([1.0, 0.95, 0.3 + 1e-13, 0.01, 0.0100000001, 0.025, 1e-3, 7.77])
+    for start in (0.0, 0.0031):
+        covered = np.full(len(durations), start)
+        count, after = regular_steps(durations, covered, dt)
+        for j, d in enumerate(durations):
+            c, n = start, 0
+            while True:
+                step = float(step_lengths(np.array([d - c]), dt)[0])
+                if step != dt or c + step >= d or d - c - step < 1e-12 * dt:
+                    break
+                c += step
+                n += 1
+            assert (count[j], after[j]) == (n, c)
+        limited, after2 = regular_steps(durations, covered, dt, np.minimum(count, 3))
+        assert np.array_equal(limited, np.minimum(count, 3))
+        assert np.all(after2 <= after)

@@ -6,20 +6,21 @@ call each other live together (editing this file recompiles all of them).
 The physics, the representation and the rules are described in
 :mod:`lru_mps.engines.tebd`, which re-exports these kernels; use them from there.
 
-Small SVDs.  LAPACK's divide-and-conquer SVD (gesdd) costs a few microseconds
-of set-up per call whatever the size, and the charge blocks of a TEBD split
-are mostly 1 x n to 5 x 5.  For those, :func:`split` runs a one-sided
-(Hestenes) Jacobi SVD: rotations of column pairs until every pair is
-orthogonal to machine precision, |g_p^H g_q| <= eps m |g_p| |g_q|.  One-sided
-Jacobi computes every singular value to high *relative* accuracy (Demmel and
-Veselic 1992), at least as accurate as gesdd, so the absolute 1e-12 cutoff
-keeps its meaning.  Larger blocks go to LAPACK.
+SVDs.  The charge blocks of a TEBD split are mostly 1 x n to 5 x 5; for those
+:func:`split` runs a one-sided (Hestenes) Jacobi SVD, rotating column pairs
+until every pair is orthogonal to machine precision, |g_p^H g_q| <= eps m
+|g_p| |g_q|: every singular value to high *relative* accuracy (Demmel and
+Veselic 1992), so the absolute 1e-12 cutoff keeps its meaning.  Larger blocks
+go to LAPACK's zgesdd, called directly with scratch arrays that live for a
+whole sweep (numba's np.linalg.svd copies and sizes its work on every call).
 """
 
 from __future__ import annotations
 
+import llvmlite.binding as llvm
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import get_cython_function_address
 from numba.typed import List
 
 #: keep every nonzero singular value (canonical moves); max_bond that never truncates
@@ -30,8 +31,14 @@ JACOBI_MAX = 5
 #: orthogonality tolerance of the Jacobi rotations (relative, times the column length), and a cap on the sweeps
 JACOBI_TOL = 2.2e-16
 JACOBI_SWEEPS = 60
+#: thetas with a * k * c up to this are built by compiled loops, larger ones by BLAS
+LOOPS_MAX = 1000
 #: overlaps below this are zero (no rotation: its phase could not be represented)
 TINY = 1e-290
+
+# LAPACK's zgesdd (scipy's), called by symbol name so that the compiled kernels stay cacheable
+llvm.add_symbol("lru_mps_zgesdd", get_cython_function_address("scipy.linalg.cython_lapack", "zgesdd"))
+_zgesdd = types.ExternalFunction("lru_mps_zgesdd", types.void(*([types.voidptr] * 15)))
 
 
 @njit(cache=True)
@@ -96,25 +103,12 @@ def _orthogonalize_rows(H, W, d):
 
 @njit(cache=True)
 def jacobi_svd(M):
-    """Thin SVD M = U diag(S) Vh by one-sided Jacobi (singular values unsorted)."""
-    m, n = M.shape
-    tall = m >= n
-    H = np.ascontiguousarray(M.T) if tall else np.conj(M)  # rows: the columns of M (tall) or of M^H (wide)
-    k, r = H.shape
-    W = np.eye(k, dtype=np.complex128)
-    _orthogonalize_rows(H, W, np.empty(k))
-    S = np.empty(k)
-    for p in range(k):
-        acc = 0.0
-        for i in range(r):
-            acc += H[p, i].real ** 2 + H[p, i].imag ** 2
-        S[p] = np.sqrt(acc)
-        if S[p] > 0.0:
-            for i in range(r):
-                H[p, i] /= S[p]
-    if tall:  # M = (H^T) S (W^T)^H
-        return np.ascontiguousarray(H.T), S, np.conj(W)
-    return np.ascontiguousarray(W.T), S, np.conj(H)  # M^H = H^T S W^T^H, so M = W^T S conj(H)
+    """Thin SVD M = U diag(S) Vh by one-sided Jacobi (singular values unsorted; smaller side <= JACOBI_MAX)."""
+    (m, n), k, J = M.shape, min(M.shape), JACOBI_MAX
+    U, Vh = np.zeros((m, k), dtype=np.complex128), np.zeros((k, n), dtype=np.complex128)
+    S = _jacobi_block(M, np.arange(m), np.arange(n), np.empty(J * max(m, n), dtype=np.complex128),
+                      np.empty(J * J, dtype=np.complex128), np.empty(J), np.empty(k), U, Vh, 0)
+    return U, S.copy(), Vh
 
 
 @njit(cache=True)
@@ -144,14 +138,34 @@ def truncations(S, n, cutoff, max_bond):
 
 
 @njit(cache=True)
+def _gated_theta_blas(A, B, G):
+    """:func:`gated_theta` by two BLAS products (dense: the zero blocks cost less than compiled loops here)."""
+    a, k, c = A.shape[0], A.shape[2], B.shape[2]
+    th = np.dot(A.reshape(a * 3, k), B.reshape(k, 3 * c))  # rows (x, i), columns (j, y): 3 x + i, c j + y
+    tt = np.empty((9, a * c), dtype=np.complex128)  # rows (i, j), columns (x, y)
+    for x in range(a):
+        for i in range(3):
+            for j in range(3):
+                for y in range(c):
+                    tt[3 * i + j, x * c + y] = th[3 * x + i, j * c + y]
+    gt = np.dot(G, tt)
+    out = np.empty((a, 9, c), dtype=np.complex128)
+    for x in range(a):
+        for m in range(9):
+            for y in range(c):
+                out[x, m, y] = gt[m, x * c + y]
+    return out
+
+
+@njit(cache=True)
 def gated_theta(A, B, G):
     """G (9 x 9) on the two-site theta of A (a, 3, k) and B (k, 3, c): out[x, m, y] = sum_n G[m, n] theta[x, n, y].
 
-    theta[x, 3 i + j, y] = sum_k A[x, i, k] B[k, j, y] by plain loops that skip
-    the zeros of A (its charge blocks: only entries with matching charges are
-    nonzero), and the gate's zeros (it conserves n_b + n_{b+1}).
-    """
+    theta[x, 3 i + j, y] = sum_k A[x, i, k] B[k, j, y]; small ones by loops that skip the zeros of A (its
+    charge blocks) and of the gate (it conserves n_b + n_{b+1}), large ones by BLAS."""
     a, k, c = A.shape[0], A.shape[2], B.shape[2]
+    if a * k * c > LOOPS_MAX:
+        return _gated_theta_blas(A, B, G)
     th = np.zeros((a, 9, c), dtype=np.complex128)
     for x in range(a):
         for i in range(3):
@@ -175,10 +189,51 @@ def gated_theta(A, B, G):
 
 @njit(cache=True)
 def workspace(n):
-    """Scratch arrays for :func:`split` of matrices up to n x n (allocated once per sweep, not per gate)."""
-    return (np.empty(n * n, dtype=np.complex128), np.empty(n * n, dtype=np.complex128),
-            np.empty(JACOBI_MAX * n, dtype=np.complex128), np.empty(JACOBI_MAX * JACOBI_MAX, dtype=np.complex128),
-            np.empty(2 * n + JACOBI_MAX), np.empty(4 * n, dtype=np.int64))
+    """Scratch arrays for :func:`split` of matrices up to n x n (once per sweep, not per gate; :func:`_slices`),
+    and LAPACK's integers, iwork and jobz."""
+    J = JACOBI_MAX
+    return (np.empty(7 * n * n + (J + 3) * n + J * J + 64, dtype=np.complex128), np.empty(7 * n * n + 11 * n + J),
+            np.empty(4 * n, dtype=np.int64), np.empty(8 * n + 8, dtype=np.int32), np.array([ord("S")], dtype=np.uint8))
+
+
+@njit(cache=True)
+def _slices(ws):
+    """The parts of a workspace: (Uf, Vf, Jacobi H, W, LAPACK buffer, work) complex, (Jacobi norms, sorted
+    values, values, LAPACK values, rwork) real, (charges, order, rows, columns) int64; n its size."""
+    cb, fb, ib = ws[0], ws[1], ws[2]
+    n, J = ib.size // 4, JACOBI_MAX
+    o1, o2, o3 = n * n, 2 * n * n, 2 * n * n + J * n
+    o4, o5 = o3 + J * J, o3 + J * J + 3 * n * n
+    return (cb[:o1], cb[o1:o2], cb[o2:o3], cb[o3:o4], cb[o4:o5], cb[o5:],
+            fb[:J], fb[J:J + n], fb[J + n:J + 2 * n], fb[J + 2 * n:J + 3 * n], fb[J + 3 * n:],
+            ib[:n], ib[n:2 * n], ib[2 * n:3 * n], ib[3 * n:], n)
+
+
+@njit(cache=True)
+def _lapack_block(M, rows, cols, buf, work, S, rwork, ints, jobz, Uf, Vf, total):
+    """LAPACK's zgesdd of the block M[rows][:, cols], its vectors written as :func:`_jacobi_block` does.
+
+    The block is copied row-major, which LAPACK reads as its transpose B^T =
+    Vh^T S U^T: its U comes out as Vh and its Vh as U, both row-major."""
+    nrb, ncb = rows.size, cols.size
+    k = min(nrb, ncb)
+    a, u, vt = buf[:nrb * ncb], buf[nrb * ncb:nrb * ncb + k * ncb], buf[nrb * ncb + k * ncb:]
+    for i in range(nrb):
+        for j in range(ncb):
+            a[i * ncb + j] = M[rows[i], cols[j]]
+    iwork = ints[8:]
+    ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = ncb, nrb, ncb, ncb, k, work.size
+    _zgesdd(jobz.ctypes, ints[0:].ctypes, ints[1:].ctypes, a.ctypes, ints[2:].ctypes, S.ctypes, u.ctypes,
+            ints[3:].ctypes, vt.ctypes, ints[4:].ctypes, work.ctypes, ints[5:].ctypes, rwork.ctypes, iwork.ctypes,
+            ints[6:].ctypes)
+    if ints[6] != 0:
+        raise RuntimeError("LAPACK zgesdd failed on a charge block of a TEBD split")
+    for t in range(k):
+        for i in range(nrb):
+            Uf[rows[i], total + t] = vt[i * k + t]
+        for j in range(ncb):
+            Vf[total + t, cols[j]] = u[t * ncb + j]
+    return S[:k]
 
 
 @njit(cache=True)
@@ -194,21 +249,21 @@ def block_svd(M, rkey, ckey, cutoff, max_bond, absorb_right):
 
 
 @njit(cache=True)
-def _jacobi_block(M, rows, cols, ws, Uf, Vf, total):
+def _jacobi_block(M, rows, cols, Hb, Wb, d, S, Uf, Vf, total):
     """One-sided Jacobi SVD of the block M[rows][:, cols] (smaller side <= JACOBI_MAX), its vectors written into
-    the columns total.. of Uf and the rows total.. of Vf; returns its singular values (a view of ``ws``)."""
+    the columns total.. of Uf and the rows total.. of Vf; returns its singular values (a view of ``S``)."""
     nrb, ncb = rows.size, cols.size
     tall = nrb >= ncb
     k, r = (ncb, nrb) if tall else (nrb, ncb)
-    H = ws[2][:k * r].reshape(k, r)  # rows: the columns of the block (tall) or of its adjoint (wide)
-    W = ws[3][:k * k].reshape(k, k)
+    H = Hb[:k * r].reshape(k, r)  # rows: the columns of the block (tall) or of its adjoint (wide)
+    W = Wb[:k * k].reshape(k, k)
     for p in range(k):
         for i in range(r):
             H[p, i] = M[rows[i], cols[p]] if tall else np.conj(M[rows[p], cols[i]])
         for q in range(k):
             W[p, q] = 1.0 if p == q else 0.0
-    _orthogonalize_rows(H, W, ws[4][:k])
-    S = ws[4][JACOBI_MAX:JACOBI_MAX + k]
+    _orthogonalize_rows(H, W, d[:k])
+    S = S[:k]
     for p in range(k):
         acc = 0.0
         for i in range(r):
@@ -235,13 +290,11 @@ def split(M, rkey, ckey, cutoff, max_bond, absorb_right, ws):
     """:func:`block_svd` with the scratch arrays ``ws`` of :func:`workspace` (at least max(M.shape))."""
     nr, nc = M.shape
     cap = min(nr, nc)
-    n = ws[5].size // 4
-    Uf = ws[0][:nr * cap].reshape(nr, cap)  # the blocks' singular vectors, side by side
-    Vf = ws[1][:cap * nc].reshape(cap, nc)
+    Ub, Vb, Hb, Wb, Lb, work, d, Ss, Sf, Sb, rwork, kf, order, rows_all, cols_all, n = _slices(ws)
+    Uf = Ub[:nr * cap].reshape(nr, cap)  # the blocks' singular vectors, side by side
+    Vf = Vb[:cap * nc].reshape(cap, nc)
     Uf[:] = 0.0
     Vf[:] = 0.0
-    Sf, Ss = ws[4][JACOBI_MAX + n:JACOBI_MAX + 2 * n], ws[4][JACOBI_MAX:JACOBI_MAX + n]
-    kf, order, rows_all, cols_all = ws[5][:n], ws[5][n:2 * n], ws[5][2 * n:3 * n], ws[5][3 * n:]
     lo = rkey.min()
     nk = rkey.max() - lo + 1
     total = 0
@@ -280,18 +333,9 @@ def split(M, rkey, ckey, cutoff, max_bond, absorb_right, ws):
             total += 1
             continue
         if min(nrb, ncb) <= JACOBI_MAX:
-            S = _jacobi_block(M, rows, cols, ws, Uf, Vf, total)
-        else:  # LAPACK's gesdd
-            blk = np.empty((nrb, ncb), dtype=np.complex128)
-            for i in range(nrb):
-                for j in range(ncb):
-                    blk[i, j] = M[rows[i], cols[j]]
-            U, S, Vh = np.linalg.svd(blk, full_matrices=False)
-            for t in range(S.size):
-                for i in range(nrb):
-                    Uf[rows[i], total + t] = U[i, t]
-                for j in range(ncb):
-                    Vf[total + t, cols[j]] = Vh[t, j]
+            S = _jacobi_block(M, rows, cols, Hb, Wb, d, Sb, Uf, Vf, total)
+        else:
+            S = _lapack_block(M, rows, cols, Lb, work, Sb, rwork, ws[3], ws[4], Uf, Vf, total)
         for t in range(S.size):
             Sf[total + t] = S[t]
             kf[total + t] = lo + v
@@ -368,15 +412,21 @@ def move_centre(arrs, qs, pc, centre, site):
 @njit(cache=True)
 def sweep(arrs, qs, pc, gates, bonds, right, cutoff, max_bond):
     """Apply the schedule's gates (n, 9, 9) to a row whose centre is at the first gate; (discarded weight, max bond)."""
+    disc, maxb, _ = _sweep(arrs, qs, pc, gates, bonds, right, cutoff, max_bond, workspace(0))
+    return disc, maxb
+
+
+@njit(cache=True)
+def _sweep(arrs, qs, pc, gates, bonds, right, cutoff, max_bond, ws):
+    """:func:`sweep` with the scratch arrays ``ws`` (grown when a theta needs more); returns them too."""
     disc = 0.0
     maxb = 1
-    ws = workspace(0)
     for s in range(bonds.size):
         b = bonds[s]
         A, B = arrs[b], arrs[b + 1]
         a, k, c = A.shape[0], A.shape[2], B.shape[2]
-        if ws[5].size < 12 * max(a, c):
-            ws = workspace(6 * max(a, c))  # room for bonds to double before the next allocation
+        if ws[2].size < 12 * max(a, c):
+            ws = workspace(4 * max(a, c))  # n >= 3 max(a, c), with room for the bonds to grow
         rkey, ckey = _row_keys(qs[b], pc), _col_keys(qs[b + 2], pc)
         out = gated_theta(A, B, gates[s])
         left, rt, qk, d, kept = split(out.reshape(a * 3, 3 * c), rkey, ckey, cutoff, max_bond, right[s], ws)
@@ -385,15 +435,16 @@ def sweep(arrs, qs, pc, gates, bonds, right, cutoff, max_bond):
         qs[b + 1] = qk
         disc += d
         maxb = max(maxb, kept)
-    return disc, maxb
+    return disc, maxb, ws
 
 
 @njit(cache=True)
 def sweep_rows(rows_arrs, rows_qs, pcs, idx, gates, gidx, bonds, right, cutoff, max_bond, disc, maxb):
     """:func:`sweep` on the rows ``idx`` of a batch, row idx[j] with the gates gates[gidx[j]]."""
+    ws = workspace(0)
     for j in range(idx.size):
         r = idx[j]
-        d, mb = sweep(rows_arrs[r], rows_qs[r], pcs[r], gates[gidx[j]], bonds, right, cutoff, max_bond)
+        d, mb, ws = _sweep(rows_arrs[r], rows_qs[r], pcs[r], gates[gidx[j]], bonds, right, cutoff, max_bond, ws)
         disc[r] += d
         maxb[r] = max(maxb[r], mb)
 
@@ -403,13 +454,14 @@ def sweep_rows_steps(rows_arrs, rows_qs, pcs, idx, gates, gidx, bonds, right, cu
                      floors, factors, done):
     """Up to counts[j] steps (sweeps) of row idx[j], each taken only while its squared norm times factors[j] (a
     lower bound on what one step keeps of it) stays above floors[j]; done[j]: the steps taken."""
+    ws = workspace(0)
     for j in range(idx.size):
         r = idx[j]
         arrs = rows_arrs[r]
         last = len(arrs) - 1
         n = 0
         while n < counts[j] and centre_norm2(arrs[last]) * factors[j] > floors[j]:
-            d, mb = sweep(arrs, rows_qs[r], pcs[r], gates[gidx[j]], bonds, right, cutoff, max_bond)
+            d, mb, ws = _sweep(arrs, rows_qs[r], pcs[r], gates[gidx[j]], bonds, right, cutoff, max_bond, ws)
             disc[r] += d
             maxb[r] = max(maxb[r], mb)
             n += 1
