@@ -1,4 +1,6 @@
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +25,26 @@ def pytest_collection_modifyitems(config, items):
     them from running alone on one core at the end.
     """
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
+def pytest_configure(config):
+    """Under xdist, the controller compiles the numba kernels in the background (tests/warm_kernels.py)."""
+    if hasattr(config, "workerinput") or not isinstance(getattr(config.option, "numprocesses", None), int) \
+            or config.option.numprocesses < 2 or config.option.collectonly:
+        return
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    config.stash[_WARM_UP] = subprocess.Popen([sys.executable, str(Path(__file__).with_name("warm_kernels.py"))],
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+
+
+def pytest_unconfigure(config):
+    proc = config.stash.get(_WARM_UP, None)
+    if proc is not None and proc.poll() is None:  # a short run: the cache is written one kernel at a time
+        proc.kill()
+        proc.wait()
+
+
+_WARM_UP = pytest.StashKey[subprocess.Popen]()
 
 
 @pytest.hookimpl(optionalhook=True)
