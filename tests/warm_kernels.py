@@ -1,0 +1,27 @@
+"""Compile the numba kernels into their on-disk cache (``cache=True``): run by tests/conftest.py under xdist.
+
+Started in the background by the xdist controller, which otherwise idles:
+the workers then load the MPS and Chebyshev kernels from the cache instead of
+both compiling them at once when each first needs them (about 45 s of one
+core each in a fresh install).  A few short trajectories through the public
+API, ideal and realistic (the trajectory loop's two kinds of calls),
+unbatched and batched.  Any failure only means a cold cache: the tests
+compile what they need as before.
+"""
+
+from lru_mps.physics.model import ArraySpec
+from lru_mps.run.settings import RunSettings, time_grid
+from lru_mps.run.trajectories import run_trajectories
+
+
+def main() -> None:
+    for conditions in ("ideal", "realistic"):
+        spec = ArraySpec.from_user(length=4, conditions=conditions, reset="periodic", rate="1J")
+        for engine, options, batches in (("mps", {}, (False, True)), ("sector", {"eig_max_dim": 1}, (False,))):
+            settings = RunSettings(times=time_grid(0.2, 2), seed=0, engine=engine, engine_options=options)
+            for batched in batches:
+                run_trajectories(spec, settings, [0, 1], batched=batched)
+
+
+if __name__ == "__main__":
+    main()
