@@ -9,12 +9,29 @@ unbatched and batched.  Any failure only means a cold cache: the tests
 compile what they need as before.
 """
 
+import os
+import threading
+import time
+
 from lru_mps.physics.model import ArraySpec
 from lru_mps.run.settings import RunSettings, time_grid
 from lru_mps.run.trajectories import run_trajectories
 
 
+def _die_with_parent() -> None:
+    """Exit as soon as the pytest process that started this one is gone (killed, interrupted)."""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main() -> None:
+    _die_with_parent()
     for conditions in ("ideal", "realistic"):
         spec = ArraySpec.from_user(length=4, conditions=conditions, reset="periodic", rate="1J")
         for engine, options, batches in (("mps", {}, (False, True)), ("sector", {"eig_max_dim": 1}, (False,))):

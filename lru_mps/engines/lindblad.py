@@ -260,6 +260,10 @@ def _measurement_counts(times: np.ndarray, offsets: np.ndarray, period: float) -
     return c.astype(int)
 
 
+#: matrix exponentials a sector without an eigenbasis keeps (least recently used dropped)
+EXPM_CACHE = 8
+
+
 class _Sector:
     """One charge sector: Liouvillian, measurement and one feedback period, in the eigenbasis if possible."""
 
@@ -278,6 +282,7 @@ class _Sector:
         else:
             self.measure_matrix = measurement
         self._powers: dict[int, np.ndarray] = {}
+        self._expm: dict[float, np.ndarray] = {}
 
     def to_coords(self, x: np.ndarray) -> np.ndarray:
         return self.Vinv @ x if self.eig else x
@@ -293,8 +298,18 @@ class _Sector:
         out = np.empty_like(Y)
         for step in np.unique(dt):
             cols = dt == step
-            out[:, cols] = sla.expm(self.generator * step) @ Y[:, cols]
+            out[:, cols] = self._propagator(float(step)) @ Y[:, cols]
         return out
+
+    def _propagator(self, step: float) -> np.ndarray:
+        """expm(generator * step), the last EXPM_CACHE of them kept (the grid step and the period recur)."""
+        P = self._expm.pop(step, None)
+        if P is None:
+            P = sla.expm(self.generator * step)
+            if len(self._expm) >= EXPM_CACHE:
+                self._expm.pop(next(iter(self._expm)))
+        self._expm[step] = P  # most recently used last
+        return P
 
     def measure(self, Y: np.ndarray) -> np.ndarray:
         return self.measure_matrix @ Y
