@@ -9,7 +9,9 @@
     4. L = 12, realistic, 4 trajectories x 3 initial states to t = 5/J; |dP| against the sector engine.
 
 Each MPS run goes through :func:`lru_mps.run.simulate.simulate` (what ``lru-mps simulate`` runs), one worker,
-one BLAS thread; the time includes everything (realizations, the loop, observables).  Printed: wall time and
+one BLAS thread; the time includes everything (realizations, the loop, observables) but numba's loading of the
+compiled kernels, which a short warm-up run does first (a few seconds from the cache; ~45 s to compile them
+after an install or an edit of the kernels).  Printed: wall time and
 CPU time of the process (on a shared, loaded machine the wall time is an upper bound and the CPU time is close
 to what an idle core takes), with the load average.
 
@@ -78,6 +80,10 @@ def main(argv=None):
     print(f"{'target':>40} {'wall s':>7} {'cpu s':>7} {'limit s':>7} {'ref':>6} {'ref s':>6} {'max |dP|':>9} "
           f"{'tol':>6} {'load':>5} {'ok':>3}")
     with threadpool_limits(limits=1, user_api="blas"):
+        # load (or compile) the compiled kernels first: the targets time the runs, not numba's start-up
+        warm = ArraySpec.from_user(length=4, conditions="realistic")
+        for engine in ("mps", "sector", "exact"):
+            simulate(warm, engine=engine, init="all", t_final=0.2, time_points=3, trajectories=2, seed=0)
         for key in args.targets.split(","):
             name, model, run, ref_engine, limit, tol = TARGETS[key]
             spec = ArraySpec.from_user(**model)
