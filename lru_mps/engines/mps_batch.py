@@ -13,8 +13,10 @@ feedback resets, diagnostics) is done on the row's state object.
 At rest every row has its orthogonality centre on the last site, where the
 reset acts, so the squared norm of a row is ||A_{L-1}||^2 and a feedback
 measurement is local.  Rows advance by the loop's steps (steps of dt, the last
-one of a stretch shortened); a row whose squared norm falls below its
-threshold during a step is probed from a copy taken before the step.
+one of a stretch shortened): the steps before a stretch's last one in one
+compiled call (:meth:`MPSBatch.advance_regular`, guarded by a bound on what a
+step keeps of the norm), the others singly; a row whose squared norm falls
+below its threshold during a single step is probed from a copy taken before it.
 
 ``backend`` other than numpy (torch, cupy: a GPU) gives the padded store of
 :mod:`lru_mps.engines.mps_padded` instead.

@@ -49,7 +49,12 @@ one of a stretch shortened (:func:`~lru_mps.mcwf.kernels.step_lengths`); the
 rows step in lockstep and the loop handles a row as soon as it stops, so a
 row that was measured or jumped rejoins the batch.  A row whose squared norm
 falls below its threshold during a step (or, for exact stores, a stretch)
-gets the crossing time by root finding from the state before it.
+gets the crossing time by root finding from the state before it.  A store
+may offer ``advance_regular(rows, counts, floors)``: the steps of dt before
+each row's last one in one call, each row stopped before a step that could
+take its squared norm to its floor (the threshold) by a rigorous bound
+(docs/physics.md 6.2); the loop then takes the remaining steps singly, as
+above.  The numbers are the same either way.
 """
 
 from __future__ import annotations
