@@ -72,19 +72,15 @@ class MPSBatch(MPSStore):
             self.rows_qs.append(s.qs)
         self.pcs = np.array([s.pc for s in self.states], dtype=np.int64).reshape(self.B, 3)
         self._gates: dict[float, object] = {}
+        #: per row, the lower bound on what one step of dt keeps of the squared norm, less the truncation margin
+        self.kept = np.array([p.gates.norm_kept(self.dt) for p in self.props])[self.ridx] * (1.0 - TRUNCATION_MARGIN)
         self.last = L - 1
 
     # ------------------------------------------------------------ evolution
     def step(self, rows: np.ndarray, dt) -> None:
         """One Trotter step of the rows: dt for all of them, or one step length per row."""
         if np.ndim(dt) == 0:
-            key = float(dt)
-            gates = self._gates.get(key)
-            if gates is None:
-                gates = List([p.gates.step(key) for p in self.props])
-                if len(self._gates) > 8:
-                    self._gates.clear()
-                self._gates[key] = gates
+            gates = self._step_gates(float(dt))
             gidx = self.ridx[rows]
         else:
             gates = List([self.props[int(r)].gates.step(float(t)) for r, t in zip(self.ridx[rows], dt)])
@@ -97,6 +93,16 @@ class MPSBatch(MPSStore):
         for r in rows:
             self.states[r].swept(disc[r], maxb[r])
 
+    def _step_gates(self, dt: float):
+        """The gates of a step of length dt of every realization (numba list, cached for a few lengths)."""
+        gates = self._gates.get(dt)
+        if gates is None:
+            gates = List([p.gates.step(dt) for p in self.props])
+            if len(self._gates) > 8:
+                self._gates.clear()
+            self._gates[dt] = gates
+        return gates
+
     def advance_regular(self, rows: np.ndarray, counts: np.ndarray, floors: np.ndarray) -> np.ndarray:
         """Up to counts[j] steps of dt for row rows[j], in one compiled call, stopping before a step that could
         take its squared norm to floors[j] or below; returns the steps taken (m,).
@@ -108,10 +114,7 @@ class MPSBatch(MPSStore):
         from a snapshot.  The numbers are those of single steps, bit for bit.
         """
         rows = np.asarray(rows, dtype=np.int64)
-        gates = self._gates.get(self.dt)
-        if gates is None:
-            gates = self._gates[self.dt] = List([p.gates.step(self.dt) for p in self.props])
-        kept = np.array([p.gates.norm_kept(self.dt) for p in self.props])[self.ridx[rows]]
+        gates = self._step_gates(self.dt)
         g, eng = self.props[0].gates, self.engine
         disc = np.zeros(self.B)
         maxb = np.ones(self.B, dtype=np.int64)
@@ -119,7 +122,7 @@ class MPSBatch(MPSStore):
         sweep_rows_steps(self.rows_arrs, self.rows_qs, self.pcs, rows, gates, self.ridx[rows].astype(np.int64),
                          g.bonds, g.right, eng.cutoff, eng.max_bond, disc, maxb,
                          np.asarray(counts, dtype=np.int64), np.asarray(floors, dtype=float),
-                         kept * (1.0 - TRUNCATION_MARGIN), done)
+                         self.kept[rows], done)
         for j, r in enumerate(rows):
             if done[j]:
                 self.states[r].swept(disc[r], maxb[r], done[j])
