@@ -8,9 +8,17 @@ from lru_mps.engines import tebd
 from lru_mps.engines.exact import ExactPropagator
 from lru_mps.engines.mps import MPSEngine, MPSState
 from lru_mps.engines import mps_kernels
-from lru_mps.engines.mps_kernels import jacobi_svd
 from lru_mps.physics import operators as ops
 from lru_mps.physics.model import ArraySpec, Conditions, Reset, product_state
+
+
+def jacobi_svd(M):
+    """Thin SVD M = U diag(S) Vh by the kernel's one-sided Jacobi (singular values unsorted)."""
+    (m, n), k, J = M.shape, min(M.shape), mps_kernels.JACOBI_MAX
+    U, Vh = np.zeros((m, k), dtype=np.complex128), np.zeros((k, n), dtype=np.complex128)
+    S = mps_kernels._jacobi_block(M, np.arange(m), np.arange(n), np.empty(J * max(m, n), dtype=np.complex128),
+                                  np.empty(J * J, dtype=np.complex128), np.empty(J), np.empty(k), U, Vh, 0)
+    return U, S.copy(), Vh
 
 
 def _random(rng, shape, spectrum=None):
@@ -62,18 +70,25 @@ def test_block_split_is_the_dense_split(rows, cols, keys):
             assert set(rkey[np.abs(left[:, t]) > 0]) <= {qk[t]} and set(ckey[np.abs(right[t]) > 0]) <= {qk[t]}
 
 
-@pytest.mark.parametrize("a, k, c", [(2, 3, 2), (9, 12, 10)])
+@pytest.mark.parametrize("a, k, c", [(2, 3, 2), (9, 12, 10), (14, 20, 11)])
 def test_gated_theta_is_the_gate_on_the_two_site_tensor(a, k, c):
     """theta[x, (i, j), y] = sum_k A[x, i, k] B[k, j, y], then the 9 x 9 gate on (i, j): by compiled loops
-    (small) and by BLAS (large), both against einsum, with the zeros of charge blocks in A."""
-    assert (a * k * c > mps_kernels.LOOPS_MAX) == (a > 2)  # one case per path
+    (small) and by one BLAS product per charge block (large), against einsum, for A and B with the charge
+    structure of a TEBD row (A[x, i, k] = 0 unless q_x + i = q_k, B[k, j, y] = 0 unless q_k + j = q_y) and
+    for one charge (no symmetry)."""
+    assert (a * k * c > mps_kernels.LOOPS_MAX) == (a > 2)  # both paths
     rng = np.random.default_rng(a)
-    A = _random(rng, (a, 3, k)) * (rng.random((a, 3, k)) < 0.5)
-    B = _random(rng, (k, 3, c))
+    pc = tebd.LEVEL_CHARGE
     G = _random(rng, (9, 9))
-    theta = np.einsum("xik,kjy->xijy", A, B).reshape(a, 9, c)
-    out = mps_kernels.gated_theta(A, B, G)
-    assert np.abs(out - np.einsum("mn,xny->xmy", G, theta)).max() < 1e-13
+    for charged in (True, False):
+        qa, qk, qc = (np.sort(rng.integers(0, 4, n)) * charged for n in (a, k, c))
+        A = _random(rng, (a, 3, k)) * (qa[:, None, None] + pc[None, :, None] * charged == qk[None, None, :])
+        B = _random(rng, (k, 3, c)) * (qk[:, None, None] + pc[None, :, None] * charged == qc[None, None, :])
+        assert np.count_nonzero(A) and np.count_nonzero(B)
+        rkey, ckey = (qa[:, None] + pc * charged).ravel(), (qc[None, :] - pc[:, None] * charged).ravel()
+        theta = np.einsum("xik,kjy->xijy", A, B).reshape(a, 9, c)
+        out = mps_kernels.gated_theta(A, B, G, rkey, qk, ckey)
+        assert np.abs(out - np.einsum("mn,xny->xmy", G, theta)).max() < 1e-13
 
 
 def test_norm_kept_bounds_every_step():

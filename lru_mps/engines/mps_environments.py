@@ -1,8 +1,8 @@
 """Compiled full contractions of a TEBD row (numba): one-site density matrices, <H> and <psi|psi>.
 
 A row is the representation of :mod:`lru_mps.engines.tebd` (tensors
-A_l[chi_l, 3, chi_{l+1}], the right boundary summed); these run once per
-recorded time point, not per gate, so they sit apart from the per-gate kernels
+A_l[chi_l, 3, chi_{l+1}], the right boundary summed); these (and the copy of a row) run
+once per recorded time point or jump, not per gate, so they sit apart from the per-gate kernels
 of :mod:`lru_mps.engines.mps_kernels`.  Use them from :mod:`~lru_mps.engines.tebd`.
 """
 
@@ -76,3 +76,14 @@ def environments(arrs, h_bonds, with_energy):
             energy += acc.real
     full = Ls[L].sum().real
     return rho, energy, full
+
+
+@njit(cache=True)
+def copy_row(arrs, qs):
+    """An independent copy of a row's tensors and charges."""
+    a2, q2 = List(), List()
+    for A in arrs:
+        a2.append(A.copy())
+    for q in qs:
+        q2.append(q.copy())
+    return a2, q2

@@ -21,7 +21,6 @@ import llvmlite.binding as llvm
 import numpy as np
 from numba import njit, types
 from numba.extending import get_cython_function_address
-from numba.typed import List
 
 #: keep every nonzero singular value (canonical moves); max_bond that never truncates
 KEEP_ALL = 0.0
@@ -31,7 +30,7 @@ JACOBI_MAX = 5
 #: orthogonality tolerance of the Jacobi rotations (relative, times the column length), and a cap on the sweeps
 JACOBI_TOL = 2.2e-16
 JACOBI_SWEEPS = 60
-#: thetas with a * k * c up to this are built by compiled loops, larger ones by BLAS
+#: thetas with a * k * c up to this are built by compiled loops, larger ones by BLAS (per charge block)
 LOOPS_MAX = 1000
 #: overlaps below this are zero (no rotation: its phase could not be represented)
 TINY = 1e-290
@@ -60,8 +59,7 @@ def _orthogonalize_rows(H, W, d):
             hp = H[p]
             for q in range(p + 1, n):
                 hq = H[q]
-                gr = 0.0
-                gi = 0.0
+                gr, gi = 0.0, 0.0
                 for i in range(m):  # gamma = <h_p, h_q>
                     gr += hp[i].real * hq[i].real + hp[i].imag * hq[i].imag
                     gi += hp[i].real * hq[i].imag - hp[i].imag * hq[i].real
@@ -77,8 +75,7 @@ def _orthogonalize_rows(H, W, d):
                     t = (1.0 if zeta >= 0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
                 c = 1.0 / np.sqrt(1.0 + t * t)
                 s = c * t
-                dp = 0.0
-                dq = 0.0
+                dp, dq = 0.0, 0.0
                 for i in range(m):
                     a = hp[i]
                     b = hq[i] * phc
@@ -99,16 +96,6 @@ def _orthogonalize_rows(H, W, d):
         if not rotated:
             return sweep
     return JACOBI_SWEEPS
-
-
-@njit(cache=True)
-def jacobi_svd(M):
-    """Thin SVD M = U diag(S) Vh by one-sided Jacobi (singular values unsorted; smaller side <= JACOBI_MAX)."""
-    (m, n), k, J = M.shape, min(M.shape), JACOBI_MAX
-    U, Vh = np.zeros((m, k), dtype=np.complex128), np.zeros((k, n), dtype=np.complex128)
-    S = _jacobi_block(M, np.arange(m), np.arange(n), np.empty(J * max(m, n), dtype=np.complex128),
-                      np.empty(J * J, dtype=np.complex128), np.empty(J), np.empty(k), U, Vh, 0)
-    return U, S.copy(), Vh
 
 
 @njit(cache=True)
@@ -138,34 +125,67 @@ def truncations(S, n, cutoff, max_bond):
 
 
 @njit(cache=True)
-def _gated_theta_blas(A, B, G):
-    """:func:`gated_theta` by two BLAS products (dense: the zero blocks cost less than compiled loops here)."""
-    a, k, c = A.shape[0], A.shape[2], B.shape[2]
-    th = np.dot(A.reshape(a * 3, k), B.reshape(k, 3 * c))  # rows (x, i), columns (j, y): 3 x + i, c j + y
-    tt = np.empty((9, a * c), dtype=np.complex128)  # rows (i, j), columns (x, y)
-    for x in range(a):
-        for i in range(3):
-            for j in range(3):
-                for y in range(c):
-                    tt[3 * i + j, x * c + y] = th[3 * x + i, j * c + y]
-    gt = np.dot(G, tt)
-    out = np.empty((a, 9, c), dtype=np.complex128)
-    for x in range(a):
-        for m in range(9):
-            for y in range(c):
-                out[x, m, y] = gt[m, x * c + y]
+def _apply_gate(th, G):
+    """out[x, m, y] = sum_n G[m, n] th[x, n, y], skipping the zeros of the gate (it conserves n_b + n_{b+1})."""
+    a, c = th.shape[0], th.shape[2]
+    out = np.zeros((a, 9, c), dtype=np.complex128)
+    for m in range(9):
+        for n in range(9):
+            g = G[m, n]
+            if g != 0:
+                for x in range(a):
+                    for y in range(c):
+                        out[x, m, y] += g * th[x, n, y]
     return out
 
 
 @njit(cache=True)
-def gated_theta(A, B, G):
+def _indices_of(keys, v, out):
+    """The positions of the value v in keys, into out; returns how many."""
+    n = 0
+    for t in range(keys.size):
+        if keys[t] == v:
+            out[n] = t
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _theta_blocks(A, B, rkey, qk, ckey):
+    """theta by charge blocks: its rows (x, i) of charge v (rkey) meet only the bond indices of charge v (qk)
+    and the columns (j, y) of charge v (ckey), so each charge is one BLAS product of the gathered blocks."""
+    a, k, c = A.shape[0], A.shape[2], B.shape[2]
+    A2, B2 = A.reshape(a * 3, k), B.reshape(k, 3 * c)
+    th = np.zeros((a, 9, c), dtype=np.complex128)
+    ir, ik, ic = np.empty(3 * a, dtype=np.int64), np.empty(k, dtype=np.int64), np.empty(3 * c, dtype=np.int64)
+    for v in range(qk.min(), qk.max() + 1):
+        nk, nr, nc = _indices_of(qk, v, ik), _indices_of(rkey, v, ir), _indices_of(ckey, v, ic)
+        if nk == 0 or nr == 0 or nc == 0:
+            continue
+        Ab, Bb = np.empty((nr, nk), dtype=np.complex128), np.empty((nk, nc), dtype=np.complex128)
+        for t in range(nk):
+            for p in range(nr):
+                Ab[p, t] = A2[ir[p], ik[t]]
+            for q in range(nc):
+                Bb[t, q] = B2[ik[t], ic[q]]
+        Tb = np.dot(Ab, Bb)
+        for p in range(nr):
+            x, i = ir[p] // 3, ir[p] % 3
+            for q in range(nc):
+                th[x, 3 * i + ic[q] // c, ic[q] % c] = Tb[p, q]
+    return th
+
+
+@njit(cache=True)
+def gated_theta(A, B, G, rkey, qk, ckey):
     """G (9 x 9) on the two-site theta of A (a, 3, k) and B (k, 3, c): out[x, m, y] = sum_n G[m, n] theta[x, n, y].
 
     theta[x, 3 i + j, y] = sum_k A[x, i, k] B[k, j, y]; small ones by loops that skip the zeros of A (its
-    charge blocks) and of the gate (it conserves n_b + n_{b+1}), large ones by BLAS."""
+    charge blocks), large ones by one BLAS product per charge (:func:`_theta_blocks`; rkey, qk, ckey: the
+    charges of theta's rows 3 x + i, of the bond and of its columns c j + y)."""
     a, k, c = A.shape[0], A.shape[2], B.shape[2]
     if a * k * c > LOOPS_MAX:
-        return _gated_theta_blas(A, B, G)
+        return _apply_gate(_theta_blocks(A, B, rkey, qk, ckey), G)
     th = np.zeros((a, 9, c), dtype=np.complex128)
     for x in range(a):
         for i in range(3):
@@ -176,15 +196,7 @@ def gated_theta(A, B, G):
                         n = 3 * i + j
                         for y in range(c):
                             th[x, n, y] += v * B[kk, j, y]
-    out = np.zeros((a, 9, c), dtype=np.complex128)
-    for m in range(9):
-        for n in range(9):
-            g = G[m, n]
-            if g != 0:
-                for x in range(a):
-                    for y in range(c):
-                        out[x, m, y] += g * th[x, n, y]
-    return out
+    return _apply_gate(th, G)
 
 
 @njit(cache=True)
@@ -428,7 +440,7 @@ def _sweep(arrs, qs, pc, gates, bonds, right, cutoff, max_bond, ws):
         if ws[2].size < 12 * max(a, c):
             ws = workspace(4 * max(a, c))  # n >= 3 max(a, c), with room for the bonds to grow
         rkey, ckey = _row_keys(qs[b], pc), _col_keys(qs[b + 2], pc)
-        out = gated_theta(A, B, gates[s])
+        out = gated_theta(A, B, gates[s], rkey, qs[b + 1], ckey)
         left, rt, qk, d, kept = split(out.reshape(a * 3, 3 * c), rkey, ckey, cutoff, max_bond, right[s], ws)
         arrs[b] = left.reshape(a, 3, kept)
         arrs[b + 1] = rt.reshape(kept, 3, c)
@@ -486,14 +498,3 @@ def last_norms(rows_arrs, idx):
         arrs = rows_arrs[idx[j]]
         out[j] = centre_norm2(arrs[len(arrs) - 1])
     return out
-
-
-@njit(cache=True)
-def copy_row(arrs, qs):
-    """An independent copy of a row's tensors and charges."""
-    a2, q2 = List(), List()
-    for A in arrs:
-        a2.append(A.copy())
-    for q in qs:
-        q2.append(q.copy())
-    return a2, q2

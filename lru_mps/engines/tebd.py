@@ -55,8 +55,8 @@ import scipy.linalg as sla
 from numba.typed import List
 
 from ..defaults import MPS_ORDERS
-from .mps_environments import environments
-from .mps_kernels import (block_svd, centre_norm2, copy_row, last_norms, move_centre, sweep, sweep_rows,
+from .mps_environments import copy_row, environments
+from .mps_kernels import (block_svd, centre_norm2, last_norms, move_centre, sweep, sweep_rows,
                           sweep_rows_steps, truncation, truncations)
 
 __all__ = ["ORDERS", "SUZUKI_P", "LEVEL_CHARGE", "NO_CHARGE", "trotter_fractions", "schedule", "bond_hamiltonians",
