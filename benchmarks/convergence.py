@@ -92,7 +92,8 @@ def main(argv=None):
             problems.append((r, init, real, sites, reference(spec, real, sites, grid)))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}; one BLAS thread")
     print(f"L = {args.L}, {args.conditions} (T = {spec.conditions.temperature_K} K), t = {args.t_final:g}/J, {len(problems)} propagations "
-          f"({args.realizations} realizations x {args.inits}, thermal samples), max_bond {args.max_bond}, "
+          f"({args.realizations} realizations x {args.inits}"
+          f"{', thermal samples' if spec.conditions.temperature_K > 0 else ''}), max_bond {args.max_bond}, "
           f"cutoff {args.cutoff:g}; |dP| = largest deviation of normalized populations from the sector engine")
     print(f"{'order':>5} {'dt':>7} {'sweeps/(1/J)':>12} {'max |dP|':>10} {'s per 1/J':>10} {'chi':>4}")
     with threadpool_limits(limits=1, user_api="blas"):
