@@ -42,7 +42,9 @@ singular values are the blocks' together).
 Everything that runs per gate is compiled with numba (a declared dependency
 of the package), in :mod:`lru_mps.engines.mps_kernels` (re-exported here):
 the time per gate is the time of its SVDs (a compiled Jacobi SVD for the
-tiny blocks, LAPACK for larger ones) and BLAS products plus a few
+tiny blocks, LAPACK for larger ones) and of its theta (compiled loops for
+small ones, one BLAS product per charge block for larger ones: the rows,
+bond indices and columns of one charge only meet each other) plus a few
 microseconds, with or without a batch.
 """
 
