@@ -436,7 +436,7 @@ def _sweep(arrs, qs, pc, gates, bonds, right, cutoff, max_bond, ws):
     for s in range(bonds.size):
         b = bonds[s]
         A, B = arrs[b], arrs[b + 1]
-        a, k, c = A.shape[0], A.shape[2], B.shape[2]
+        a, c = A.shape[0], B.shape[2]
         if ws[2].size < 12 * max(a, c):
             ws = workspace(4 * max(a, c))  # n >= 3 max(a, c), with room for the bonds to grow
         rkey, ckey = _row_keys(qs[b], pc), _col_keys(qs[b + 2], pc)
