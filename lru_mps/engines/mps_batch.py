@@ -113,7 +113,7 @@ class MPSBatch(MPSStore):
         threshold inside this call: the loop takes the step where it might,
         from a snapshot.  The numbers are those of single steps, bit for bit.
         """
-        rows = np.asarray(rows, dtype=np.int64)
+        rows, floors = np.asarray(rows, dtype=np.int64), np.asarray(floors, dtype=float)
         gates = self._step_gates(self.dt)
         g, eng = self.props[0].gates, self.engine
         disc = np.zeros(self.B)
@@ -121,14 +121,13 @@ class MPSBatch(MPSStore):
         done = np.zeros(len(rows), dtype=np.int64)
         sweep_rows_steps(self.rows_arrs, self.rows_qs, self.pcs, rows, gates, self.ridx[rows].astype(np.int64),
                          g.bonds, g.right, eng.cutoff, eng.max_bond, disc, maxb,
-                         np.asarray(counts, dtype=np.int64), np.asarray(floors, dtype=float),
-                         self.kept[rows], done)
+                         np.asarray(counts, dtype=np.int64), floors, self.kept[rows], done)
         for j, r in enumerate(rows):
             if done[j]:
                 self.states[r].swept(disc[r], maxb[r], done[j])
         crossed = np.nonzero(done > 0)[0]
         if len(crossed):
-            low = self.norm2(rows[crossed]) <= np.asarray(floors, dtype=float)[crossed]
+            low = self.norm2(rows[crossed]) <= floors[crossed]
             if low.any():
                 raise RuntimeError(f"MPS truncation removed more than {TRUNCATION_MARGIN:g} of a row's norm in one "
                                    "step (its jump time is lost): raise --max-bond or lower --cutoff")

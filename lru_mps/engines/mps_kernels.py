@@ -311,16 +311,7 @@ def split(M, rkey, ckey, cutoff, max_bond, absorb_right, ws):
     nk = rkey.max() - lo + 1
     total = 0
     for v in range(nk):
-        nrb = 0
-        for i in range(nr):
-            if rkey[i] == lo + v:
-                rows_all[nrb] = i
-                nrb += 1
-        ncb = 0
-        for j in range(nc):
-            if ckey[j] == lo + v:
-                cols_all[ncb] = j
-                ncb += 1
+        nrb, ncb = _indices_of(rkey, lo + v, rows_all), _indices_of(ckey, lo + v, cols_all)
         if nrb == 0 or ncb == 0:
             continue
         rows, cols = rows_all[:nrb], cols_all[:ncb]
