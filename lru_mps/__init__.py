@@ -31,6 +31,7 @@ _EXPORTS = {
     "decay_times": "lru_mps.analysis.decay",
     "qubit_rates": "lru_mps.analysis.rates",
     "fit_localization_length": "lru_mps.analysis.localization",
+    "asymptotic_localization_length": "lru_mps.analysis.localization",
     "to_dataset": "lru_mps.io.datasets",
     "save_netcdf": "lru_mps.io.datasets",
     "load_dataset": "lru_mps.io.datasets",

@@ -31,6 +31,18 @@ def test_quick_study_outputs(tmp_path):
     assert s["T_prop"][0]["value_us"] == pytest.approx(1.25, rel=1e-3)  # the paper's 1.25 us
     assert len(s["T1_typical"]) == len(L) and all({"value", "error"} <= set(t) for t in s["T1_typical"])
     assert set(s["xi"]) >= {"value", "error"} and s["xi"]["value"] > 0
+    # xi and its error are the asymptotic fit with the jackknife over realizations of the stored per-realization rates
+    from lru_mps.analysis.localization import asymptotic_localization_length
+
+    ds0 = load_dataset(tmp_path / "results.nc")
+    again = asymptotic_localization_length(ds0.L.values, ds0["log_T1_realization"].values)
+    assert s["xi"]["value"] == pytest.approx(again["value"], rel=1e-12)
+    assert s["xi"]["error"] == pytest.approx(again["error_jackknife"], rel=1e-12)
+    xf = s["xi_fit"]
+    assert xf["fit_lengths"] == again["fit_lengths"] and xf["min_length"] == min(xf["fit_lengths"])
+    assert [d["L"] for d in xf["local_xi"]] == L[1:]
+    assert xf["error_weighted_fit"] < s["xi"]["error"]  # nested realizations: the fit's own error is too small
+    assert np.isfinite(ds0["xi_local"].values[1:]).any() and np.isnan(ds0["xi_local"].values[0])
     assert s["xi_theory_strong"] == pytest.approx(1 / (2 * math.log(20.0) - 3))
     assert s["xi_theory_transfer"] > 0
     # T1 grows with L (localization) and T_star grows with L (transport)

@@ -46,7 +46,7 @@ import xarray as xr
 
 from ..analysis.decay import decay_times
 from ..analysis.fitting import fit_line
-from ..analysis.localization import fit_localization_length, typical, xi_theory
+from ..analysis.localization import asymptotic_localization_length, typical, xi_theory
 from ..analysis.rates import qubit_rates
 from ..physics.units import time_to_us
 from ..run.seeding import disorder_rng
@@ -184,16 +184,40 @@ def _typical(log_values: np.ndarray) -> tuple[float, float]:
     return t["log_mean"], t["log_error"]
 
 
-def _xi_fit(lengths, log_T1, errors) -> dict | None:
-    """xi from ln T1_typ = a + L/xi (analysis.localization.fit_localization_length), None if too few points."""
-    ok = np.isfinite(log_T1)
-    if np.count_nonzero(ok) < 2 or np.unique(lengths[ok]).size < 2:
+def _xi_fit(lengths, log_T1, reference_inverse=None) -> dict | None:
+    """xi in the asymptotic regime with its jackknife error over realizations (None if it cannot be estimated).
+
+    ``log_T1[i, r]``: ln(T1 J) of realization r at ``lengths[i]``
+    (analysis.localization.asymptotic_localization_length).  Needs two
+    lengths and two realizations (the error is the scatter over blocks of
+    realizations; the weighted fit's own error is too small for the nested
+    realizations of the study, issue 20).
+    """
+    rows = np.array([np.count_nonzero(np.isfinite(r)) >= 2 for r in log_T1])
+    if np.count_nonzero(rows) < 2 or np.unique(lengths[rows]).size < 2:
         return None
-    err = errors[ok]
-    weighted = bool(np.all(np.isfinite(err) & (err > 0)))
-    if not weighted and np.count_nonzero(ok) < 3:
-        return None
-    return fit_localization_length(lengths[ok], log_T1[ok], err if weighted else None)
+    inv = reference_inverse
+    if inv is not None and not (len(inv) == log_T1.shape[1] and np.all(np.isfinite(inv) & (inv > 0))):
+        inv = None
+    return asymptotic_localization_length(lengths[rows], log_T1[rows], reference_inverse=inv)
+
+
+def _xi_json(fit: dict | None, transfer_error: float = math.nan) -> dict:
+    """The summary's 'xi_fit': where the fit of xi comes from, the local slopes, the paired difference from the transfer matrix."""
+    if fit is None:
+        return {"message": "xi: not resolved (needs two lengths and two realizations)"}
+    out = {"fit_lengths": fit["fit_lengths"], "min_length": fit["min_length"], "asymptotic": fit["asymptotic"],
+           "error_method": f"jackknife over {fit['blocks']} blocks of realizations",
+           "error_weighted_fit": finite_or_none(fit["error_fit"]),
+           "local_xi": [{"L": d["L"], "value": finite_or_none(d["value"]) if d["value"] is not None else None,
+                         "slope": finite_or_none(d["slope"]), "slope_error": finite_or_none(d["slope_error"])}
+                        for d in fit["local_xi"]],
+           "message": fit["message"]}
+    if "difference" in fit:
+        out["difference_from_transfer"] = {"value": finite_or_none(fit["difference"]),
+                                           "error": finite_or_none(fit["difference_error"]),
+                                           "transfer_error": finite_or_none(transfer_error)}
+    return out
 
 
 def _slope(lengths, values, errors) -> dict:
@@ -212,12 +236,16 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
     typ2 = np.array([_typical(log_T2[li]) for li in range(len(all_L))])
     ideal_L = lengths.get("ideal", []) if "ideal" in conds else []
     idx = [all_L.index(L) for L in ideal_L]
-    fit = _xi_fit(np.array(ideal_L, float), typ[idx, 0], typ[idx, 1]) if idx else None
+    theory = xi_theory(spec0, energy[all_L.index(max(ideal_L))] if idx else None, seed=int(cfg["seed"]))
+    fit = _xi_fit(np.array(ideal_L, float), log_T1[idx], theory["inverse_at_energies"]) if idx else None
     a = fit["intercept"] if fit else math.nan
     xi = fit["value"] if fit and fit["ok"] else math.nan
     xi_err = fit["error"] if fit and fit["ok"] else math.nan
-    theory = xi_theory(spec0, energy[all_L.index(max(ideal_L))] if idx else None, seed=int(cfg["seed"]))
     log_space = [L for L in ideal_L if np.any(method[all_L.index(L)] == "log-space")]
+    local = np.full((len(all_L), 2), np.nan)  # local xi between a length and the previous one, its error
+    for d in (fit or {}).get("local_xi", []):
+        if d["value"] is not None:
+            local[all_L.index(d["L"])] = (d["value"], d["slope_error"] / d["slope"] ** 2)
 
     by_cond = {}
     for ci, cond in enumerate(conds):
@@ -246,6 +274,7 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
                 for li in sel
             ]
             entry["xi"] = {"value": finite_or_none(xi), "error": finite_or_none(xi_err)}
+            entry["xi_fit"] = _xi_json(fit, theory["transfer_error"])
             entry["xi_theory_strong"] = finite_or_none(theory["strong"])
             entry["xi_theory_transfer"] = finite_or_none(theory["transfer"])
             entry["floating_point_floor"] = {
@@ -258,7 +287,7 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
     summary = {"study": LengthScaling.NAME, "conditions": primary, **by_cond[primary], "by_conditions": by_cond,
                "parameters": {**spec0.as_dict(), "L": None, "realizations": int(cfg["realizations"]),
                               "trajectories": int(cfg["trajectories"]), "seed": int(cfg["seed"])}}
-    for key in ("T1_typical", "xi", "xi_theory_strong", "xi_theory_transfer"):
+    for key in ("T1_typical", "xi", "xi_fit", "xi_theory_strong", "xi_theory_transfer"):
         summary.setdefault(key, None)
 
     ds = xr.Dataset(
@@ -270,6 +299,8 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
             "log_T2_realization": (("L", "realization"), log_T2, {"units": "ln(T2 J)"}),
             "log_T1_typical": ("L", typ[:, 0], {"units": "ln(T1 J)"}),
             "log_T1_typical_error": ("L", typ[:, 1]),
+            "xi_local": ("L", local[:, 0], {"units": "sites", "long_name": "local xi from this length and the previous"}),
+            "xi_local_error": ("L", local[:, 1], {"units": "sites"}),
             "rate_method": (("L", "realization"), method.astype(str)),
             "qubit_energy_J": (("L", "realization"), energy, {"units": "J", "frame": "rotating at wbar"}),
             "time_J": (("L", "t"), time_J, {"units": "1/J"}),
@@ -284,6 +315,8 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
             "xi": finite_or_none(xi) or "none",
             "xi_error": finite_or_none(xi_err) or "none",
             "xi_intercept": finite_or_none(a) or "none",
+            "xi_min_length": fit["min_length"] if fit else "none",
+            "xi_asymptotic": int(bool(fit and fit["asymptotic"])),
             "xi_theory_strong": finite_or_none(theory["strong"]) or "none",
             "xi_theory_transfer": finite_or_none(theory["transfer"]) or "none",
         },
@@ -335,6 +368,19 @@ def _table(summary: dict, J_hz: float) -> str:
                 f"strong disorder 1/(2 ln(W/J) - 3) = {e['xi_theory_strong']}; transfer matrix = {e['xi_theory_transfer']:.4g}"
                 if xi["value"] is not None else "xi: not resolved"
             )
+            xf = e.get("xi_fit") or {}
+            if "fit_lengths" in xf:
+                lines.append(f"xi fitted on L = {xf['fit_lengths'][0]}..{xf['fit_lengths'][-1]} "
+                             + ("(asymptotic regime L >= 1 + 3 xi)" if xf["asymptotic"] else
+                                "(NOT in the asymptotic regime: too few lengths reach L >= 1 + 3 xi; add longer ones)")
+                             + f", error: {xf['error_method']}")
+                if not xf["asymptotic"]:
+                    lines.append("local xi: " + ", ".join(
+                        f"L={d['L']}: {d['value']:.3g}" if d["value"] is not None else f"L={d['L']}: -"
+                        for d in xf["local_xi"]))
+                if "difference_from_transfer" in xf and xf["difference_from_transfer"]["value"] is not None:
+                    d = xf["difference_from_transfer"]
+                    lines.append(f"xi - transfer matrix = {d['value']:.3g} +- {d['error']:.2g} (paired over realizations)")
             if e["floating_point_floor"]["lengths_past_floor"]:
                 lines.append(f"* past the floating-point floor (log-space continuation): L = {e['floating_point_floor']['lengths_past_floor']}")
         if "hardware_limits" in e:
@@ -388,26 +434,52 @@ def _plot(ds, summary: dict, figdir) -> list:
     paths += save_figure(fig, figdir, "decay_times_vs_L")
 
     if "ideal" in ds.conditions.values:
-        fig, ax = plt.subplots(figsize=(5.2, 4.0))
-        L = ds.L.values
-        lt, le = ds["log_T1_typical"].values, ds["log_T1_typical_error"].values
-        ok = np.isfinite(lt)
-        ax.errorbar(L[ok], lt[ok], yerr=le[ok], fmt="o", capsize=2, label="ln T1_typ (per-realization rates)")
-        xi = ds.attrs.get("xi")
-        if isinstance(xi, (int, float, np.floating)) and np.isfinite(xi):
-            a = float(ds.attrs["xi_intercept"])
-            xx = np.linspace(L.min(), L.max(), 50)
-            ax.plot(xx, a + xx / xi, "-", label=f"fit: xi = {xi:.3g}")
-            for key, style in (("xi_theory_strong", ":"), ("xi_theory_transfer", "--")):
-                th = ds.attrs.get(key)
-                if isinstance(th, (int, float, np.floating)) and np.isfinite(th):
-                    ax.plot(xx, a + xx / th, style, label=f"{key.replace('xi_theory_', '')}: xi = {th:.3g}")
-        ax.set_xlabel("array length L")
-        ax.set_ylabel("ln(T1 J)")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        paths += save_figure(fig, figdir, "localization_length")
+        paths += _plot_xi(ds, figdir)
     return paths
+
+
+def _plot_xi(ds, figdir) -> list:
+    """ln T1_typ vs L with the fit over its lengths and the theory slopes; the local xi vs L next to it."""
+    import matplotlib.pyplot as plt
+
+    has_local = "xi_local" in ds
+    fig, axes = plt.subplots(1, 2 if has_local else 1, figsize=(10.4 if has_local else 5.2, 4.0), squeeze=False)
+    ax = axes[0, 0]
+    L = ds.L.values
+    lt, le = ds["log_T1_typical"].values, ds["log_T1_typical_error"].values
+    ok = np.isfinite(lt)
+    ax.errorbar(L[ok], lt[ok], yerr=le[ok], fmt="o", capsize=2, label="ln T1_typ (per-realization rates)")
+    xi = ds.attrs.get("xi")
+    theories = [(key, style, ds.attrs.get(key)) for key, style in (("xi_theory_strong", ":"), ("xi_theory_transfer", "--"))]
+    theories = [(k, st, float(th)) for k, st, th in theories if isinstance(th, (int, float, np.floating)) and np.isfinite(th)]
+    if isinstance(xi, (int, float, np.floating)) and np.isfinite(xi):
+        a = float(ds.attrs["xi_intercept"])
+        lo = ds.attrs.get("xi_min_length", L.min())
+        lo = float(lo) if isinstance(lo, (int, float, np.integer, np.floating)) else float(L.min())
+        xx = np.linspace(lo, L[ok].max(), 50)
+        err = ds.attrs.get("xi_error")
+        err_txt = f" +- {float(err):.2g}" if isinstance(err, (int, float, np.floating)) else ""
+        ax.plot(xx, a + xx / xi, "-", label=f"fit L >= {lo:g}: xi = {xi:.3g}{err_txt}")
+        for key, style, th in theories:
+            ax.plot(xx, a + xx / th, style, label=f"{key.replace('xi_theory_', '')}: xi = {th:.3g}")
+    ax.set_xlabel("array length L")
+    ax.set_ylabel("ln(T1 J)")
+    ax.legend(fontsize=8)
+    if has_local:
+        ax = axes[0, 1]
+        v, e = ds["xi_local"].values, ds["xi_local_error"].values
+        ok = np.isfinite(v)
+        ax.errorbar(L[ok], v[ok], yerr=e[ok], fmt="s", capsize=2, label="local xi (consecutive lengths)")
+        if isinstance(xi, (int, float, np.floating)) and np.isfinite(xi):
+            ax.axhline(float(xi), color="C1", label=f"fit: xi = {xi:.3g}")
+        for key, style, th in theories:
+            ax.axhline(th, color="k", ls=style, lw=1, label=f"{key.replace('xi_theory_', '')}: {th:.3g}")
+        ax.set_xlabel("array length L")
+        ax.set_ylabel("xi (sites)")
+        ax.set_title("local slopes: the asymptotic regime")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, figdir, "localization_length")
 
 
 STUDIES = {LengthScaling.NAME: LengthScaling()}
