@@ -16,9 +16,9 @@ so the band is > 4 standard deviations wide on either side; the reduced
 forms CI runs (25 and 12 seeds) keep it at >= 2 standard deviations.
 
 What a wrong error does here: the weighted fit's own error of xi (the one
-the study reported before issue 20) is 2-2.5x too small for the study's
-nested realizations and gives a ratio > 1.6, and the xi test checks that it
-fails (the summary's xi_fit.error_weighted_fit).
+the study reported before issue 20) is too small for the study's nested
+realizations (ratio 1.63 here, up to 2.5 at the default lengths), and the
+xi test checks that it fails (the summary's xi_fit.error_weighted_fit).
 """
 
 import math
@@ -56,15 +56,17 @@ def _study(tmp_path, seed, **overrides):
 def test_xi_and_typical_T1_errors_are_the_scatter_over_seeds(tmp_path):
     """xi (jackknife over blocks of realizations) and ln T1_typical (std/sqrt(n)) from the study's own summary.
 
-    Ideal conditions, W = 100 MHz (20 J), L = 2..12, 32 realizations per
-    seed, per-realization rates only (no ensembles): ~3 s per seed.
+    Ideal conditions, W = 100 MHz (20 J), L = 2..12, 64 realizations per
+    seed (the issue's case), per-realization rates only (no ensembles):
+    ~2 s per seed.  Measured (25 seeds): jackknife 1.16, the weighted fit's
+    own error 1.63 (the error the study reported before), rejected.
     Detects an error off by a factor 1.4 (full form) or ~1.6 (reduced).
     """
     K = max(25, int(100 * long_scale()))
     xi, xi_err, xi_own, logs, log_errs = [], [], [], [], []
     for k in range(K):
         s = _study(tmp_path, 7000 + k, conditions="ideal", lengths="2,3,4,5,6,8,10,12", ensemble_max_length=1,
-                   realizations=32)
+                   realizations=64)
         xi.append(s["xi"]["value"])
         xi_err.append(s["xi"]["error"])
         xi_own.append(s["xi_fit"]["error_weighted_fit"])
@@ -74,7 +76,7 @@ def test_xi_and_typical_T1_errors_are_the_scatter_over_seeds(tmp_path):
     ratio, n = _ratio(np.array(xi)[:, None], np.array(xi_err)[:, None])
     assert LOW <= ratio <= HIGH, (ratio, n, np.std(xi, ddof=1), xi_err)
     # the test can tell: the weighted fit's own error (treating the nested lengths as independent) fails it
-    assert _ratio(np.array(xi)[:, None], np.array(xi_own)[:, None])[0] > 1.6
+    assert _ratio(np.array(xi)[:, None], np.array(xi_own)[:, None])[0] > HIGH
     ratio_typ, n_typ = _ratio(logs, log_errs)
     assert LOW <= ratio_typ <= HIGH, (ratio_typ, n_typ)
 
@@ -86,7 +88,8 @@ def test_decay_time_errors_are_the_scatter_over_seeds(tmp_path):
     Ideal: 32 realizations per seed; realistic: 96 trajectories per initial
     state (the jackknife over 16 blocks of trajectories of analysis.decay);
     ~8 s per seed.  Pooled over the three quantities (T_star realistic is
-    not resolved by 96 trajectories at L = 2 and is left out).
+    not resolved by 96 trajectories at L = 2 and is left out).  Measured
+    (12 seeds): pooled 1.11; T_star 0.90, T1 1.11, T2 1.00.
     """
     K = max(12, int(48 * long_scale()))
     values, errors = [], []
