@@ -1,0 +1,94 @@
+"""Where the variance of the realistic length-scaling numbers comes from: disorder or jumps and thermal samples.
+
+Issue 24 asks what buys statistical power.  An ensemble of N trajectories,
+each with its own disorder realization, thermal sample and jump record, has
+per-trajectory variance
+
+    Var = Var_r(E[x | r])  +  E_r(Var[x | r])
+          (disorder)          (thermal sample + jumps, within a realization)
+
+(the law of total variance).  This script measures both terms for the
+observables behind T1, T2 and T_star at a time where each is fitted:
+R realizations (the study's disorder stream), M trajectories each on the
+fixed realization (``simulate(realization=...)``: own thermal samples and
+jumps), at the study's realistic settings (periodic feedback at 0.03 J,
+T1q = 16.7 us, Tphi = 10 us, 100 mK).  The disorder share says what a
+variance reduction can buy: only the within-realization part can be
+integrated out (jumps) or stratified (thermal samples); the disorder part
+needs more realizations or a control variate correlated with the
+realization (e.g. its exact ideal-branch value).
+
+    python benchmarks/variance_budget.py                     # L = 3, 10; R = M = 16
+    python benchmarks/variance_budget.py --lengths 3 --realizations 32 --per-realization 32
+
+Prints, per L and observable, the two variances, the disorder share and the
+trajectories needed for a 3 % standard error of the mean at that time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from lru_mps.physics.model import ArraySpec
+from lru_mps.run.seeding import disorder_rng
+from lru_mps.run.simulate import simulate
+
+#: observable -> (initial state, the time at which it is read: a function of the spec, 1/J)
+PROBES = {
+    "qubit_population": ("qubit", lambda s: s.conditions.T1q),               # T1 is fitted here
+    "qubit_coherence": ("coherence", lambda s: 1.0 / (1.0 / (2 * s.conditions.T1q) + 1.0 / s.conditions.Tphi)),
+    "leakage_array": ("leakage", lambda s: (s.L - 1) * s.T_prop + 0.25 * s.conditions.T1q),
+}
+
+
+def budget(L: int, realizations: int, per_realization: int, seed: int) -> dict:
+    spec = ArraySpec.from_user(length=L)
+    t_final = max(f(spec) for _, f in PROBES.values()) * 1.05
+    means = {k: [] for k in PROBES}
+    within = {k: [] for k in PROBES}
+    for r in range(realizations):
+        real = spec.draw_realization(disorder_rng(seed, r))
+        res = simulate(spec, init=[i for i, _ in PROBES.values()], t_final=t_final, time_points=101,
+                       trajectories=per_realization, seed=seed + 1 + r, realization=real, estimator="sampled")
+        for name, (_, when) in PROBES.items():
+            k = int(np.argmin(abs(res.times - when(spec))))
+            ms = res.observable(name)
+            means[name].append(ms.mean[k])
+            within[name].append(ms.sem[k] ** 2 * per_realization)
+    out = {}
+    for name in PROBES:
+        m, w = np.array(means[name]), float(np.mean(within[name]))
+        between = max(float(np.var(m, ddof=1)) - w / per_realization, 0.0)
+        total = between + w
+        mean = float(m.mean())
+        out[name] = {"mean": mean, "disorder": between, "within": w, "share": between / total if total > 0 else np.nan,
+                     "n_3pct": total / (0.03 * mean) ** 2 if mean > 0 else np.inf}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lengths", default="3,10")
+    ap.add_argument("--realizations", type=int, default=16)
+    ap.add_argument("--per-realization", type=int, default=16)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    with threadpool_limits(1):
+        for L in (int(x) for x in a.lengths.split(",")):
+            t0 = time.perf_counter()
+            b = budget(L, a.realizations, a.per_realization, a.seed)
+            print(f"L = {L} ({a.realizations} realizations x {a.per_realization} trajectories, "
+                  f"{time.perf_counter() - t0:.0f} s)")
+            print(f"  {'observable':18s} {'mean':>8s} {'Var disorder':>13s} {'Var within':>11s} {'disorder share':>15s}"
+                  f" {'N for 3 %':>10s}")
+            for name, v in b.items():
+                print(f"  {name:18s} {v['mean']:8.4f} {v['disorder']:13.3e} {v['within']:11.3e} {v['share']:15.2f}"
+                      f" {v['n_3pct']:10.0f}")
+
+
+if __name__ == "__main__":
+    main()
