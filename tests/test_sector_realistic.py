@@ -6,7 +6,8 @@
   at L <= 6 with noise and a hot array, every reset kind, with the
   eigendecomposition and with the Chebyshev path;
 * sector = MPS per trajectory at L = 10 for every reset kind on a hot array
-  (short times here, longer behind the ``long`` marker);
+  (short times here, L = 12 behind the ``long`` marker);
+* `auto`'s MPS rows (threshold lowered) = the sector engine per record, to 12/J with events;
 * the per-trajectory choice depends on the seed and the settings only.
 
 Cost: about a minute on one core, most of it in the MPS trajectories.
