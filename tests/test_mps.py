@@ -208,7 +208,8 @@ def test_mps_default_settings_follow_sector_hot(reset):
     the sector engine, one trajectory per reset kind: W = 20 J, |2> on the qubit and a 400 mK array (4-5
     excitations in all), site populations within 1e-4 at every one of 51 times, the same events.  Reduced
     form (CI): L = 8 to t = 100/J (10-25 events, among them resets of site L); full: L = 10 to 1000/J.
-    Detects a population error of 1e-4 (measured: 2e-8 to 2e-6 at L = 8, 100/J)."""
+    Detects a population error of 1e-4 (measured: 3e-8 to 1.3e-6 at L = 8, 100/J, about 30 s of one core
+    for the three; 2e-8 to 4.7e-6 at L = 10, 1000/J with 100, 93 and 1 resets, 180 s of one core)."""
     full = long_scale() >= 1
     L, t_final, index = (10, 1000.0 * long_scale(), 0) if full else (8, 100.0, 3)
     err, rec, nmax, kinds = _sector_vs_mps_hot(L, reset, t_final, index, {})
