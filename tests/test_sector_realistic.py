@@ -6,7 +6,8 @@
   at L <= 6 with noise and a hot array, every reset kind, with the
   eigendecomposition and with the Chebyshev path;
 * sector = MPS per trajectory at L = 10 for every reset kind on a hot array
-  (short times here, longer behind the ``long`` marker);
+  (short times here, L = 12 behind the ``long`` marker);
+* `auto`'s MPS rows (threshold lowered) = the sector engine per record, to 12/J with events;
 * the per-trajectory choice depends on the seed and the settings only.
 
 Cost: about a minute on one core, most of it in the MPS trajectories.
@@ -81,13 +82,13 @@ def test_sector_follows_exact_trajectory_realistic(reset, eig_max_dim):
     assert events > 6
 
 
-def _sector_vs_mps(L, reset, t_final, n_index, inits=("leakage", "coherence")):
+def _sector_vs_mps(L, reset, t_final, indices, inits=("leakage", "coherence")):
     spec = _hot(L, reset, t1="2/J", tphi="2/J")
     times = time_grid(t_final, 3)
     se = RunSettings(times=times, seed=4, engine="sector", inits=inits)
     mp = RunSettings(times=times, seed=4, engine="mps", inits=inits, engine_options={"dt": 0.004, "order": 4})
-    events, nmax = 0, 0
-    for i in range(n_index):
+    events, nmax = {}, 0
+    for i in indices:
         a, b = one(spec, se, i), one(spec, mp, i)
         for init in inits:
             ea, eb = a[init].events, b[init].events
@@ -95,7 +96,8 @@ def _sector_vs_mps(L, reset, t_final, n_index, inits=("leakage", "coherence")):
             assert all(abs(x.time - y.time) < 1e-6 for x, y in zip(ea, eb))
             assert np.abs(a[init].populations - b[init].populations).max() < 1e-6
             assert np.abs(a[init].coherence - b[init].coherence).max() < 1e-6
-            events += len(ea)
+            for e in ea:
+                events[e.channel] = events.get(e.channel, 0) + 1
         nmax = max(nmax, draw(spec, se, i).nmax)
     return events, nmax
 
@@ -103,17 +105,55 @@ def _sector_vs_mps(L, reset, t_final, n_index, inits=("leakage", "coherence")):
 @pytest.mark.parametrize("reset", RESETS)
 def test_sector_follows_mps_trajectory_L10(reset):
     """L = 10, 250 mK (several thermal excitations), strong noise so that jumps happen within 0.2/J."""
-    events, nmax = _sector_vs_mps(10, reset, 0.2, 1)
-    assert events > 0 and nmax >= 3
+    events, nmax = _sector_vs_mps(10, reset, 0.2, [0])
+    assert sum(events.values()) > 0 and nmax >= 3
 
 
 @pytest.mark.long
 @pytest.mark.parametrize("reset", RESETS)
 def test_sector_follows_mps_trajectory_L12_long(reset):
-    """L = 12 to 2/J, two trajectory indices (reduced form: 0.3/J, one index, long enough for jumps and
-    measurement events with every reset kind; the MPS engine is the slow one)."""
-    events, nmax = _sector_vs_mps(12, reset, max(0.3, 2.0 * long_scale() ** 2), max(1, int(round(2 * long_scale()))))
-    assert events > 0 and nmax >= 3
+    """L = 12 to 2/J, trajectory indices 0-2 (reduced form: 0.4/J, index 2, whose clocks put a periodic
+    measurement at 0.07/J, a random one at 0.21/J and a dissipation jump at 0.32/J: every reset kind acts,
+    asserted from the records, besides decay and dephasing jumps; the MPS engine is the slow one).  Detects
+    a difference of 1e-6 in any population or coherence, or one differing event."""
+    full = long_scale() >= 1
+    events, nmax = _sector_vs_mps(12, reset, 2.0 * long_scale() if full else 0.4, [0, 1, 2] if full else [2])
+    reset_channel = "dissipation" if reset == "dissipation" else "measurement"
+    assert events.get(reset_channel, 0) > 0 and events.get("dephasing", 0) + events.get("decay", 0) > 0, events
+    assert nmax >= 3
+
+
+def _states(L, N):
+    """States in the excitation-number sector N of L qutrits (the coefficient of x^N in (1 + x + x^2)^L)."""
+    return int(np.polynomial.polynomial.polypow([1, 1, 1], L)[N])
+
+
+@pytest.mark.parametrize("reset", RESETS)
+def test_auto_mps_rows_match_the_sector_engine(reset):
+    """`auto` with its sector threshold lowered to the N = 4 sector at L = 8 (266 states): a row whose thermal
+    start holds 5 excitations (trajectory 3: |2> on the qubit, three thermal ones) goes to MPS (default
+    settings), one with 2 (trajectory 2) to the sector engine; both agree with the sector engine per record
+    (populations, coherence, event channels, outcomes and times) to 1e-6 up to t = 12/J, W = 20 J, 400 mK,
+    T1q = Tphi = 100/J, reset at 0.1 J (the trajectories of test_mps.py's hard MPS tests).  Detects an error
+    of 1e-6 in any record of an MPS row (measured: below 1e-7)."""
+    spec = ArraySpec.from_user(length=8, conditions="realistic", reset=reset, rate="0.1J", t1="100/J",
+                               tphi="100/J", temperature="400mK")
+    times = time_grid(12.0, 25)
+    inits = ("leakage",)
+    auto = RunSettings(times=times, seed=1, engine="auto", inits=inits,
+                       engine_options={"sector_max_dim": _states(8, 4)})
+    sector = RunSettings(times=times, seed=1, engine="sector", inits=inits)
+    idx = [2, 3]
+    got = run_trajectories(spec, auto, idx)
+    want = run_trajectories(spec, sector, idx)
+    assert [r["leakage"].diagnostics["engine_mps"] for r in got] == [0.0, 1.0]  # the mix holds an MPS row
+    assert engine_mix({"leakage": {"engine_mps": np.array([r["leakage"].diagnostics["engine_mps"] for r in got])}}) \
+        == {"sector": 1, "mps": 1}
+    for i, a, b in zip(idx, got, want):
+        assert records_differ(a, b, tol=1e-6) == [], (reset, i)
+    events = [len(r["leakage"].events) for r in want]
+    assert min(events) > 0, events  # jumps or measurements in both rows, the MPS one included
+    print(reset, "events per row", events, "MPS row", got[1]["leakage"].diagnostics)
 
 
 def test_auto_is_per_trajectory_at_T_above_zero_on_long_arrays():
