@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import lru_mps.mcwf.loop as loop
-from lru_mps.engines import eigen, exact_batch
+from lru_mps.engines.common import eigen
+from lru_mps.engines.exact import batch as exact_batch
 from helpers import batched, one
 from lru_mps.mcwf.loop import records_differ
 from lru_mps.run.blocks import run_block

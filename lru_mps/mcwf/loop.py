@@ -208,7 +208,9 @@ def feedback_trains(store, spec: ArraySpec, estimator: str):
     Where the store offers them (``feedback_trains`` attribute, not None),
     for periodic and random feedback with either estimator.
     """
-    return getattr(store, "feedback_trains", None) if spec.reset.kind in ("periodic", "random") else None
+    if spec.reset.kind not in ("periodic", "random") or not store.offers("feedback_trains"):
+        return None
+    return store.feedback_trains
 
 
 class _Loop:
@@ -296,7 +298,7 @@ class _Loop:
         self.covered[fresh] = 0.0
         self.in_stretch[rows] = True
         going = rows
-        regular = getattr(store, "advance_regular", None)
+        regular = store.advance_regular if store.offers("advance_regular") else None
         while len(going):
             if regular is not None:
                 self._advance_regular(regular, going, duration, dt)

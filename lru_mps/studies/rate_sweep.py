@@ -18,7 +18,7 @@ uses them for periodic too) and, at the paper's point, the paper's L = 3
 optima.  In ideal conditions (the branch estimator) periodic feedback costs
 a few matrix products per evolution at any rate (its k periods are a matrix
 power), random feedback a few array operations per measurement for all
-realizations together (:mod:`lru_mps.engines.feedback_map`), sampled runs one
+realizations together (:mod:`lru_mps.engines.exact.feedback`), sampled runs one
 stop per measurement; the feedback grid stops at ``feedback_rate_max``,
 dissipation (no events) runs up to ``rate_max``.  The summary states the
 feedback path that ran.  The reset kind and rate are swept: ``--reset`` runs one kind.

@@ -43,11 +43,12 @@ from types import SimpleNamespace
 import numpy as np
 import scipy.linalg as sla
 
-from ..physics import operators as ops
-from .arraylib import ArrayLib
-from .eigen import decompose_stack
-from .exact import MAX_LENGTH, ExactState, embed, embed_bond, number_of_excitations
-from .feedback_map import ExactFeedbackTrains, feedback_path
+from ...physics import operators as ops
+from ..common.arraylib import ArrayLib
+from ..common.eigen import decompose_stack
+from ..common.store import BatchStore, jump
+from .state import ExactState, embed, embed_bond, number_of_excitations
+from .feedback import ExactFeedbackTrains, feedback_path
 
 
 # --------------------------------------------------------------------- basis
@@ -149,18 +150,17 @@ class _BlockStack:
 
 
 # --------------------------------------------------------------------- store
-class ExactBatch:
+class ExactBatch(BatchStore):
     """The exact states of a batch's rows, on the kept N-blocks (a state store of :mod:`lru_mps.batched`).
 
     Rows are ordered (realization, initial state): row b belongs to realization
     b // I of ``reals`` (R realizations, I rows each).
     """
 
-    max_length = MAX_LENGTH
     #: exact propagation: any stretch in one go
     time_step = None
-    #: offers the loop feedback trains for the branch estimator (:mod:`lru_mps.engines.feedback_map`)
-    FEEDBACK_TRAINS = True
+    #: feedback trains for the loop (:mod:`lru_mps.engines.exact.feedback`)
+    capabilities = frozenset({"feedback_trains"})
 
     def __init__(self, spec, settings, reals, I: int, products, nmax: np.ndarray, backend: str = "numpy"):
         xp = self.xp = _Ops(backend)
@@ -212,7 +212,7 @@ class ExactBatch:
             H = hop[n][None, :, :] + acc[:, :, None] * np.eye(lev.shape[1])
             for j, r in enumerate(rs):
                 if r in dense:  # an on-site term that is not diagonal: build it as the exact engine does
-                    from .exact import hamiltonian_eff
+                    from .state import hamiltonian_eff
 
                     idx = basis.natural[n]
                     H[j] = hamiltonian_eff(spec, reals[r]).toarray()[np.ix_(idx, idx)]
@@ -359,8 +359,7 @@ class ExactBatch:
         if jd is None:  # some op^dag op is not diagonal: on the full space
             ch = self.channels[channel]
             state = self.state(b)
-            state.apply_local(ch.op, ch.site)
-            state.scale(1.0 / math.sqrt(state.norm2()))
+            jump(state, ch)
             self.psi[b] = xp.asarray(state.psi[self.basis.keep])
             return
         x = np.array(xp.host(self.psi[b]))

@@ -62,8 +62,8 @@ from scipy.integrate import solve_ivp
 from threadpoolctl import threadpool_limits
 
 from ..physics import operators as ops
-from .exact import embed, hamiltonian_eff, number_of_excitations
-from .eigen import decompose
+from ..engines.exact.state import embed, hamiltonian_eff, number_of_excitations
+from ..engines.common.eigen import decompose
 from ..errors import require
 from ..physics.model import ArraySpec, Realization, site1_state
 

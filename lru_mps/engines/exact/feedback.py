@@ -5,7 +5,7 @@ the projector P0 = |0><0| on the last site, without renormalization.  Between
 two grid times a row therefore meets a fixed product of linear maps, which
 this module applies in one call per grid interval (the capability
 :class:`lru_mps.mcwf.loop.FeedbackTrains` of
-:class:`~lru_mps.engines.exact_batch.ExactBatch`):
+:class:`~lru_mps.engines.exact.batch.ExactBatch`):
 
 * Periodic feedback at rate G: one period is the map F = P0 exp(-i H_eff/G).
   A row enters right after a measurement, i.e. inside the range of P0 (the
@@ -34,7 +34,7 @@ this module applies in one call per grid interval (the capability
 
 Both are exact (up to rounding: the tests compare them with the
 one-measurement-at-a-time path to 1e-10).  Blocks whose eigenvectors are
-too ill-conditioned (the rule of :mod:`lru_mps.engines.eigen`) use expm.
+too ill-conditioned (the rule of :mod:`lru_mps.engines.common.eigen`) use expm.
 Energies in J, times in 1/J.
 """
 
@@ -63,7 +63,7 @@ def feedback_path(settings) -> str:
 class ExactFeedbackTrains:
     """Trains of outcome-0 measurements for the rows of an exact batch (see the module docstring).
 
-    ``store`` is an :class:`~lru_mps.engines.exact_batch.ExactBatch`; its
+    ``store`` is an :class:`~lru_mps.engines.exact.batch.ExactBatch`; its
     blocks give, per N-block, the realizations that reach it and their
     eigendecompositions.
     """
