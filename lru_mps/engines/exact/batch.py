@@ -45,7 +45,7 @@ import scipy.linalg as sla
 
 from ...physics import operators as ops
 from ..common.arraylib import ArrayLib
-from ..common.eigen import decompose_stack
+from ..common.eigen import decompose_stack, evolve_eigen, evolve_rows, expm_propagator, propagator_stack
 from ..common.store import BatchStore, jump
 from .state import ExactState, embed, embed_bond, number_of_excitations
 from .feedback import ExactFeedbackTrains, feedback_path
@@ -140,13 +140,19 @@ class _BlockStack:
         self.bad = bad
         self.bad_pos = np.nonzero(bad)[0]
         self.lam, self.V, self.Vinv = lam, V, Vinv
-        U = V @ (np.exp(-1j * lam * dt_ref)[:, :, None] * Vinv)
-        for j in self.bad_pos:
-            U[j] = sla.expm(-1j * dt_ref * H[j])
+        U = self.matrices(dt_ref)
         self.x_lam = xp.asarray(lam)
         self.x_VT = xp.asarray(np.ascontiguousarray(V.transpose(0, 2, 1)))
         self.x_VinvT = xp.asarray(np.ascontiguousarray(Vinv.transpose(0, 2, 1)))
         self.x_UT = xp.asarray(np.ascontiguousarray(U.transpose(0, 2, 1)))
+
+    def matrices(self, t: float) -> np.ndarray:
+        """exp(-i H_n t) of every realization of the block (R_n, d, d), by the rule of common.eigen."""
+        return propagator_stack(self.lam, self.V, self.Vinv, self.bad, self.H, t)
+
+    def expm_rows(self, x, p: int, t: float, xp):
+        """Row vectors x (..., d) of realization position p evolved by t with expm (an ill-conditioned block)."""
+        return xp.matmul(x, xp.asarray(expm_propagator(self.H[p], t).T))
 
 
 # --------------------------------------------------------------------- store
@@ -237,11 +243,9 @@ class ExactBatch(BatchStore):
             if use_ref:
                 y = xp.matmul(x, blk.x_UT)
             else:
-                z = xp.matmul(x, blk.x_VinvT)
-                z = z * xp.exp(-1j * blk.x_lam * dur)[:, None, :]
-                y = xp.matmul(z, blk.x_VT)
+                y = evolve_rows(x, blk.x_VinvT, blk.x_VT, xp.exp(-1j * blk.x_lam * dur)[:, None, :], xp)
                 for j in blk.bad_pos:
-                    y[j] = xp.matmul(x[j], xp.asarray(sla.expm(-1j * dur * blk.H[j]).T))
+                    y[j] = blk.expm_rows(x[j], j, dur, xp)
             if blk.full:
                 d3[:, :, sl] = y
             else:
@@ -264,11 +268,10 @@ class ExactBatch(BatchStore):
             ps = p[sel]
             xs = x[xp.take(sel), sl]
             tps = xp.take(ps)
-            z = xp.matmul(xs[:, None, :], blk.x_VinvT[tps])[:, 0, :]
-            z = z * xp.exp(-1j * blk.x_lam[tps] * xp.asarray(durs[sel])[:, None])
-            y = xp.matmul(z[:, None, :], blk.x_VT[tps])[:, 0, :]
+            phases = xp.exp(-1j * blk.x_lam[tps] * xp.asarray(durs[sel])[:, None])
+            y = evolve_rows(xs[:, None, :], blk.x_VinvT[tps], blk.x_VT[tps], phases[:, None, :], xp)[:, 0, :]
             for j in np.nonzero(blk.bad[ps])[0]:
-                y[j] = xp.matmul(xs[j], xp.asarray(sla.expm(-1j * durs[sel[j]] * blk.H[ps[j]]).T))
+                y[j] = blk.expm_rows(xs[j], ps[j], durs[sel[j]], xp)
             out[xp.take(sel), sl] = y
         return out
 
@@ -438,9 +441,9 @@ class _Crossing:
     def evolved(self, tau: float) -> np.ndarray:
         out = np.zeros_like(self.before)
         if self.has_eig:
-            out[self.idx] = self.V @ (np.exp(-1j * self.lam * tau) * self.z)
+            out[self.idx] = evolve_eigen(self.V, self.lam, self.z, tau)
         for sl, H, x in self.expm_parts:
-            out[sl] = sla.expm(-1j * tau * H) @ x
+            out[sl] = expm_propagator(H, tau) @ x
         return out
 
     def norm2_after(self, tau: float) -> float:

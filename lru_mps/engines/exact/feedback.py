@@ -43,7 +43,8 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-import scipy.linalg as sla
+
+from ..common.eigen import evolve_rows, expm_propagator
 
 #: how the branch estimator's feedback measurements run: trains of the store ("fast"), or one loop stop each
 #: ("reference", the path the fast one is tested against)
@@ -89,9 +90,7 @@ class ExactFeedbackTrains:
         if period not in self._maps:
             maps = []
             for blk, kept in zip(self.store.blocks, self.kept):
-                U = blk.V @ (np.exp(-1j * blk.lam * period)[:, :, None] * blk.Vinv)
-                for j in blk.bad_pos:
-                    U[j] = sla.expm(-1j * period * blk.H[j])
+                U = blk.matrices(period)
                 maps.append(np.ascontiguousarray(U[:, kept][:, :, kept]))
             self._maps[period] = maps
         return self._maps[period]
@@ -152,9 +151,7 @@ class ExactFeedbackTrains:
                     Fh = F if have == 1 else P[:, have - 1] @ F
                     P[:, have:have + step] = Fh[:, None] @ P[:, :step]
                     have += step
-                U = blk.V @ (np.exp(-1j * blk.lam * period)[:, :, None] * blk.Vinv)
-                for j in blk.bad_pos:
-                    U[j] = sla.expm(-1j * period * blk.H[j])
+                U = blk.matrices(period)
                 powers.append(P)
                 cols.append(np.ascontiguousarray(U[:, :, kept]))
             if len(self._sampled) >= 2:
@@ -293,7 +290,7 @@ def _poisson_expm(x, H, w, kept) -> np.ndarray:
     mask = np.zeros(len(x), dtype=bool)
     mask[kept] = True
     for wk in w:
-        x = sla.expm(-1j * wk * H) @ x
+        x = expm_propagator(H, wk) @ x
         x[~mask] = 0.0
     return x
 
@@ -356,13 +353,12 @@ class PoissonSteps:
         """Evolve rows ``positions`` by ``waits`` (1/J), tentatively: (squared norms, last-site populations (m, 3))."""
         every = len(positions) == len(self.rows)  # no gathers (positions are increasing)
         pick = (lambda a: a) if every else (lambda a: a[positions])
-        z = np.matmul(pick(self.x)[:, None, :], pick(self.VinvT))[:, 0, :]
-        z *= np.exp(-1j * pick(self.lam) * waits[:, None])
-        y = np.matmul(z[:, None, :], pick(self.VT))[:, 0, :]
+        phases = np.exp(-1j * pick(self.lam) * waits[:, None])
+        y = evolve_rows(pick(self.x)[:, None, :], pick(self.VinvT), pick(self.VT), phases[:, None, :])[:, 0, :]
         for j, sl, H in self.expm:
             at = np.nonzero(positions == j)[0]
             if len(at):
-                y[at[0], sl] = sla.expm(-1j * waits[at[0]] * H) @ self.x[j, sl]
+                y[at[0], sl] = expm_propagator(H, waits[at[0]]) @ self.x[j, sl]
         if every:
             self.y = y
         else:
