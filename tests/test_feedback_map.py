@@ -16,12 +16,11 @@ must give exactly the numbers of one draw at a time.  Cost: about 25 s.
 import numpy as np
 import pytest
 
-from helpers import one
+from helpers import one, records_differ
 from lru_mps.engines.common import eigen
 from lru_mps.engines.exact.feedback import ExactFeedbackTrains, PoissonSteps
 from lru_mps.errors import ParameterError
 from lru_mps.mcwf.kernels import AHEAD_CHUNK, Clocks, MeasurementClock, UniformDraws
-from lru_mps.mcwf.loop import records_differ
 from lru_mps.physics.model import ArraySpec, Conditions, Reset
 from lru_mps.run.settings import RunSettings, time_grid
 from lru_mps.run.trajectories import run_trajectories

@@ -299,10 +299,6 @@ class QubitRates:
     def log10_T1(self) -> float:
         return -self.log_gamma1 / math.log(10.0)
 
-    @property
-    def log10_T2(self) -> float:
-        return -self.log_gamma2 / math.log(10.0)
-
     def as_dict(self) -> dict:
         """JSON-friendly dict (inf -> None)."""
         out = asdict(self)

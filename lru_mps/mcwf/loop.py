@@ -65,7 +65,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ..physics.model import ArraySpec
-from .records import Event, EventLog, TrajectoryRecord, records_differ  # noqa: F401 (the loop's API)
+from .records import Event, EventLog, TrajectoryRecord  # noqa: F401 (the loop's API)
 from .kernels import (ESTIMATORS, ChannelTable, Clocks, MeasurementClock, UniformDraws, crossing_time, sample_index,
                       regular_steps, sample_outcomes, step_lengths)
 from .trains import run_train

@@ -81,13 +81,7 @@ class MPSPropagator:
         #: the bond terms of the Hermitian H (for <H>)
         self.h_hermitian = 0.5 * (self.h_bonds + self.h_bonds.conj().transpose(0, 2, 1))
         self.gates = BondGates(self.h_bonds, engine.order)
-        self._mpo = None
         self.hermitian = bool(np.allclose(self.h_bonds, self.h_hermitian))
-
-    def mpo(self):
-        if self._mpo is None:
-            self._mpo = hamiltonian_mpo(self.spec, self.realization)
-        return self._mpo
 
     def state(self, site_vectors) -> "MPSState":
         """The product state of ``site_vectors`` (charge blocks unless the quimb kernel runs it)."""
