@@ -114,7 +114,7 @@ class TrajectoryRecord:
     the frame of the coding qubit, exp(+i w_q t) rho_1[1, 0] with w_q from
     :meth:`ArraySpec.qubit_frequency` (dressed; docs/physics.md §7).
     ``events``: the jumps and measurements in order (built on first access
-    from the batch's :class:`~lru_mps.mcwf.events.EventLog`).
+    from the batch's :class:`~lru_mps.mcwf.records.EventLog`).
     """
 
     def __init__(self, times, populations, coherence, events=None, final_state=None, diagnostics=None,

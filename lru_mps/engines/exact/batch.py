@@ -1,7 +1,8 @@
 """Batched exact states: the rows of a batch held together on the kept N-blocks.
 
-The state store of :mod:`lru_mps.batched` for ``--engine exact``; the
-trajectory loop itself (stops, thresholds, measurements, records) lives there.
+The state store of the trajectory loop (:mod:`lru_mps.mcwf.loop`) for
+``--engine exact``; the loop itself (stops, thresholds, measurements,
+records) lives there.
 
 How the state is held
 ---------------------
@@ -25,8 +26,9 @@ grid) use the eigen form V (exp(-i lam tau) * (V^-1 x)) with one duration per
 row, as the unbatched engine does; blocks whose eigenvectors are too
 ill-conditioned use scipy's expm, by the unbatched engine's rule.  A row whose
 squared norm has fallen below its threshold at the end of a stretch gets the
-crossing time by the same ``brentq`` call as trajectory._advance, from the
-state saved before the stretch.
+crossing time by the loop's root finding
+(:func:`lru_mps.mcwf.kernels.crossing_time`), from the state saved before the
+stretch.
 
 The array code calls functions resolved once through autoray
 (``get_lib_fn``), so evolution, norms and observables can run on torch or
@@ -125,8 +127,14 @@ class _Ops(ArrayLib):
         return self.host(self.matmul(self.real(x * self.conj(x)), self.asarray(M)))
 
 
-class _BlockStack:
-    """exp(-i H_n t) of one N-block for the realizations that reach it, stacked."""
+class BlockStack:
+    """exp(-i H_n t) of one N-block for the realizations that reach it, stacked.
+
+    ``sl``: the block's columns in the store's rows; ``reals``/``pos``: the
+    realizations that reach it and each realization's position in the stack
+    (-1: none); ``H``, ``lam``, ``V``, ``Vinv``, ``bad`` (R_n, ...): the
+    blocks and their eigendecompositions (``bad``: expm, common.eigen's rule).
+    """
 
     def __init__(self, sl: slice, reals: np.ndarray, R: int, H: np.ndarray, dt_ref: float, xp: _Ops):
         self.sl = sl
@@ -157,7 +165,7 @@ class _BlockStack:
 
 # --------------------------------------------------------------------- store
 class ExactBatch(BatchStore):
-    """The exact states of a batch's rows, on the kept N-blocks (a state store of :mod:`lru_mps.batched`).
+    """The exact states of a batch's rows, on the kept N-blocks (a state store of :mod:`lru_mps.mcwf.loop`).
 
     Rows are ordered (realization, initial state): row b belongs to realization
     b // I of ``reals`` (R realizations, I rows each).
@@ -207,7 +215,7 @@ class ExactBatch(BatchStore):
             diag[r] = np.diagonal(on, axis1=1, axis2=2)
             if np.count_nonzero(on - diag[r][:, :, None] * np.eye(3)):
                 dense.add(r)
-        self.blocks: list[_BlockStack] = []
+        self.blocks: list[BlockStack] = []
         for n in range(basis.nmax + 1):
             rs = np.nonzero(nmax_r >= n)[0]
             lev = basis.levels[:, basis.slices[n]]
@@ -222,7 +230,7 @@ class ExactBatch(BatchStore):
 
                     idx = basis.natural[n]
                     H[j] = hamiltonian_eff(spec, reals[r]).toarray()[np.ix_(idx, idx)]
-            self.blocks.append(_BlockStack(basis.slices[n], rs, self.R, H, self.dt_ref, xp))
+            self.blocks.append(BlockStack(basis.slices[n], rs, self.R, H, self.dt_ref, xp))
         self._jump_data = self._prepare_jumps()
         #: the loop's fast path for the branch estimator's feedback (None: one stop per measurement)
         self.feedback_trains = ExactFeedbackTrains(self) if feedback_path(settings) == "fast" else None
@@ -311,6 +319,23 @@ class ExactBatch(BatchStore):
     def probe(self, b: int, snapshot, j: int) -> "_Crossing":
         """Row b's evolution from position j of ``snapshot`` in the eigen form, for the jump time."""
         return _Crossing(self, b, snapshot[j])
+
+    # ------------------------------------------------------------- rows, for the feedback trains
+    def amplitudes(self, rows: np.ndarray) -> np.ndarray:
+        """The rows' amplitudes on the kept basis (m, dim), a host copy."""
+        return np.array(self.xp.host(self.psi[self.xp.take(rows)]))
+
+    def set_amplitudes(self, rows: np.ndarray, x: np.ndarray) -> None:
+        """Put amplitudes (m, dim) into the rows."""
+        self.psi[self.xp.take(rows)] = self.xp.asarray(x)
+
+    def realizations(self, rows: np.ndarray) -> np.ndarray:
+        """The realization (index into ``reals``) of each row."""
+        return self.ridx[rows]
+
+    def last_levels(self) -> np.ndarray:
+        """The level of the last site in every kept basis state (dim,)."""
+        return self.basis.levels[self.L - 1]
 
     # ------------------------------------------------------------- norms
     def norm2(self, rows: np.ndarray | None = None) -> np.ndarray:
