@@ -13,7 +13,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ..engines.common.probe import CopyProbe
-from ..engines.common.store import BatchStore, jump, reset
+from ..engines.common.store import BatchStore, jump, last_site_populations, observe_states, reset
 
 
 class TrajectoryState(Protocol):
@@ -84,12 +84,11 @@ class StateList(BatchStore):
 
     def observe(self, rows):
         n2 = np.array([self.states[b].norm2() for b in rows], dtype=float)
-        pops = np.array([self.states[b].site_populations() for b in rows]).reshape(len(rows), self.L, 3)
-        rho10 = np.array([self.states[b].site_rdm(0)[1, 0] for b in rows], dtype=complex)
+        pops, rho10 = observe_states([self.states[b] for b in rows], self.L)
         return pops, rho10, n2
 
     def last_populations(self, rows) -> np.ndarray:
-        return np.array([self.states[b].site_populations()[self.L - 1] for b in rows]).reshape(len(rows), 3)
+        return last_site_populations([self.states[b] for b in rows], self.L)
 
     def reset_last(self, rows, outcomes, normalize: bool) -> None:
         for b, o in zip(rows, outcomes):

@@ -16,12 +16,15 @@ capabilities are declared in :attr:`BatchStore.capabilities` (the loop asks
 Jumps and feedback resets act on one row at a time; a store that holds a
 row as an ordinary state (:class:`~lru_mps.mcwf.states.TrajectoryState`)
 applies them with :func:`jump` and :func:`reset`, the one arithmetic the
-unbatched states use.
+unbatched states use, and observes them with :func:`observe_states` and
+:func:`last_site_populations`.
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from ...physics import operators as ops
 
@@ -54,3 +57,15 @@ def reset(state, outcome: int, site: int, normalize: bool) -> None:
     state.apply_local(ops.reset_op(int(outcome)), site)
     if normalize:
         state.scale(1.0 / math.sqrt(state.norm2()))
+
+
+def observe_states(states, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """Site populations (m, L, 3) and rho_1[1, 0] (m,) of ordinary states, as the loop records them."""
+    pops = np.array([s.site_populations() for s in states]).reshape(len(states), L, 3)
+    rho10 = np.array([s.site_rdm(0)[1, 0] for s in states], dtype=complex)
+    return pops, rho10
+
+
+def last_site_populations(states, L: int) -> np.ndarray:
+    """Level populations (m, 3) of the last site of ordinary states."""
+    return np.array([s.site_populations()[L - 1] for s in states]).reshape(len(states), 3)

@@ -31,7 +31,7 @@ from .padded import PaddedMPSBatch
 from .state import DISCARDED_WEIGHT_WARN, MPSOptions, MPSState
 from .store import MPSStore
 from ..common.probe import CopyProbe
-from ..common.store import reset
+from ..common.store import last_site_populations, observe_states, reset
 from .tebd import last_norms, sweep_rows, sweep_rows_steps
 
 #: the share of a row's norm one step's truncation may remove (as the discarded-weight warning)
@@ -175,13 +175,12 @@ class MPSBatch(MPSStore):
 
     def observe(self, rows: np.ndarray):
         """Site populations (m, L, 3), rho_1[1, 0] (m,) and squared norms (as the loop's StateList gives them)."""
-        pops = np.array([self.states[b].site_populations() for b in rows]).reshape(len(rows), self.L, 3)
-        rho10 = np.array([self.states[b].site_rdm(0)[1, 0] for b in rows], dtype=complex)
+        pops, rho10 = observe_states([self.states[b] for b in rows], self.L)
         return pops, rho10, self.norm2(rows)
 
     def last_populations(self, rows: np.ndarray) -> np.ndarray:
         """Level populations (m, 3) of the last site (tracks <H>, as site_populations does)."""
-        return np.array([self.states[b].site_populations()[self.last] for b in rows]).reshape(len(rows), 3)
+        return last_site_populations([self.states[b] for b in rows], self.L)
 
     def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool) -> None:
         """|0><o_b| on the last site (the centre) of each row, then renormalize if ``normalize``."""

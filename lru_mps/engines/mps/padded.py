@@ -31,7 +31,7 @@ from ..common.arraylib import ArrayLib
 from .state import MPSOptions, MPSState
 from .store import MPSStore
 from ..common.probe import CopyProbe
-from ..common.store import reset
+from ..common.store import observe_states, reset
 from .tebd import NO_CHARGE, product_row, truncations
 
 
@@ -294,10 +294,9 @@ class PaddedMPSBatch(MPSStore):
     def observe(self, rows: np.ndarray):
         """Site populations (m, L, 3), rho_1[1, 0] (m,) and squared norms, from the rows on the host."""
         states = [self.row_state(b) for b in rows]
-        pops = np.array([s.site_populations() for s in states]).reshape(len(rows), self.L, 3)
+        pops, rho10 = observe_states(states, self.L)
         for b, s in zip(rows, states):
             self.keep_diagnostics(b, s)
-        rho10 = np.array([s.site_rdm(0)[1, 0] for s in states], dtype=complex)
         return pops, rho10, np.array([s.norm2() for s in states])
 
     def last_populations(self, rows: np.ndarray) -> np.ndarray:
