@@ -31,7 +31,7 @@ import quimb.tensor as qtn
 
 from lru_mps.defaults import MPS
 from lru_mps.engines.mps import MPSEngine
-from lru_mps.engines.tebd import bond_hamiltonians
+from lru_mps.engines.mps.tebd import bond_hamiltonians
 from lru_mps.engines.sector import SectorPropagator
 from lru_mps.physics.model import ArraySpec, Conditions, Reset, product_state
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # GPU check of the batched engines, as run on a lent GPU machine (see BENCHMARKS.md).
-# MPS on a GPU runs the padded store (lru_mps/engines/mps_padded.py); numpy runs the compiled row store.
+# MPS on a GPU runs the padded store (lru_mps/engines/mps/padded.py); numpy runs the compiled row store.
 # Needs the wheels of autoray, quimb, cotengra and cytoolz in .whl/ (that machine has no registry);
 # writes logs under $OUT.  Each part has its own time limit so that a slow part cannot eat the lease.
 set -u
@@ -16,7 +16,7 @@ timeout 90 python3 - <<'PY' 2>&1 | tee "$OUT/exact.txt"
 import time
 import numpy as np
 from threadpoolctl import threadpool_limits
-from lru_mps.engines.arraylib import ArrayLib
+from lru_mps.engines.common.arraylib import ArrayLib
 from lru_mps.mcwf.loop import records_differ
 from lru_mps.run.settings import make_settings
 from lru_mps.run.trajectories import run_trajectories

@@ -39,7 +39,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from lru_mps.defaults import MPS  # noqa: E402
-from lru_mps.engines.arraylib import ArrayLib  # noqa: E402
+from lru_mps.engines.common.arraylib import ArrayLib  # noqa: E402
 from lru_mps.run.settings import make_settings  # noqa: E402
 from lru_mps.run.trajectories import run_trajectories  # noqa: E402
 from lru_mps.physics.model import ArraySpec  # noqa: E402

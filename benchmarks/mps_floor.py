@@ -32,7 +32,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from lru_mps.defaults import MPS  # noqa: E402
-from lru_mps.engines import tebd  # noqa: E402
+from lru_mps.engines.mps import tebd  # noqa: E402
 from lru_mps.engines.mps import MPSState  # noqa: E402
 from lru_mps.physics.model import ArraySpec  # noqa: E402
 from lru_mps.run.settings import make_settings  # noqa: E402

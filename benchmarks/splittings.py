@@ -37,7 +37,7 @@ import scipy.linalg as sla
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from lru_mps.engines.exact import embed, embed_bond, hamiltonian_eff  # noqa: E402
-from lru_mps.engines.tebd import BondGates, bond_hamiltonians, trotter_fractions  # noqa: E402
+from lru_mps.engines.mps.tebd import BondGates, bond_hamiltonians, trotter_fractions  # noqa: E402
 from lru_mps.physics.model import ArraySpec  # noqa: E402
 
 

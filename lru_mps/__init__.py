@@ -10,9 +10,9 @@ The names most notebooks need are available here (imported on first use):
     result = simulate(spec, t_final="1000/J", trajectories=200)
     decay_times(result)["T_star"]
 
-Layers (each imports only from those before it): physics -> engines -> mcwf
-(the trajectory algorithm) -> run -> analysis -> io -> studies; the command
-line (lru_mps_cli) sits on top.
+Layers (each imports only from those before it): physics -> engines ->
+references (the Lindblad reference) -> mcwf (the trajectory algorithm) -> run
+-> analysis -> io -> studies; the command line (lru_mps_cli) sits on top.
 """
 
 from importlib import import_module

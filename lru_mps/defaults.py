@@ -55,5 +55,5 @@ MPS = {
     "max_bond": 64,
     "cutoff": 1e-12,
 }
-#: Trotter orders the TEBD kernel has (lru_mps/engines/tebd.py): Suzuki 2 and 4, Kahan-Li 6
+#: Trotter orders the TEBD kernel has (lru_mps/engines/mps/tebd.py): Suzuki 2 and 4, Kahan-Li 6
 MPS_ORDERS = (2, 4, 6)

@@ -1,10 +1,16 @@
 """The package's layers import one way, without cycles, and its modules stay small.
 
 Layers, lowest first: the base modules (errors, defaults, atomic), physics,
-engines, mcwf (the trajectory algorithm), run, analysis, io, studies, and the
-command line (lru_mps_cli); lru_mps/__init__.py, the front door, re-exports
-from any of them.  A module may import from its own layer or any
-layer below, never above; function-level imports count too.
+engines, references (what the engines are checked against), mcwf (the
+trajectory algorithm), run, analysis, io, studies, and the command line
+(lru_mps_cli); lru_mps/__init__.py, the front door, re-exports from any of
+them.  A module may import from its own layer or any layer below, never
+above; function-level imports count too.
+
+The engines are packages: one per engine family (exact, sector, mps), the
+shared numerics (common), the per-trajectory policy (auto.py) and the Engine
+protocol (protocol.py); every engine implements the protocol and names its
+batched store.
 """
 
 import ast
@@ -13,9 +19,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ["base", "physics", "engines", "mcwf", "run", "analysis", "io", "studies", "cli"]
+LAYERS = ["base", "physics", "engines", "references", "mcwf", "run", "analysis", "io", "studies", "cli"]
 BASE = {"lru_mps.errors", "lru_mps.defaults", "lru_mps.atomic"}
 MAX_LINES = 500
+
+#: modules allowed past MAX_LINES, each with the reason and its own cap.  numba caches compiled functions per
+#: file and a compiled function that calls another must be in the same file (or be recompiled into each caller's
+#: cache), so the TEBD sweep's kernels that call each other are one module; split it only where no call crosses.
+LONG_MODULES = {
+    "lru_mps.engines.mps.kernels": (800, "numba kernels that call each other share one file (numba caches per file)"),
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -98,11 +111,54 @@ def test_no_import_cycles():
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_modules_stay_small(module):
     lines = len(MODULES[module].read_text().splitlines())
-    assert lines <= MAX_LINES, f"{module}: {lines} lines (split it by what it holds)"
+    cap = LONG_MODULES[module][0] if module in LONG_MODULES else MAX_LINES
+    assert lines <= cap, f"{module}: {lines} lines (split it by what it holds)"
+
+
+def test_long_modules_are_real():
+    """Every exemption names a module that exists (a stale one would hide nothing but mislead)."""
+    assert set(LONG_MODULES) <= set(MODULES)
+
+
+#: the engines' subpackages and the modules each must hold
+ENGINE_PACKAGES = {
+    "lru_mps.engines.common": {"eigen", "arraylib", "probe", "store"},
+    "lru_mps.engines.exact": {"engine", "state", "batch", "feedback"},
+    "lru_mps.engines.sector": {"engine", "chebyshev"},
+    "lru_mps.engines.mps": {"engine", "state", "store", "batch", "padded", "tebd", "kernels", "environments"},
+}
+
+
+def test_engines_are_packages():
+    """engines/ holds the Engine protocol, the auto policy and one package per engine family (+ common), nothing else."""
+    flat = {m.rpartition(".")[2] for m in MODULES if m.count(".") == 2 and m.startswith("lru_mps.engines.")}
+    assert flat == {"protocol", "auto", "common", "exact", "sector", "mps"}, flat
+    for package, members in ENGINE_PACKAGES.items():
+        assert MODULES[package].name == "__init__.py", package
+        have = {m.rpartition(".")[2] for m in MODULES if m.rpartition(".")[0] == package}
+        assert have == members, (package, have ^ members)
+    assert {m for m in MODULES if m.startswith("lru_mps.references")} == {"lru_mps.references",
+                                                                          "lru_mps.references.lindblad"}
+
+
+def test_every_engine_implements_the_protocol():
+    """exact, sector, mps and auto are Engines and name their batched store themselves."""
+    from lru_mps.engines import ENGINES, get_engine
+    from lru_mps.engines.common.store import BatchStore
+    from lru_mps.engines.protocol import Engine, PropagatingEngine
+
+    for name in ENGINES:
+        engine = get_engine(name)
+        assert isinstance(engine, Engine), name
+        assert name == "auto" or isinstance(engine, PropagatingEngine), name
+        store = engine.batch_store()
+        assert store is None or (issubclass(store, BatchStore) and issubclass(store.for_backend("torch"), BatchStore))
 
 
 def test_the_graph_is_real():
     """The checks above see the imports (a walker that found nothing would pass them all)."""
     assert "lru_mps.physics.model" in GRAPH["lru_mps.run.settings"]
     assert "lru_mps.mcwf.loop" in GRAPH["lru_mps.run.trajectories"]
-    assert _layer("lru_mps.studies.base") > _layer("lru_mps.run.simulate") > _layer("lru_mps.engines.exact")
+    assert _layer("lru_mps.studies.base") > _layer("lru_mps.run.simulate") > _layer("lru_mps.engines.exact.state")
+    assert _layer("lru_mps.mcwf.loop") > _layer("lru_mps.references.lindblad") > _layer("lru_mps.engines.exact.state")
+    assert "lru_mps.engines.exact.state" in GRAPH["lru_mps.references.lindblad"]

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import lru_mps.mcwf.loop as loop
-from lru_mps.engines import eigen, exact_batch
-from helpers import batched, one
-from lru_mps.mcwf.loop import records_differ
+from lru_mps.engines.common import eigen
+from lru_mps.engines.exact import batch as exact_batch
+from helpers import batched, one, records_differ
 from lru_mps.run.blocks import run_block
 from lru_mps.run.settings import RunSettings, make_settings, time_grid
 from lru_mps.errors import ParameterError

@@ -37,7 +37,7 @@ import numpy as np
 import pytest
 
 from conftest import long_scale
-from lru_mps.engines.lindblad import lindblad_observables
+from lru_mps.references.lindblad import lindblad_observables
 from lru_mps.physics.model import ArraySpec, Realization, Reset
 from lru_mps.run.result import OBSERVABLE_INIT
 from lru_mps.run.simulate import simulate

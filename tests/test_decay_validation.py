@@ -37,7 +37,7 @@ from lru_mps.analysis.decay import decay_times, fit_decay, reference_curves
 from lru_mps.analysis.fitting import fit_exponential
 from lru_mps.analysis.localization import typical
 from lru_mps.analysis.rates import qubit_rates
-from lru_mps.engines.lindblad import lindblad_observables
+from lru_mps.references.lindblad import lindblad_observables
 from lru_mps.physics import analytic as an
 from lru_mps.physics.model import ArraySpec, Reset
 from lru_mps.run.seeding import disorder_rng

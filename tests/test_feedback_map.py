@@ -1,6 +1,6 @@
 """The fast feedback paths agree with the one-measurement-at-a-time reference, trajectory by trajectory.
 
-The feedback trains of :mod:`lru_mps.engines.feedback_map` (branch
+The feedback trains of :mod:`lru_mps.engines.exact.feedback` (branch
 estimator: matrix powers of the periodic map P0 exp(-i H/G), random feedback
 in the eigenbasis; sampled estimator with periodic feedback: the periods up
 to the next event from the powers of the map) against the reference path of
@@ -16,12 +16,11 @@ must give exactly the numbers of one draw at a time.  Cost: about 25 s.
 import numpy as np
 import pytest
 
-from helpers import one
-from lru_mps.engines import eigen
-from lru_mps.engines.feedback_map import ExactFeedbackTrains, PoissonSteps
+from helpers import one, records_differ
+from lru_mps.engines.common import eigen
+from lru_mps.engines.exact.feedback import ExactFeedbackTrains, PoissonSteps
 from lru_mps.errors import ParameterError
 from lru_mps.mcwf.kernels import AHEAD_CHUNK, Clocks, MeasurementClock, UniformDraws
-from lru_mps.mcwf.loop import records_differ
 from lru_mps.physics.model import ArraySpec, Conditions, Reset
 from lru_mps.run.settings import RunSettings, time_grid
 from lru_mps.run.trajectories import run_trajectories

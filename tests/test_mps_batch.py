@@ -13,10 +13,9 @@ kept short (see test_batched.py).
 import numpy as np
 import pytest
 
-from lru_mps.engines.arraylib import ArrayLib
-from lru_mps.engines.mps_padded import PaddedMPSBatch
-from helpers import batched, one
-from lru_mps.mcwf.loop import records_differ
+from lru_mps.engines.common.arraylib import ArrayLib
+from lru_mps.engines.mps.padded import PaddedMPSBatch
+from helpers import batched, one, records_differ
 from lru_mps.run.blocks import run_block
 from lru_mps.run.settings import RunSettings, make_settings, time_grid
 from lru_mps.errors import ParameterError

@@ -6,8 +6,8 @@ Units of J (energies, rates) and 1/J (times) throughout.
 import numpy as np
 import pytest
 
-from lru_mps.engines import eigen
-from lru_mps.engines import lindblad as ref
+from lru_mps.engines.common import eigen
+from lru_mps.references import lindblad as ref
 from lru_mps.engines.exact import ExactPropagator
 from lru_mps.errors import ParameterError
 from lru_mps.physics.model import ArraySpec, product_state

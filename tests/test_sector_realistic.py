@@ -18,11 +18,10 @@ import pytest
 import scipy.linalg as sla
 
 from conftest import long_scale
-from helpers import one
+from helpers import one, records_differ
 from lru_mps.engines import choose_engine, get_engine
 from lru_mps.engines.sector import ExpmMultiplyBlock, sector_dimension, sector_hamiltonian
-from lru_mps.engines.sector_chebyshev import ChebyshevBlock
-from lru_mps.mcwf.loop import records_differ
+from lru_mps.engines.sector.chebyshev import ChebyshevBlock
 from lru_mps.physics.model import ArraySpec
 from lru_mps.run.settings import RunSettings, time_grid
 from lru_mps.run.trajectories import draw, engine_mix, format_engine_mix, run_trajectories

@@ -1,13 +1,13 @@
-"""The TEBD kernel (engines/tebd.py, engines/mps_kernels.py): the small-block SVD, the charge-block split and
+"""The TEBD kernel (engines/mps/tebd.py, engines/mps/kernels.py): the small-block SVD, the charge-block split and
 its truncation rule, the schedule, and charge blocks against no symmetry on the same trajectory.  ~10 s."""
 
 import numpy as np
 import pytest
 
-from lru_mps.engines import tebd
+from lru_mps.engines.mps import tebd
 from lru_mps.engines.exact import ExactPropagator
 from lru_mps.engines.mps import MPSEngine, MPSState
-from lru_mps.engines import mps_kernels
+from lru_mps.engines.mps import kernels as mps_kernels
 from lru_mps.physics import operators as ops
 from lru_mps.physics.model import ArraySpec, Conditions, Reset, product_state
 

@@ -33,7 +33,7 @@ import pytest
 
 from conftest import long_scale
 from lru_mps.analysis.decay import reference_curves
-from lru_mps.engines.lindblad import lindblad_observables
+from lru_mps.references.lindblad import lindblad_observables
 from lru_mps.physics.model import ArraySpec
 from lru_mps.run.result import OBSERVABLE_INIT
 from lru_mps.run.simulate import simulate

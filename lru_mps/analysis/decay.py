@@ -100,7 +100,7 @@ def fit_decay(name: str, result: SimulationResult, curve=None) -> FitResult:
 
 
 def reference_curves(references: dict) -> dict[str, np.ndarray]:
-    """{observable: curve} from exact per-initial-state records, e.g. {init: engines.lindblad.ReferenceResult}.
+    """{observable: curve} from exact per-initial-state records, e.g. {init: references.lindblad.ReferenceResult}.
 
     Each record needs ``populations`` (T, L, 3) and ``coherence`` (T,), as a
     trajectory record; the observables are computed by the ensemble's own

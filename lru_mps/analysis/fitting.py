@@ -91,6 +91,49 @@ def fit_exponential(t, y, sem=None, t_start: float = 0.0, t_end: float | None = 
     Never raises for data problems: fewer than 3 points, no positive values,
     a failed fit or a rate consistent with zero give ``ok=False`` and a message.
     """
+    window = _window(t, y, sem, t_start, t_end)
+    if isinstance(window, FitResult):
+        return window
+    tw, yw, sw, weighted = window
+    n, w_start, w_end = len(tw), float(tw[0]), float(tw[-1])
+    span = w_end - w_start
+
+    # ---- scaled problem: s = (t - t_ref)/span, z = y/scale, model z = B exp(-kappa s)
+    t_ref = w_start
+    s = (tw - t_ref) / span
+    scale = float(np.max(np.abs(yw)))
+    z = yw / scale
+    sz = sw / scale if sw is not None else None
+    B0, kappa0 = _start_values(s, z, sz)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OptimizeWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            popt, pcov = curve_fit(
+                _model,
+                s,
+                z,
+                p0=[B0, kappa0],
+                sigma=sz,
+                absolute_sigma=weighted,
+                jac=_jacobian,
+                maxfev=10000,
+            )
+    except (RuntimeError, ValueError, np.linalg.LinAlgError) as exc:
+        return _fail(f"fit failed: {exc}", w_start, w_end, n, weighted=weighted)
+
+    B, kappa = (float(v) for v in popt)
+    if not (np.all(np.isfinite(popt)) and np.all(np.isfinite(pcov))):
+        return _fail("fit did not determine the parameters (infinite covariance)", w_start, w_end, n, weighted=weighted)
+
+    resid = (z - _model(s, B, kappa)) / (sz if sz is not None else 1.0)
+    dof = n - 2
+    chi2_red = float(np.sum(resid**2) / dof) if weighted else 1.0
+    return _physical(B, kappa, pcov, span, t_ref, scale, w_start, w_end, n, chi2_red, weighted)
+
+
+def _window(t, y, sem, t_start, t_end):
+    """The fit's points: (t, y, sem or None, weighted) in the window, sorted by t; a failed FitResult if unusable."""
     try:
         t = np.asarray(t, dtype=float).ravel()
         y = np.asarray(y, dtype=float).ravel()
@@ -145,15 +188,11 @@ def fit_exponential(t, y, sem=None, t_start: float = 0.0, t_end: float | None = 
     span = w_end - w_start
     if not span > 0:
         return _fail("all points in the window are at the same time", w_start, w_end, n, weighted=weighted)
+    return tw, yw, sw, weighted
 
-    # ---- scaled problem: s = (t - t_ref)/span, z = y/scale, model z = B exp(-kappa s)
-    t_ref = w_start
-    s = (tw - t_ref) / span
-    scale = float(np.max(np.abs(yw)))
-    z = yw / scale
-    sz = sw / scale if sw is not None else None
 
-    # ---- start values: weighted log-linear fit of the positive points
+def _start_values(s, z, sz) -> tuple[float, float]:
+    """(B0, kappa0): a weighted log-linear fit of the positive points of the scaled problem."""
     pos = z > 0
     if pos.sum() >= 2 and np.ptp(s[pos]) > 0:
         lw = z[pos] / sz[pos] if sz is not None else np.ones(int(pos.sum()))  # 1/sigma of ln z
@@ -164,41 +203,20 @@ def fit_exponential(t, y, sem=None, t_start: float = 0.0, t_end: float | None = 
         kappa0, B0 = 0.0, float(z[pos][0])
     if not (np.isfinite(kappa0) and np.isfinite(B0)):
         kappa0, B0 = 0.0, float(np.max(z))
-    kappa0 = float(np.clip(kappa0, -50.0, 50.0))
+    return B0, float(np.clip(kappa0, -50.0, 50.0))
 
-    def model(x, B, kappa):
-        return B * np.exp(-kappa * x)
 
-    def jac(x, B, kappa):
-        e = np.exp(-kappa * x)
-        return np.stack([e, -B * x * e], axis=1)
+def _model(x, B, kappa):
+    return B * np.exp(-kappa * x)
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", OptimizeWarning)
-            warnings.simplefilter("ignore", RuntimeWarning)
-            popt, pcov = curve_fit(
-                model,
-                s,
-                z,
-                p0=[B0, kappa0],
-                sigma=sz,
-                absolute_sigma=weighted,
-                jac=jac,
-                maxfev=10000,
-            )
-    except (RuntimeError, ValueError, np.linalg.LinAlgError) as exc:
-        return _fail(f"fit failed: {exc}", w_start, w_end, n, weighted=weighted)
 
-    B, kappa = (float(v) for v in popt)
-    if not (np.all(np.isfinite(popt)) and np.all(np.isfinite(pcov))):
-        return _fail("fit did not determine the parameters (infinite covariance)", w_start, w_end, n, weighted=weighted)
+def _jacobian(x, B, kappa):
+    e = np.exp(-kappa * x)
+    return np.stack([e, -B * x * e], axis=1)
 
-    resid = (z - model(s, B, kappa)) / (sz if sz is not None else 1.0)
-    dof = n - 2
-    chi2_red = float(np.sum(resid**2) / dof) if weighted else 1.0
 
-    # ---- back to physical units: k = kappa/span, A(t=0) = scale B exp(k t_ref)
+def _physical(B, kappa, pcov, span, t_ref, scale, w_start, w_end, n, chi2_red, weighted) -> FitResult:
+    """The FitResult in physical units (k = kappa/span, A(t=0) = scale B exp(k t_ref)), or no resolved decay."""
     k = kappa / span
     var_k = pcov[1, 1] / span**2
     k_err = math.sqrt(max(var_k, 0.0))

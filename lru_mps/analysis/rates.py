@@ -299,10 +299,6 @@ class QubitRates:
     def log10_T1(self) -> float:
         return -self.log_gamma1 / math.log(10.0)
 
-    @property
-    def log10_T2(self) -> float:
-        return -self.log_gamma2 / math.log(10.0)
-
     def as_dict(self) -> dict:
         """JSON-friendly dict (inf -> None)."""
         out = asdict(self)
@@ -331,6 +327,51 @@ def _check_spec(spec: ArraySpec, real: Realization) -> None:
     require(isinstance(real, Realization), "realization", type(real).__name__, "a Realization")
     dw = check_detunings(real.dw, "realization")
     require(dw.size == spec.L, "realization", f"L = {dw.size}", f"a realization of the spec's L = {spec.L} sites")
+
+
+def _from_exact(exact, kind: str, floor: float):
+    """(g1, g2, ln g1, ln g2, resolvable, method, message) from the exact N = 1 rates."""
+    g1, g2 = exact
+    msg = (
+        f"exact N = 1 {kind} rate: Gamma_1 = {g1:.6g} J, {g1 / floor:.3g}x the round-off floor "
+        f"{floor:.2g} J (relative round-off ~ {floor / (g1 * RESOLVE_FACTOR):.1g})"
+    )
+    log_g1 = math.log(g1)
+    log_g2 = math.log(g2) if g2 > 0 else log_g1 - math.log(2.0)
+    return g1, g2, log_g1, log_g2, True, "exact", msg
+
+
+def _from_log_space(g_ls, log_ls, c, pert, lw, kind: str, G: float, floor: float, resolvable: bool, notes: list):
+    """(g1, g2, ln g1, ln g2, method, message) from the log-space continuation (appends its warnings to notes)."""
+    g1 = g_ls
+    g2 = 0.5 * g_ls
+    log_g1 = log_ls
+    log_g2 = log_ls - math.log(2.0)
+    head = (
+        "past the floating-point floor: reported from the log-space continuation"
+        if not resolvable
+        else "log-space continuation (the exact method also resolves this realization)"
+    )
+    msg = (
+        f"{head}: Gamma_1 = c G |psi_L|^2 with |psi_L|^2 = e^{lw:.6g}, c = {c:.4g} ({kind}), "
+        f"ln Gamma_1 = {log_ls:.6g}; leading order in |psi_L|^2, all orders in G, estimated "
+        f"relative error {pert:.2g}"
+    )
+    if not resolvable:
+        msg += f" (the exact eigenvalue would be noise: Gamma_1 below the round-off floor {floor:.2g} J)"
+    if not (pert <= _PERT_WARN):
+        notes.append(
+            f"warning: |psi_L|^2 = {math.exp(lw):.3g} is not small, the log-space continuation is "
+            "inaccurate here; use method='exact'"
+        )
+    if c == 0.0 or not math.isfinite(log_g1):
+        raise ParameterError(
+            "rate",
+            G,
+            "a rate off exact stroboscopic resonance",
+            "the log-space factor c vanished (a bath mode exactly resonant with the qubit mode)",
+        )
+    return g1, g2, log_g1, log_g2, "log-space", msg
 
 
 def qubit_rates(spec: ArraySpec, real: Realization, method: str = "auto") -> QubitRates:
@@ -378,46 +419,10 @@ def qubit_rates(spec: ArraySpec, real: Realization, method: str = "auto") -> Qub
             f"ln Gamma_1 = {log_ls:.6g} (|psi_L|^2 = e^{lw:.4g})",
         )
     if exact is not None and exact[0] > floor:
-        g1, g2 = exact
-        resolvable = True
-        msg = (
-            f"exact N = 1 {kind} rate: Gamma_1 = {g1:.6g} J, {g1 / floor:.3g}x the round-off floor "
-            f"{floor:.2g} J (relative round-off ~ {floor / (g1 * RESOLVE_FACTOR):.1g})"
-        )
-        log_g1 = math.log(g1)
-        log_g2 = math.log(g2) if g2 > 0 else log_g1 - math.log(2.0)
-        used = "exact"
+        g1, g2, log_g1, log_g2, resolvable, used, msg = _from_exact(exact, kind, floor)
     else:
-        g1 = g_ls
-        g2 = 0.5 * g_ls
-        log_g1 = log_ls
-        log_g2 = log_ls - math.log(2.0)
         resolvable = exact[0] > floor if exact is not None else resolvable_est
-        used = "log-space"
-        head = (
-            "past the floating-point floor: reported from the log-space continuation"
-            if not resolvable
-            else "log-space continuation (the exact method also resolves this realization)"
-        )
-        msg = (
-            f"{head}: Gamma_1 = c G |psi_L|^2 with |psi_L|^2 = e^{lw:.6g}, c = {c:.4g} ({kind}), "
-            f"ln Gamma_1 = {log_ls:.6g}; leading order in |psi_L|^2, all orders in G, estimated "
-            f"relative error {pert:.2g}"
-        )
-        if not resolvable:
-            msg += f" (the exact eigenvalue would be noise: Gamma_1 below the round-off floor {floor:.2g} J)"
-        if not (pert <= _PERT_WARN):
-            notes.append(
-                f"warning: |psi_L|^2 = {math.exp(lw):.3g} is not small, the log-space continuation is "
-                "inaccurate here; use method='exact'"
-            )
-        if c == 0.0 or not math.isfinite(log_g1):
-            raise ParameterError(
-                "rate",
-                G,
-                "a rate off exact stroboscopic resonance",
-                "the log-space factor c vanished (a bath mode exactly resonant with the qubit mode)",
-            )
+        g1, g2, log_g1, log_g2, used, msg = _from_log_space(g_ls, log_ls, c, pert, lw, kind, G, floor, resolvable, notes)
     if notes:
         msg += "; " + "; ".join(notes)
     T1 = 1.0 / g1 if g1 > 0 else math.inf

@@ -1,22 +1,25 @@
 """The engines: how a trajectory's state is held and evolved.
 
-Each engine turns (spec, realization) into a *propagator* that makes ordinary
-states (:class:`~lru_mps.mcwf.states.TrajectoryState`) from product states:
+Each engine (:class:`~lru_mps.engines.protocol.Engine`) turns (spec,
+realization) into a *propagator* that makes ordinary states
+(:class:`~lru_mps.mcwf.states.TrajectoryState`) from product states:
 ``exact`` (the 3^L space), ``sector`` (exact fixed-N sectors), ``mps`` (TEBD on
-a qutrit MPS).  Engines with a *batched store* (many rows in one set of
-arrays: :mod:`~lru_mps.engines.exact_batch`, :mod:`~lru_mps.engines.mps_batch`)
-name it in :func:`batch_store`; the others run one state at a time.
+a qutrit MPS), one subpackage each; ``auto`` is the per-trajectory policy
+(sector or MPS for each trajectory).  An engine names its *batched store*
+(many rows in one set of arrays: :mod:`~lru_mps.engines.exact.batch`,
+:mod:`~lru_mps.engines.mps.batch`) with ``batch_store()``; the others run one
+state at a time.  What the engines share is in ``common`` (the propagator
+rule, the array library, the store base).
 """
 
 from __future__ import annotations
 
 from ..errors import ParameterError
-from .exact import ExactEngine
-from .exact_batch import ExactBatch
-from .mps import MPSEngine
-from .mps_batch import MPSBatch
-from .sector import SectorEngine
-from .sector_choice import SECTOR_AUTO_MAX_DIM, PerTrajectoryEngine
+from .auto import SECTOR_AUTO_MAX_DIM, PerTrajectoryEngine
+from .exact.engine import ExactEngine
+from .mps.engine import MPSEngine
+from .protocol import Engine
+from .sector.engine import SectorEngine
 
 #: engine name -> class; "auto" is the per-trajectory policy (sector or MPS for each trajectory)
 ENGINES = {"exact": ExactEngine, "sector": SectorEngine, "mps": MPSEngine, "auto": PerTrajectoryEngine}
@@ -32,7 +35,7 @@ def choose_engine(spec) -> tuple[str, str]:
     exact for L <= 6; the fixed-N sector engine where no thermal excitations
     can add to the excitation number (T = 0: N <= 2 throughout); at T > 0 on
     longer arrays 'auto', the per-trajectory policy
-    (:class:`~lru_mps.engines.sector_choice.PerTrajectoryEngine`): each
+    (:class:`~lru_mps.engines.auto.PerTrajectoryEngine`): each
     trajectory's thermal sample fixes its largest excitation number N0 (no
     channel raises N), and it runs on the sector engine when that sector has
     at most SECTOR_AUTO_MAX_DIM states, on the MPS engine otherwise.
@@ -55,10 +58,6 @@ def get_engine(name: str, **options):
         raise ParameterError("engine options", options, f"options accepted by the {name} engine ({err})") from None
 
 
-def batch_store(engine):
-    """The batched store class of an engine object, or None (sector; the quimb MPS reference kernel)."""
-    if isinstance(engine, ExactEngine):
-        return ExactBatch
-    if isinstance(engine, MPSEngine) and engine.kernel == "lean":
-        return MPSBatch
-    return None
+def batch_store(engine: Engine):
+    """The batched store class the engine names (``engine.batch_store()``), or None (it runs one state at a time)."""
+    return engine.batch_store()

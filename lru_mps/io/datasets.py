@@ -9,7 +9,6 @@ times as attributes.  Files are written atomically (temporary file + rename).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -18,7 +17,7 @@ import numpy as np
 import xarray as xr
 
 from ..analysis.decay import decay_times
-from ..atomic import atomic_target, atomic_write_bytes
+from ..atomic import atomic_target
 from ..run.result import OBSERVABLE_INIT, SimulationResult
 from ..physics.units import time_to_us
 
@@ -123,7 +122,3 @@ def load_dataset(path: str | os.PathLike) -> xr.Dataset:
     with xr.open_dataset(path, engine="h5netcdf") as ds:
         return ds.load()
 
-
-def save_json(obj: dict, path: str | os.PathLike) -> None:
-    """Write JSON atomically."""
-    atomic_write_bytes(path, (json.dumps(obj, indent=2) + "\n").encode())

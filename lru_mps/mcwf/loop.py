@@ -50,7 +50,8 @@ rows step in lockstep and the loop handles a row as soon as it stops, so a
 row that was measured or jumped rejoins the batch.  A row whose squared norm
 falls below its threshold during a step (or, for exact stores, a stretch)
 gets the crossing time by root finding from the state before it.  A store
-may offer ``advance_regular(rows, counts, floors)``: the steps of dt before
+may offer ``advance_regular(rows, counts, floors)`` (declared in its
+``capabilities``, :mod:`lru_mps.engines.common.store`): the steps of dt before
 each row's last one in one call, each row stopped before a step that could
 take its squared norm to its floor (the threshold) by a rigorous bound
 (docs/physics.md 6.2); the loop then takes the remaining steps singly, as
@@ -65,14 +66,18 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ..physics.model import ArraySpec
-from .records import Event, EventLog, TrajectoryRecord, records_differ  # noqa: F401 (the loop's API)
+from .records import Event, EventLog, TrajectoryRecord  # noqa: F401 (the loop's API)
 from .kernels import (ESTIMATORS, ChannelTable, Clocks, MeasurementClock, UniformDraws, crossing_time, sample_index,
                       regular_steps, sample_outcomes, step_lengths)
-from .trains import run_train
+from .trains import TrainRows, run_train
 
 
 class StateStore(Protocol):
-    """What the loop needs from the states of B rows (quantities of the unnormalized states)."""
+    """What the loop needs from the states of B rows (quantities of the unnormalized states).
+
+    Every store derives from :class:`~lru_mps.engines.common.store.BatchStore`
+    (optional capabilities: ``offers(name)``).
+    """
 
     #: None if evolve is exact for any duration; else the integrator's step (1/J)
     time_step: float | None
@@ -120,7 +125,8 @@ class StateStore(Protocol):
 
 
 class FeedbackTrains(Protocol):
-    """A store's optional capability (attribute ``feedback_trains``; None or absent: not offered).
+    """A store's optional capability ``feedback_trains`` (declared in its ``capabilities``; the attribute
+    ``feedback_trains`` is None where a run's settings do not use them).
 
     The branch estimator's measurements all give n = 0, so between two grid
     times a row's feedback is a fixed sequence of linear maps: the loop hands
@@ -205,10 +211,13 @@ def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], est
 def feedback_trains(store, spec: ArraySpec, estimator: str):
     """The store's :class:`FeedbackTrains` if the loop uses them for this run, else None.
 
-    Where the store offers them (``feedback_trains`` attribute, not None),
-    for periodic and random feedback with either estimator.
+    Where the store offers them (``store.offers("feedback_trains")``, and its
+    ``feedback_trains`` attribute is not None), for periodic and random
+    feedback with either estimator.
     """
-    return getattr(store, "feedback_trains", None) if spec.reset.kind in ("periodic", "random") else None
+    if spec.reset.kind not in ("periodic", "random") or not store.offers("feedback_trains"):
+        return None
+    return store.feedback_trains
 
 
 class _Loop:
@@ -239,6 +248,10 @@ class _Loop:
         # integrators: the time already covered of the stretch each row is in, and whether it is unfinished
         self.covered = np.zeros(B)
         self.in_stretch = np.zeros(B, dtype=bool)
+        #: what the feedback trains may read and advance (shared arrays)
+        self.train_rows = None if self.trains is None else TrainRows(
+            spec, self.sampled, self.trains, self.clocks, [r.clock for r in self.rows], self.uniforms, self.log,
+            self.t, self.next_measurement, self.threshold)
 
     # ------------------------------------------------------------------ the loop
     def run(self, keep_states: bool) -> list[TrajectoryRecord]:
@@ -296,7 +309,7 @@ class _Loop:
         self.covered[fresh] = 0.0
         self.in_stretch[rows] = True
         going = rows
-        regular = getattr(store, "advance_regular", None)
+        regular = store.advance_regular if store.offers("advance_regular") else None
         while len(going):
             if regular is not None:
                 self._advance_regular(regular, going, duration, dt)
@@ -376,7 +389,7 @@ class _Loop:
         self.log.measured(rows, self.t[rows], outcome)
         self.clocks.advance(rows)
         if self.trains is not None:
-            run_train(self, rows, t_k)
+            run_train(self.train_rows, rows, t_k)
 
     def _record(self, k: int, rows: np.ndarray) -> None:
         """Populations and coherence of the rows at times[k] (normalized in sampled mode)."""

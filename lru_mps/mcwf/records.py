@@ -114,7 +114,7 @@ class TrajectoryRecord:
     the frame of the coding qubit, exp(+i w_q t) rho_1[1, 0] with w_q from
     :meth:`ArraySpec.qubit_frequency` (dressed; docs/physics.md §7).
     ``events``: the jumps and measurements in order (built on first access
-    from the batch's :class:`~lru_mps.mcwf.events.EventLog`).
+    from the batch's :class:`~lru_mps.mcwf.records.EventLog`).
     """
 
     def __init__(self, times, populations, coherence, events=None, final_state=None, diagnostics=None,
@@ -138,26 +138,3 @@ class TrajectoryRecord:
         if self._events is None and self._log is not None:
             return self._log.count(self._row)
         return len(self.events)
-
-
-def records_differ(a: dict[str, TrajectoryRecord], b: dict[str, TrajectoryRecord], tol: float = 1e-10) -> list[str]:
-    """How two ``{init: record}`` results differ beyond ``tol`` (populations, coherence, events); [] if they agree."""
-    if set(a) != set(b):
-        return [f"initial states {sorted(a)} != {sorted(b)}"]
-    problems = []
-    for init in a:
-        ra, rb = a[init], b[init]
-        dp = float(np.max(np.abs(ra.populations - rb.populations)))
-        dc = float(np.max(np.abs(ra.coherence - rb.coherence)))
-        if not dp <= tol:
-            problems.append(f"{init}: populations differ by {dp:.3g}")
-        if not dc <= tol:
-            problems.append(f"{init}: coherence differs by {dc:.3g}")
-        if len(ra.events) != len(rb.events):
-            problems.append(f"{init}: {len(ra.events)} != {len(rb.events)} events")
-            continue
-        for ea, eb in zip(ra.events, rb.events):
-            if (ea.channel, ea.site, ea.outcome) != (eb.channel, eb.site, eb.outcome) or not abs(ea.time - eb.time) <= tol:
-                problems.append(f"{init}: event {ea} != {eb}")
-                break
-    return problems

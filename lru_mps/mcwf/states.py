@@ -8,13 +8,12 @@ row at a time, with the same arithmetic as a single trajectory.
 
 from __future__ import annotations
 
-import math
 from typing import Protocol, Sequence
 
 import numpy as np
 
-from ..engines.probe import CopyProbe
-from ..physics import operators as ops
+from ..engines.common.probe import CopyProbe
+from ..engines.common.store import BatchStore, jump, last_site_populations, observe_states, reset
 
 
 class TrajectoryState(Protocol):
@@ -45,7 +44,7 @@ class TrajectoryState(Protocol):
         """An independent copy."""
 
 
-class StateList:
+class StateList(BatchStore):
     """A state store (:class:`lru_mps.mcwf.loop.StateStore`) over a list of ordinary states."""
 
     def __init__(self, states: Sequence[TrajectoryState], spec):
@@ -81,26 +80,19 @@ class StateList:
         return self.states[b].site_rdm(site)
 
     def apply_jump(self, b: int, channel: int) -> None:
-        ch = self.channels[channel]
-        s = self.states[b]
-        s.apply_local(ch.op, ch.site)
-        s.scale(1.0 / math.sqrt(s.norm2()))
+        jump(self.states[b], self.channels[channel])
 
     def observe(self, rows):
         n2 = np.array([self.states[b].norm2() for b in rows], dtype=float)
-        pops = np.array([self.states[b].site_populations() for b in rows]).reshape(len(rows), self.L, 3)
-        rho10 = np.array([self.states[b].site_rdm(0)[1, 0] for b in rows], dtype=complex)
+        pops, rho10 = observe_states([self.states[b] for b in rows], self.L)
         return pops, rho10, n2
 
     def last_populations(self, rows) -> np.ndarray:
-        return np.array([self.states[b].site_populations()[self.L - 1] for b in rows]).reshape(len(rows), 3)
+        return last_site_populations([self.states[b] for b in rows], self.L)
 
     def reset_last(self, rows, outcomes, normalize: bool) -> None:
         for b, o in zip(rows, outcomes):
-            s = self.states[b]
-            s.apply_local(ops.reset_op(int(o)), self.L - 1)
-            if normalize:
-                s.scale(1.0 / math.sqrt(s.norm2()))
+            reset(self.states[b], o, self.L - 1, normalize)
 
     def diagnostics(self) -> list[dict]:
         return [s.diagnostics() if hasattr(s, "diagnostics") else {} for s in self.states]

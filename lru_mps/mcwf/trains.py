@@ -18,79 +18,103 @@ every stretch made), the event log.
   jump is found again from the state before the stretch, and a uniform drawn
   for an outcome n != 0 is put back for the loop's measurement.
 
-The functions take the loop object (its public attributes: store, trains,
-clocks, uniforms, threshold, t, next_measurement, log, spec, rows).
+The functions take a :class:`TrainRows`: what the trains read and advance of
+the loop's rows, handed over by the loop explicitly (its own arrays, shared:
+no copy, and no other field of the loop is touched).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels import AHEAD_CHUNK
+from ..physics.model import ArraySpec
+from .kernels import AHEAD_CHUNK, Clocks, MeasurementClock, UniformDraws
+from .records import EventLog
 
 
-def run_train(loop, rows: np.ndarray, t_k: float) -> None:
+@dataclass
+class TrainRows:
+    """The loop's rows as the feedback trains see them (the loop's arrays themselves: writes advance the rows)."""
+
+    spec: ArraySpec
+    #: sampled estimator (else branch)
+    sampled: bool
+    #: the store's FeedbackTrains
+    trains: object
+    clocks: Clocks
+    #: each row's measurement clock (random feedback draws its waiting times from it)
+    row_clocks: list[MeasurementClock]
+    uniforms: UniformDraws
+    log: EventLog
+    #: per row: the time reached, the next measurement time, the waiting-time threshold
+    t: np.ndarray
+    next_measurement: np.ndarray
+    threshold: np.ndarray
+
+
+def run_train(progress: TrainRows, rows: np.ndarray, t_k: float) -> None:
     """The rows' (just measured) further measurements before the grid time ``t_k`` through the store's trains."""
-    rows = rows[loop.next_measurement[rows] < t_k]
+    rows = rows[progress.next_measurement[rows] < t_k]
     if not len(rows):
         return
-    if loop.clocks.kind == "periodic":
-        (sampled_periodic if loop.sampled else branch_periodic)(loop, rows, t_k)
+    if progress.clocks.kind == "periodic":
+        (sampled_periodic if progress.sampled else branch_periodic)(progress, rows, t_k)
     else:
-        (sampled_poisson if loop.sampled else branch_poisson)(loop, rows, t_k)
+        (sampled_poisson if progress.sampled else branch_poisson)(progress, rows, t_k)
 
 
-def branch_periodic(loop, rows: np.ndarray, t_k: float) -> None:
+def branch_periodic(progress: TrainRows, rows: np.ndarray, t_k: float) -> None:
     """Branch estimator, periodic feedback: every period before t_k as one matrix power."""
-    period = 1.0 / loop.spec.reset.rate
-    first, count, last = loop.clocks.periodic_before(rows, t_k)
-    loop.trains.periodic(rows, count, period)
-    loop.log.periodic_train(rows, first, count, period)
-    loop.t[rows] = last
+    period = 1.0 / progress.spec.reset.rate
+    first, count, last = progress.clocks.periodic_before(rows, t_k)
+    progress.trains.periodic(rows, count, period)
+    progress.log.periodic_train(rows, first, count, period)
+    progress.t[rows] = last
 
 
-def branch_poisson(loop, rows: np.ndarray, t_k: float) -> None:
+def branch_poisson(progress: TrainRows, rows: np.ndarray, t_k: float) -> None:
     """Branch estimator, random feedback: the Poisson times before t_k (drawn ahead) in one call."""
     times, waits = [], []
     for b in rows:
-        clock = loop.rows[b].clock
-        clock.next = loop.next_measurement[b]
+        clock = progress.row_clocks[b]
+        clock.next = progress.next_measurement[b]
         tb = clock.times_before(t_k)
-        loop.next_measurement[b] = clock.next
-        waits.append(np.diff(np.concatenate([[loop.t[b]], tb])))  # the stretches the loop would make
+        progress.next_measurement[b] = clock.next
+        waits.append(np.diff(np.concatenate([[progress.t[b]], tb])))  # the stretches the loop would make
         times.append(tb)
-        loop.t[b] = tb[-1]
-    loop.trains.poisson(rows, waits)
-    loop.log.poisson_train(rows, times)
+        progress.t[b] = tb[-1]
+    progress.trains.poisson(rows, waits)
+    progress.log.poisson_train(rows, times)
 
 
-def sampled_periodic(loop, rows: np.ndarray, t_k: float) -> None:
+def sampled_periodic(progress: TrainRows, rows: np.ndarray, t_k: float) -> None:
     """Sampled estimator, periodic feedback: the periods up to the next event, AHEAD_CHUNK at a time.
 
     The uniforms of the periods are looked at first and used only for the
     periods done.
     """
-    period = 1.0 / loop.spec.reset.rate
+    period = 1.0 / progress.spec.reset.rate
     while len(rows):
-        n = int(min(AHEAD_CHUNK, math.ceil((t_k - loop.next_measurement[rows].min()) / period) + 1))
-        times = loop.clocks.periodic_steps(rows, n)  # the clock's next n + 1 times
+        n = int(min(AHEAD_CHUNK, math.ceil((t_k - progress.next_measurement[rows].min()) / period) + 1))
+        times = progress.clocks.periodic_steps(rows, n)  # the clock's next n + 1 times
         want = (times[:, :n] < t_k).sum(axis=1)
-        done, survival = loop.trains.sampled_periodic(rows, want, period, loop.uniforms.peek(rows, n),
-                                                      loop.threshold[rows])
-        loop.uniforms.consume(rows, done)
+        done, survival = progress.trains.sampled_periodic(rows, want, period, progress.uniforms.peek(rows, n),
+                                                      progress.threshold[rows])
+        progress.uniforms.consume(rows, done)
         moved = np.nonzero(done > 0)[0]
         if len(moved):
             a, d = rows[moved], done[moved]
-            loop.threshold[a] = loop.threshold[a] / survival[moved]
-            loop.t[a] = times[moved, d - 1]
-            loop.next_measurement[a] = times[moved, d]
-            loop.log.periodic_train(a, times[moved, 0], d, period)
+            progress.threshold[a] = progress.threshold[a] / survival[moved]
+            progress.t[a] = times[moved, d - 1]
+            progress.next_measurement[a] = times[moved, d]
+            progress.log.periodic_train(a, times[moved, 0], d, period)
         rows = rows[(done == n) & (want == n)]
 
 
-def sampled_poisson(loop, rows: np.ndarray, t_k: float) -> None:
+def sampled_poisson(progress: TrainRows, rows: np.ndarray, t_k: float) -> None:
     """Sampled estimator, random feedback: measurement after measurement until an event or t_k.
 
     Each step is the loop's stop at a measurement without its overhead:
@@ -100,10 +124,10 @@ def sampled_poisson(loop, rows: np.ndarray, t_k: float) -> None:
     n != 0 stops, its uniform put back), |0><0| applied, normalized, and the
     next waiting time drawn, in the streams' order.
     """
-    steps = loop.trains.sampled_poisson(rows)
-    nxt, t, thr = loop.next_measurement[rows], loop.t[rows], loop.threshold[rows]
-    clocks = [loop.rows[b].clock for b in rows]
-    draw = loop.uniforms.one
+    steps = progress.trains.sampled_poisson(rows)
+    nxt, t, thr = progress.next_measurement[rows], progress.t[rows], progress.threshold[rows]
+    clocks = [progress.row_clocks[b] for b in rows]
+    draw = progress.uniforms.one
     times: list[list[float]] = [[] for _ in rows]
     active = np.nonzero(nxt < t_k)[0]
     while len(active):
@@ -117,7 +141,7 @@ def sampled_poisson(loop, rows: np.ndarray, t_k: float) -> None:
             b = int(rows[i])
             u = draw(b)
             if not u < zero[j]:
-                loop.uniforms.put_back(b, u)
+                progress.uniforms.put_back(b, u)
                 continue
             go.append(j)
             times[i].append(nxt[i])
@@ -129,7 +153,7 @@ def sampled_poisson(loop, rows: np.ndarray, t_k: float) -> None:
         steps.accept(acc)
         active = acc[nxt[acc] < t_k]
     steps.finish()
-    loop.next_measurement[rows], loop.t[rows], loop.threshold[rows] = nxt, t, thr
+    progress.next_measurement[rows], progress.t[rows], progress.threshold[rows] = nxt, t, thr
     done = [j for j in range(len(rows)) if times[j]]
     if done:
-        loop.log.poisson_train(rows[done], [times[j] for j in done])
+        progress.log.poisson_train(rows[done], [times[j] for j in done])

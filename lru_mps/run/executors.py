@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from typing import Callable
 
 from .blocks import BlockResult, n_blocks, run_block
@@ -91,19 +92,93 @@ def client_for(scheduler):
         raise ParameterError("scheduler", scheduler, f"the address of a running Dask scheduler ({err})") from None
 
 
-def _dask_blocks(client, spec, settings, realization, todo, key, finished, on_block):
-    """Run blocks as Dask tasks; a task lost with a dying worker is recomputed by the scheduler."""
+class _Tally:
+    """Trajectories done of a run, reported to ``progress(done, total)``: the one progress path of every map."""
+
+    def __init__(self, done: int, total: int, progress: Callable[[int, int], None] | None):
+        self.n, self.total, self.progress = done, total, progress
+        self.report()
+
+    def report(self) -> None:
+        if self.progress is not None:
+            self.progress(self.n, self.total)
+
+    def tick(self, n: int = 1) -> None:
+        """n more trajectories of the running block (in-process runs report them as they finish)."""
+        self.n += n
+        self.report()
+
+
+@dataclass(frozen=True)
+class _BlockTask:
+    """run_block of one run's blocks: the task every map runs, one block index at a time."""
+
+    spec: ArraySpec
+    settings: RunSettings
+    realization: Realization | None
+
+    def args(self, b: int) -> tuple:
+        return self.spec, self.settings, b, self.realization
+
+
+# Every map has one signature: map(task, blocks, on_result, tally, **executor options).  It runs
+# task on every block index, calls on_result(result) as each block finishes (in completion order),
+# and reports progress through the tally.
+
+
+def serial_map(task: _BlockTask, blocks: list[int], on_result, tally: _Tally) -> None:
+    """The blocks in this process, one after another, reporting every trajectory as it finishes."""
+    for b in blocks:
+        start = tally.n
+        res = run_block(*task.args(b), on_trajectory=tally.tick)
+        on_result(res)
+        tally.n = start + res.trajectories
+
+
+def process_map(task: _BlockTask, blocks: list[int], on_result, tally: _Tally, workers: int) -> None:
+    """The blocks in a local process pool of up to ``workers`` processes; a failure or Ctrl-C stops the pool."""
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(blocks)), initializer=_init_worker,
+                               initargs=(os.getpid(),))
+    try:
+        futures = [pool.submit(run_block, *task.args(b)) for b in blocks]
+        for fut in as_completed(futures):
+            res = fut.result()
+            on_result(res)
+            tally.tick(res.trajectories)
+    except BaseException:  # Ctrl-C, SIGTERM (as SystemExit), a failed block: stop the workers at once
+        _stop_pool(pool)
+        raise
+    pool.shutdown()
+
+
+def dask_map(task: _BlockTask, blocks: list[int], on_result, tally: _Tally, client, key: str) -> None:
+    """The blocks as Dask tasks; a task lost with a dying worker is recomputed by the scheduler."""
     from dask.distributed import as_completed as dask_completed
 
-    futures = [
-        client.submit(run_block, spec, settings, b, realization, key=f"lru-mps-{key or 'run'}-block-{b}", pure=False,
-                      retries=2)
-        for b in todo
-    ]
+    futures = [client.submit(run_block, *task.args(b), key=f"lru-mps-{key or 'run'}-block-{b}", pure=False, retries=2)
+               for b in blocks]
     for fut in dask_completed(futures):
         res = fut.result()
-        finished(res)
-        on_block(res)
+        on_result(res)
+        tally.tick(res.trajectories)
+
+
+def _load_finished(store, spec, settings, realization, nb: int):
+    """(the store and the run's key, the blocks already in it) (None, {} without a store)."""
+    from .cache import BlockCache, run_key
+
+    if store is None:
+        return None, None, {}
+    if not isinstance(store, BlockCache):
+        store = BlockCache(store)
+    key, desc = run_key(spec, settings, realization)
+    store.describe(key, desc)
+    done = {}
+    for b in range(nb):
+        res = store.load(key, b)
+        if res is not None:
+            done[b] = res
+    return store, key, done
 
 
 def run_blocks(
@@ -120,28 +195,16 @@ def run_blocks(
 
     Blocks run in this process (``workers`` = 1), in a local process pool, or
     as tasks on a Dask cluster (``client``: a dask.distributed Client or a
-    scheduler address).  Either way the merged numbers are the same.
-    ``store``: a :class:`~lru_mps.run.cache.BlockCache` or its folder.
+    scheduler address): :func:`serial_map`, :func:`process_map`,
+    :func:`dask_map`, one signature.  Either way the merged numbers are the
+    same.  ``store``: a :class:`~lru_mps.run.cache.BlockCache` or its folder.
     """
     require(int(workers) == workers and workers >= 1, "workers", workers, "an integer >= 1")
-    from .cache import BlockCache, run_key
+    from .cache import run_key
 
-    if store is not None and not isinstance(store, BlockCache):
-        store = BlockCache(store)
-    total = settings.trajectories
-    nb = n_blocks(total)
-    key = None
-    done: dict[int, BlockResult] = {}
-    if store is not None:
-        key, desc = run_key(spec, settings, realization)
-        store.describe(key, desc)
-        for b in range(nb):
-            res = store.load(key, b)
-            if res is not None:
-                done[b] = res
-    count = sum(r.trajectories for r in done.values())
-    if progress is not None:
-        progress(count, total)
+    nb = n_blocks(settings.trajectories)
+    store, key, done = _load_finished(store, spec, settings, realization, nb)
+    tally = _Tally(sum(r.trajectories for r in done.values()), settings.trajectories, progress)
     todo = [b for b in range(nb) if b not in done]
 
     def finished(res: BlockResult) -> None:
@@ -149,44 +212,12 @@ def run_blocks(
         if store is not None:
             store.save(key, res)
 
+    task = _BlockTask(spec, settings, realization)
     client = client_for(client)
     if client is not None:
-        from .cache import run_key as _rk
-
-        state = {"n": count}
-
-        def on_block(res):
-            state["n"] += res.trajectories
-            if progress is not None:
-                progress(state["n"], total)
-
-        _dask_blocks(client, spec, settings, realization, todo, key or _rk(spec, settings, realization)[0], finished,
-                     on_block)
+        dask_map(task, todo, finished, tally, client, key or run_key(spec, settings, realization)[0])
     elif workers == 1 or len(todo) <= 1:
-        for b in todo:
-            state = {"n": count}
-
-            def tick(n: int = 1):
-                state["n"] += n
-                if progress is not None:
-                    progress(state["n"], total)
-
-            res = run_block(spec, settings, b, realization, on_trajectory=tick)
-            finished(res)
-            count += res.trajectories
+        serial_map(task, todo, finished, tally)
     else:
-        pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_init_worker,
-                                   initargs=(os.getpid(),))
-        try:
-            futures = [pool.submit(run_block, spec, settings, b, realization) for b in todo]
-            for fut in as_completed(futures):
-                res = fut.result()
-                finished(res)
-                count += res.trajectories
-                if progress is not None:
-                    progress(count, total)
-        except BaseException:  # Ctrl-C, SIGTERM (as SystemExit), a failed block: stop the workers at once
-            _stop_pool(pool)
-            raise
-        pool.shutdown()
+        process_map(task, todo, finished, tally, workers)
     return [done[b] for b in range(nb)]

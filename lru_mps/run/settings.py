@@ -10,8 +10,8 @@ import numpy as np
 
 from ..defaults import MPS, RUN
 from ..engines import batch_store, choose_engine, get_engine
-from ..engines.arraylib import BACKENDS, ArrayLib
-from ..engines.feedback_map import FEEDBACK_PATHS
+from ..engines.common.arraylib import BACKENDS, ArrayLib
+from ..engines.exact.feedback import FEEDBACK_PATHS
 from ..errors import require
 from ..mcwf.kernels import check_estimator
 from ..physics.model import INIT_STATES, ArraySpec
@@ -51,7 +51,7 @@ class RunSettings:
     engine_options: dict = field(default_factory=dict)
     #: advance the trajectories of a block together where the engine has a batched store (same numbers to rounding)
     batched: bool = True
-    #: array library of the batched engines: numpy, torch[:cpu|:cuda] or cupy (lru_mps.engines.arraylib)
+    #: array library of the batched engines: numpy, torch[:cpu|:cuda] or cupy (lru_mps.engines.common.arraylib)
     backend: str = RUN["backend"]
     #: feedback measurements: "fast" (the store's feedback trains where it offers them, lru_mps.mcwf.trains) or
     #: "reference" (one stop of the trajectory loop per measurement: the path the fast one is tested against)
@@ -124,4 +124,4 @@ def feedback_path(spec: ArraySpec, settings: RunSettings) -> str:
     if spec.reset.kind not in ("periodic", "random"):
         return "none"
     store = batch_store(get_engine(settings.engine, **settings.engine_options)) if settings.batched else None
-    return "fast" if settings.feedback == "fast" and getattr(store, "FEEDBACK_TRAINS", False) else "reference"
+    return "fast" if settings.feedback == "fast" and store is not None and store.offers("feedback_trains") else "reference"

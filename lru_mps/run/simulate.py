@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..defaults import RUN
-from ..engines.feedback_map import FEEDBACK_PATHS
+from ..engines.exact.feedback import FEEDBACK_PATHS
 from ..physics.model import ArraySpec, Realization
 from .executors import run_blocks
 from .result import SimulationResult, assemble

@@ -9,7 +9,7 @@ the same numbers (bit for bit for the sector engine, to rounding for the
 batched exact and MPS stores: tested).
 
 With the per-trajectory engine (``engine = "auto"`` at T > 0 on long arrays,
-:class:`~lru_mps.engines.sector_choice.PerTrajectoryEngine`) each row
+:class:`~lru_mps.engines.auto.PerTrajectoryEngine`) each row
 (index, initial state) goes to the sector or the MPS engine by its own
 sampled initial state, i.e. by its seed: the rows of one index that share an
 engine run together on that engine's ordinary states (the sector engine's
@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from ..engines import batch_store, get_engine
-from ..engines.sector_choice import PerTrajectoryEngine
+from ..engines.auto import PerTrajectoryEngine
 from ..errors import require
 from ..mcwf.loop import Row, TrajectoryRecord, run_rows, start_row
 from ..mcwf.states import StateList
@@ -181,7 +181,7 @@ def _batch_store(store_cls, spec, settings, part: Sequence[Draw], fixed: bool, b
     per_realization = len(part) * n_init if fixed else n_init
     products = [p for d in part for p in d.products]
     nmax = np.repeat([d.nmax for d in part], n_init)
-    return store_cls(spec, settings, reals, per_realization, products, nmax, backend)
+    return store_cls.for_backend(backend)(spec, settings, reals, per_realization, products, nmax, backend)
 
 
 def _regroup(part: Sequence[Draw], settings, store, spec, keep_states) -> list[dict[str, TrajectoryRecord]]:

@@ -52,7 +52,7 @@ class StudyContext:
     quiet: bool = False
     #: a dask.distributed Client or scheduler address: run the blocks on a cluster
     client: object = None
-    #: array library of the batched engines (numpy, torch, torch:cuda, cupy; lru_mps.engines.arraylib)
+    #: array library of the batched engines (numpy, torch, torch:cuda, cupy; lru_mps.engines.common.arraylib)
     backend: str = "numpy"
 
     def __post_init__(self):

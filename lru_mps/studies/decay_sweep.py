@@ -24,6 +24,7 @@ table; ``--disorder`` or ``--hopping`` runs one value.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
@@ -39,6 +40,29 @@ from .common import (CURVES, DECAYS, FITTED, PLOT_STYLE, as_list, conditions_of,
 #: the two ensembles of a point: initial states, and the observables read from each
 _PARTS = {"leakage": ("leakage",), "qubit": ("qubit", "coherence")}
 _PART_OBSERVABLES = {"leakage": ("leakage_array",), "qubit": ("qubit_population", "qubit_coherence")}
+
+
+@dataclass
+class _Sweep:
+    """What a decay sweep measured: per condition (C) and point (P) decay times, fits, curves and times."""
+
+    conds: list[str]
+    specs: list[list[ArraySpec]]
+    tau: dict  # {decay: (C, P, 2) value, error in 1/J}
+    amp: dict  # {fitted decay: (C, P) fit amplitude}
+    window: dict  # {fitted decay: (C, P, 2) fit window in 1/J}
+    curves: dict  # {observable: (C, P, T, 2) mean, sem}
+    time_J: dict  # {part: (P, T)}
+    estimators: np.ndarray
+    evolutions: np.ndarray
+
+    def axes(self):
+        """Per point: us per 1/J, J/2pi (MHz), W (J), W/2pi (MHz); and the reset rates (C, P) in J."""
+        row = self.specs[0]
+        us = np.array([us_per_J(s) for s in row])  # us per 1/J of each point
+        J_MHz = np.array([s.J_hz / 1e6 for s in row])
+        W_J = np.array([s.W for s in row])
+        return us, J_MHz, W_J, W_J * J_MHz, np.array([[s.reset.rate for s in r] for r in self.specs])
 
 
 class DecaySweep(Study):
@@ -129,17 +153,14 @@ class DecaySweep(Study):
                             amp[q][ci, pi] = nan_if_none(d.fit.amplitude)
                             window[q][ci, pi] = (d.fit.t_start, d.fit.t_end)
 
-        ds, summary = self._assemble(cfg, conds, values, specs, tau, amp, window, curves, time_J, estimators, evolutions)
-        return ds, summary
+        sweep = _Sweep(conds, specs, tau, amp, window, curves, time_J, estimators, evolutions)
+        return self._dataset(cfg, sweep), self._summary(cfg, sweep)
 
-    def _assemble(self, cfg, conds, values, specs, tau, amp, window, curves, time_J, estimators, evolutions):
-        dim = self.dim
-        row = specs[0]
-        us = np.array([us_per_J(s) for s in row])  # us per 1/J of each point
-        J_MHz = np.array([s.J_hz / 1e6 for s in row])
-        W_J = np.array([s.W for s in row])
-        W_MHz = W_J * J_MHz
-        rates_J = np.array([[s.reset.rate for s in r] for r in specs])
+    def _dataset(self, cfg: dict, sweep: "_Sweep") -> xr.Dataset:
+        """The study's dataset: decay times, fits and curves per condition and point."""
+        dim, conds, specs, row = self.dim, sweep.conds, sweep.specs, sweep.specs[0]
+        tau, amp, window, curves, time_J = sweep.tau, sweep.amp, sweep.window, sweep.curves, sweep.time_J
+        us, J_MHz, W_J, W_MHz, rates_J = sweep.axes()
         data = {}
         for q in DECAYS:
             attrs_J = {"units": "1/J", "long_name": f"{q} in units of 1/J of the point's own hopping J"}
@@ -173,8 +194,8 @@ class DecaySweep(Study):
         spec0 = row[0]
         extra = {
             "conditions_list": ",".join(conds),
-            "estimators": ",".join(str(e) for e in estimators),
-            "evolutions": ",".join(str(int(n)) for n in evolutions),
+            "estimators": ",".join(str(e) for e in sweep.estimators),
+            "evolutions": ",".join(str(int(n)) for n in sweep.evolutions),
             "reset_kind": spec0.reset.kind,
         }
         if "realistic" in conds:
@@ -190,8 +211,14 @@ class DecaySweep(Study):
         drop += ["W_J"] if dim == "disorder" else ["J_over_2pi_Hz", "Ubar_J", "wbar_J", "W_J", "time_us_per_J"]
         for k in drop:
             attrs.pop(k, None)
-        ds = xr.Dataset(data, coords=coords, attrs=attrs)
+        return xr.Dataset(data, coords=coords, attrs=attrs)
 
+    def _summary(self, cfg: dict, sweep: "_Sweep") -> dict:
+        """The study's JSON object."""
+        dim, conds, specs, row = self.dim, sweep.conds, sweep.specs, sweep.specs[0]
+        tau, amp, window, time_J = sweep.tau, sweep.amp, sweep.window, sweep.time_J
+        estimators, evolutions, spec0 = sweep.estimators, sweep.evolutions, row[0]
+        us, J_MHz, W_J, W_MHz, rates_J = sweep.axes()
         summary = {
             "study": self.NAME,
             "conditions": conds,
@@ -230,7 +257,7 @@ class DecaySweep(Study):
                 for q in FITTED
             }
             summary[c] = entry
-        return ds, summary
+        return summary
 
     # ------------------------------------------------------------------ table
     def table(self, summary: dict) -> str:

@@ -25,10 +25,10 @@ over the sites with site 1 first.
 
 Units: energies and rates in J, times in 1/J (hbar = 1).
 
-Observables are those of :class:`~lru_mps.trajectory.TrajectoryRecord`: the
+Observables are those of :class:`~lru_mps.mcwf.records.TrajectoryRecord`: the
 level populations of every site and <sigma^-_1> = Tr(|0><1|_1 rho) in the
 frame of the coding qubit, exp(+i w_q t) rho_1[1, 0], with w_q chosen as in
-:func:`~lru_mps.trajectory.run_trajectory` (``qubit_frequency`` None: the
+:func:`~lru_mps.mcwf.loop.run_trajectory` (``qubit_frequency`` None: the
 dressed frequency ``spec.qubit_frequency(real)``; pass ``real.dw[0]`` for
 the bare frame), so that a trajectory ensemble mean can be compared with
 them field by field.
@@ -62,8 +62,8 @@ from scipy.integrate import solve_ivp
 from threadpoolctl import threadpool_limits
 
 from ..physics import operators as ops
-from .exact import embed, hamiltonian_eff, number_of_excitations
-from .eigen import decompose
+from ..engines.exact.state import embed, hamiltonian_eff, number_of_excitations
+from ..engines.common.eigen import decompose
 from ..errors import require
 from ..physics.model import ArraySpec, Realization, site1_state
 

@@ -4,7 +4,7 @@ The state store of :mod:`lru_mps.mcwf.loop` for ``--engine mps`` (lean
 kernel).  Every row is an ordinary :class:`~lru_mps.engines.mps.MPSState`
 (its own tensors, bond charges and bond dimensions: nothing is padded); the
 store keeps their tensor lists in one numba list, so that a Trotter step of
-all rows is one call of :func:`lru_mps.engines.tebd.sweep_rows`, the very
+all rows is one call of :func:`lru_mps.engines.mps.tebd.sweep_rows`, the very
 sweep an unbatched state runs, row after row in compiled code.  A row's
 numbers are therefore those of the unbatched engine, bit for bit; a batch of
 one pays nothing for being a batch.  Everything else (observables, jumps,
@@ -18,20 +18,20 @@ compiled call (:meth:`MPSBatch.advance_regular`, guarded by a bound on what a
 step keeps of the norm), the others singly; a row whose squared norm falls
 below its threshold during a single step is probed from a copy taken before it.
 
-``backend`` other than numpy (torch, cupy: a GPU) gives the padded store of
-:mod:`lru_mps.engines.mps_padded` instead.
+On a backend other than numpy (torch, cupy: a GPU) the engine's store is the
+padded store of :mod:`lru_mps.engines.mps.padded` (:meth:`MPSBatch.for_backend`).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba.typed import List
 
-from ..physics import operators as ops
-from .mps import DISCARDED_WEIGHT_WARN, MPSStore, MPSEngine, MPSState
-from .probe import CopyProbe
+from .padded import PaddedMPSBatch
+from .state import DISCARDED_WEIGHT_WARN, MPSOptions, MPSState
+from .store import MPSStore
+from ..common.probe import CopyProbe
+from ..common.store import last_site_populations, observe_states, reset
 from .tebd import last_norms, sweep_rows, sweep_rows_steps
 
 #: the share of a row's norm one step's truncation may remove (as the discarded-weight warning)
@@ -43,22 +43,22 @@ class MPSBatch(MPSStore):
 
     Rows are ordered (realization, initial state): row b belongs to
     realization b // I of ``reals``.  Engine options come from
-    ``settings.engine_options`` (those of :class:`MPSEngine`).
+    ``settings.engine_options`` (those of :class:`~lru_mps.engines.mps.state.MPSOptions`).
     """
 
-    max_length = MPSEngine.max_length
 
-    def __new__(cls, spec, settings, reals, I: int, products, nmax, backend: str = "numpy"):
-        if backend != "numpy":
-            from .mps_padded import PaddedMPSBatch
+    #: many steps of dt in one compiled call
+    capabilities = frozenset({"advance_regular"})
 
-            return PaddedMPSBatch(spec, settings, reals, I, products, nmax, backend)
-        return super().__new__(cls)
+    @classmethod
+    def for_backend(cls, backend: str) -> type[MPSStore]:
+        """This store on numpy; the padded store (:mod:`~lru_mps.engines.mps.padded`) on any other backend."""
+        return cls if backend == "numpy" else PaddedMPSBatch
 
     def __init__(self, spec, settings, reals, I: int, products, nmax, backend: str = "numpy"):
         self.spec = spec
         L = self.L = spec.L
-        self.engine = MPSEngine(**settings.engine_options)
+        self.engine = MPSOptions(**settings.engine_options)
         self.dt = self.time_step = self.engine.dt
         self.R, self.I = len(reals), I
         self.B = self.R * I
@@ -108,7 +108,7 @@ class MPSBatch(MPSStore):
         take its squared norm to floors[j] or below; returns the steps taken (m,).
 
         The test before each step uses a rigorous lower bound on the norm a
-        step keeps (:meth:`~lru_mps.engines.tebd.BondGates.norm_kept`, less
+        step keeps (:meth:`~lru_mps.engines.mps.tebd.BondGates.norm_kept`, less
         TRUNCATION_MARGIN for the truncation), so no row crosses its jump
         threshold inside this call: the loop takes the step where it might,
         from a snapshot.  The numbers are those of single steps, bit for bit.
@@ -175,22 +175,19 @@ class MPSBatch(MPSStore):
 
     def observe(self, rows: np.ndarray):
         """Site populations (m, L, 3), rho_1[1, 0] (m,) and squared norms (as the loop's StateList gives them)."""
-        pops = np.array([self.states[b].site_populations() for b in rows]).reshape(len(rows), self.L, 3)
-        rho10 = np.array([self.states[b].site_rdm(0)[1, 0] for b in rows], dtype=complex)
+        pops, rho10 = observe_states([self.states[b] for b in rows], self.L)
         return pops, rho10, self.norm2(rows)
 
     def last_populations(self, rows: np.ndarray) -> np.ndarray:
         """Level populations (m, 3) of the last site (tracks <H>, as site_populations does)."""
-        return np.array([self.states[b].site_populations()[self.last] for b in rows]).reshape(len(rows), 3)
+        return last_site_populations([self.states[b] for b in rows], self.L)
 
     def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool) -> None:
         """|0><o_b| on the last site (the centre) of each row, then renormalize if ``normalize``."""
         self.held = None
         for b, o in zip(rows, outcomes):
             s = self.states[b]
-            s.apply_local(ops.reset_op(int(o)), self.last)
-            if normalize:
-                s.scale(1.0 / math.sqrt(s.norm2()))
+            reset(s, o, self.last, normalize)
             self.pcs[b] = s.pc
 
     def diagnostics(self) -> list[dict]:

@@ -15,8 +15,8 @@ the settings only, never on the batch, the worker or the run it is part of.
 from __future__ import annotations
 
 from ..errors import require
-from .mps import MPSEngine
-from .sector import EIG_MAX_DIM, SectorEngine, sector_dimension
+from .mps.engine import MPSEngine
+from .sector.engine import EIG_MAX_DIM, SectorEngine, sector_dimension
 
 #: above this many states in a trajectory's largest sector the MPS engine takes it
 SECTOR_AUTO_MAX_DIM = 1_000_000
@@ -26,7 +26,11 @@ DIAGNOSTIC_KEYS = ("engine_mps", "sector_dimension", "discarded_weight", "norm_e
 
 
 class PerTrajectoryEngine:
-    """`--engine auto` at T > 0 on long arrays: sector or MPS, chosen per trajectory (module docstring)."""
+    """`--engine auto` at T > 0 on long arrays: sector or MPS, chosen per trajectory (module docstring).
+
+    An :class:`~lru_mps.engines.protocol.Engine` without ``prepare``: the
+    propagator comes from the engine :meth:`engine` names for a trajectory.
+    """
 
     name = "auto"
     max_length = min(SectorEngine.max_length, MPSEngine.max_length)
@@ -38,6 +42,10 @@ class PerTrajectoryEngine:
         self.sector_max_dim = int(sector_max_dim)
         self.sector = SectorEngine(eig_max_dim=eig_max_dim, large=large)
         self.mps = MPSEngine(**mps_options)
+
+    def batch_store(self) -> None:
+        """None: each trajectory runs on its chosen engine's ordinary states."""
+        return None
 
     def choose(self, L: int, nmax: int) -> str:
         """'sector' or 'mps' for a trajectory on L sites whose initial state reaches the sector N = nmax."""

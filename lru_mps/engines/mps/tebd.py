@@ -40,7 +40,7 @@ the squares of the others (identical to one SVD of the dense theta, whose
 singular values are the blocks' together).
 
 Everything that runs per gate is compiled with numba (a declared dependency
-of the package), in :mod:`lru_mps.engines.mps_kernels` (re-exported here):
+of the package), in :mod:`lru_mps.engines.mps.kernels` (re-exported here):
 the time per gate is the time of its SVDs (a compiled Jacobi SVD for the
 tiny blocks, LAPACK for larger ones) and of its theta (compiled loops for
 small ones, one BLAS product per charge block for larger ones: the rows,
@@ -56,9 +56,9 @@ import numpy as np
 import scipy.linalg as sla
 from numba.typed import List
 
-from ..defaults import MPS_ORDERS
-from .mps_environments import copy_row, environments
-from .mps_kernels import (block_svd, centre_norm2, last_norms, move_centre, sweep, sweep_rows,
+from ...defaults import MPS_ORDERS
+from .environments import copy_row, environments
+from .kernels import (block_svd, centre_norm2, last_norms, move_centre, sweep, sweep_rows,
                           sweep_rows_steps, truncation, truncations)
 
 __all__ = ["ORDERS", "SUZUKI_P", "LEVEL_CHARGE", "NO_CHARGE", "trotter_fractions", "schedule", "bond_hamiltonians",

@@ -1,9 +1,9 @@
 """Compiled full contractions of a TEBD row (numba): one-site density matrices, <H> and <psi|psi>.
 
-A row is the representation of :mod:`lru_mps.engines.tebd` (tensors
+A row is the representation of :mod:`lru_mps.engines.mps.tebd` (tensors
 A_l[chi_l, 3, chi_{l+1}], the right boundary summed); these (and the copy of a row) run
 once per recorded time point or jump, not per gate, so they sit apart from the per-gate kernels
-of :mod:`lru_mps.engines.mps_kernels`.  Use them from :mod:`~lru_mps.engines.tebd`.
+of :mod:`lru_mps.engines.mps.kernels`.  Use them from :mod:`~lru_mps.engines.mps.tebd`.
 """
 
 from __future__ import annotations

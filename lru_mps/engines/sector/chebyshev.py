@@ -35,12 +35,7 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import jv
-
-try:  # numba comes with quimb; without it the same recurrence runs on scipy's sparse products
-    from numba import njit
-except ImportError:  # pragma: no cover
-    njit = None
+from numba import njit
 
 #: largest r tau of one sub-step (r = half-width of the spectrum; Bessel orders up to ~ r tau + 30); a block
 #: with larger decay rates takes shorter sub-steps, so that T_k grows by at most exp(GROWTH) off the real axis
@@ -53,33 +48,6 @@ BASIS_MAX = 4_000_000
 TAIL = 1e-18
 #: evolutions whose sub-step starts are kept for the jump-time search (one per row of a trajectory)
 KEEP_STARTS = 4
-
-
-def _chebyshev_numpy(indptr, indices, data, dr, di, vr, vi, cr, ci, Tr, Ti):
-    """sum_k coef_k T_k(H') v with scipy's sparse products (the compiled kernel's fallback)."""
-    A = sp.csr_matrix((data, indices, indptr), shape=(len(vr), len(vr)))
-    diag, coef = dr + 1j * di, cr + 1j * ci
-    t0 = vr + 1j * vi
-    out = coef[0] * t0
-    basis = [t0]
-    if len(coef) > 1:
-        t1 = A @ t0 + diag * t0
-        out += coef[1] * t1
-        basis.append(t1)
-        for k in range(2, len(coef)):
-            t2 = 2.0 * (A @ t1 + diag * t1) - t0
-            out += coef[k] * t2
-            basis.append(t2)
-            t0, t1 = t1, t2
-    for k in range(min(len(Tr), len(basis))):
-        Tr[k], Ti[k] = basis[k].real, basis[k].imag
-    return out.real.copy(), out.imag.copy()
-
-
-def _combine_numpy(Tr, Ti, cr, ci):
-    out = (cr + 1j * ci)[:, None] * (Tr[: len(cr)] + 1j * Ti[: len(cr)])
-    out = out.sum(axis=0)
-    return out.real.copy(), out.imag.copy()
 
 
 def _chebyshev_kernel(indptr, indices, data, dr, di, vr, vi, cr, ci, Tr, Ti):  # pragma: no cover - compiled
@@ -184,15 +152,9 @@ def _bessel_kernel(x, kmax):  # pragma: no cover - compiled
     return out
 
 
-if njit is not None:
-    _chebyshev = njit(cache=True, nogil=True)(_chebyshev_kernel)
-    _combine = njit(cache=True, nogil=True)(_combine_kernel)
-    _bessel = njit(cache=True, nogil=True)(_bessel_kernel)
-else:  # pragma: no cover
-    _chebyshev, _combine = _chebyshev_numpy, _combine_numpy
-
-    def _bessel(x, kmax):
-        return jv(np.arange(kmax + 1), x)
+_chebyshev = njit(cache=True, nogil=True)(_chebyshev_kernel)
+_combine = njit(cache=True, nogil=True)(_combine_kernel)
+_bessel = njit(cache=True, nogil=True)(_bessel_kernel)
 
 
 def spectral_bounds(H: sp.csr_matrix) -> tuple[float, float, float]:

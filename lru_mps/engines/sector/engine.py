@@ -6,8 +6,8 @@ conserves N.  A trajectory state is therefore held exactly as a direct sum of
 state vectors on fixed-N bases of L qutrits (dimension L(L+1)/2 for N = 2 and
 L(L-1) + C(L,3) for N = 3), with sparse H_eff per sector and exact
 propagation: eigendecomposition for sectors up to ``eig_max_dim`` states
-(:mod:`lru_mps.engines.eigen`), above that a compiled Chebyshev expansion in
-fixed sub-steps (:mod:`lru_mps.engines.sector_chebyshev`; ``large =
+(:mod:`lru_mps.engines.common.eigen`), above that a compiled Chebyshev expansion in
+fixed sub-steps (:mod:`lru_mps.engines.sector.chebyshev`; ``large =
 "expm_multiply"`` keeps scipy's ``expm_multiply`` as the reference).  Sector
 bases are shared between realizations; H_eff blocks are built on demand and
 cached per realization (the initial states of one trajectory index share
@@ -27,10 +27,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import expm_multiply
 
-from ..errors import require
-from ..physics.model import ArraySpec, Realization
-from .eigen import BlockPropagator
-from .sector_chebyshev import ChebyshevBlock
+from ...errors import require
+from ...physics.model import ArraySpec, Realization
+from ..common.eigen import BlockPropagator
+from .chebyshev import ChebyshevBlock
 
 MAX_SECTOR_DIM = 2_000_000
 #: sectors up to this many states are propagated through their eigendecomposition (O(d^3) once per realization,
@@ -277,7 +277,7 @@ class SectorState:
 
 
 class SectorEngine:
-    """Exact fixed-N sector engine (few excitations, long arrays)."""
+    """Exact fixed-N sector engine (few excitations, long arrays; an :class:`~lru_mps.engines.protocol.Engine`)."""
 
     name = "sector"
     max_length = 400
@@ -290,6 +290,10 @@ class SectorEngine:
 
     def prepare(self, spec: ArraySpec, real: Realization) -> SectorPropagator:
         return SectorPropagator(spec, real, self.eig_max_dim, self.large)
+
+    def batch_store(self) -> None:
+        """None: sector states run one at a time (a StateList of :class:`SectorState`)."""
+        return None
 
     def check_diagnostics(self, diag: dict, label: str) -> None:
         """Exact propagation: nothing to check."""

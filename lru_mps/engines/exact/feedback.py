@@ -5,7 +5,7 @@ the projector P0 = |0><0| on the last site, without renormalization.  Between
 two grid times a row therefore meets a fixed product of linear maps, which
 this module applies in one call per grid interval (the capability
 :class:`lru_mps.mcwf.loop.FeedbackTrains` of
-:class:`~lru_mps.engines.exact_batch.ExactBatch`):
+:class:`~lru_mps.engines.exact.batch.ExactBatch`):
 
 * Periodic feedback at rate G: one period is the map F = P0 exp(-i H_eff/G).
   A row enters right after a measurement, i.e. inside the range of P0 (the
@@ -34,7 +34,7 @@ this module applies in one call per grid interval (the capability
 
 Both are exact (up to rounding: the tests compare them with the
 one-measurement-at-a-time path to 1e-10).  Blocks whose eigenvectors are
-too ill-conditioned (the rule of :mod:`lru_mps.engines.eigen`) use expm.
+too ill-conditioned (the rule of :mod:`lru_mps.engines.common.eigen`) use expm.
 Energies in J, times in 1/J.
 """
 
@@ -43,7 +43,8 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-import scipy.linalg as sla
+
+from ..common.eigen import evolve_rows, expm_propagator
 
 #: how the branch estimator's feedback measurements run: trains of the store ("fast"), or one loop stop each
 #: ("reference", the path the fast one is tested against)
@@ -63,14 +64,16 @@ def feedback_path(settings) -> str:
 class ExactFeedbackTrains:
     """Trains of outcome-0 measurements for the rows of an exact batch (see the module docstring).
 
-    ``store`` is an :class:`~lru_mps.engines.exact_batch.ExactBatch`; its
-    blocks give, per N-block, the realizations that reach it and their
-    eigendecompositions.
+    ``store`` is an :class:`~lru_mps.engines.exact.batch.ExactBatch`, used
+    through its row interface only (``amplitudes``, ``set_amplitudes``,
+    ``realizations``, ``last_levels``) and its ``blocks``
+    (:class:`~lru_mps.engines.exact.batch.BlockStack`: per N-block, the
+    realizations that reach it, their eigendecompositions and propagators).
     """
 
     def __init__(self, store):
         self.store = store
-        last = store.basis.levels[store.L - 1]
+        last = store.last_levels()
         #: per block: positions (inside the block) whose last site is in |0>, and in the store's rows
         self.kept = [np.nonzero(last[blk.sl] == 0)[0] for blk in store.blocks]
         self.cols = [blk.sl.start + kept for blk, kept in zip(store.blocks, self.kept)]
@@ -89,9 +92,7 @@ class ExactFeedbackTrains:
         if period not in self._maps:
             maps = []
             for blk, kept in zip(self.store.blocks, self.kept):
-                U = blk.V @ (np.exp(-1j * blk.lam * period)[:, :, None] * blk.Vinv)
-                for j in blk.bad_pos:
-                    U[j] = sla.expm(-1j * period * blk.H[j])
+                U = blk.matrices(period)
                 maps.append(np.ascontiguousarray(U[:, kept][:, :, kept]))
             self._maps[period] = maps
         return self._maps[period]
@@ -118,11 +119,10 @@ class ExactFeedbackTrains:
     def periodic(self, rows: np.ndarray, counts: np.ndarray, period: float) -> None:
         """|psi_b> <- F^{counts_b} |psi_b>, F = P0 exp(-i H_eff period), for rows just measured."""
         store = self.store
-        xp = store.xp
         rows = np.asarray(rows, dtype=np.intp)
         counts = np.asarray(counts)
-        x = np.array(xp.host(store.psi[xp.take(rows)]))
-        rr = store.ridx[rows]
+        x = store.amplitudes(rows)
+        rr = store.realizations(rows)
         for n, (blk, cols) in enumerate(zip(store.blocks, self.cols)):
             p = blk.pos[rr]
             v = x[:, cols]
@@ -133,7 +133,7 @@ class ExactFeedbackTrains:
                 s = np.nonzero(has & (counts == k))[0]
                 v[s] = np.matmul(self._power(period, int(k))[n][p[s]], v[s][:, :, None])[:, :, 0]
             x[:, cols] = v
-        store.psi[xp.take(rows)] = xp.asarray(x)
+        store.set_amplitudes(rows, x)
 
     # ------------------------------------------------------ periodic, sampled
     def _sampled_data(self, period: float, n: int):
@@ -152,9 +152,7 @@ class ExactFeedbackTrains:
                     Fh = F if have == 1 else P[:, have - 1] @ F
                     P[:, have:have + step] = Fh[:, None] @ P[:, :step]
                     have += step
-                U = blk.V @ (np.exp(-1j * blk.lam * period)[:, :, None] * blk.Vinv)
-                for j in blk.bad_pos:
-                    U[j] = sla.expm(-1j * period * blk.H[j])
+                U = blk.matrices(period)
                 powers.append(P)
                 cols.append(np.ascontiguousarray(U[:, :, kept]))
             if len(self._sampled) >= 2:
@@ -173,12 +171,11 @@ class ExactFeedbackTrains:
         left normalized right after its last done period.
         """
         store = self.store
-        xp = store.xp
         rows = np.asarray(rows, dtype=np.intp)
         counts = np.asarray(counts, dtype=np.int64)
         m, n = len(rows), uniforms.shape[1]
-        x = np.array(xp.host(store.psi[xp.take(rows)]))
-        rr = store.ridx[rows]
+        x = store.amplitudes(rows)
+        rr = store.realizations(rows)
         powers, cols = self._sampled_data(period, n)  # F^0.. at least F^{n-1}
         nx = np.zeros((m, n))  # ||exp(-i H/G) F^j psi||^2: before the (j+1)-th measurement
         n0 = np.zeros((m, n))  # ||F^{j+1} psi||^2: after it, with n = 0
@@ -218,7 +215,7 @@ class ExactFeedbackTrains:
                 new[np.ix_(np.nonzero(here)[0], blk.sl.start + kept)] = (
                     Xi[j[here], last[here]][:, kept] * norm[here, None])
             x[moved] = new
-            store.psi[xp.take(rows[moved])] = xp.asarray(x[moved])
+            store.set_amplitudes(rows[moved], x[moved])
         return done, S
 
     def sampled_poisson(self, rows: np.ndarray) -> "PoissonSteps":
@@ -239,7 +236,6 @@ class ExactFeedbackTrains:
     def poisson(self, rows: np.ndarray, waits: Sequence[np.ndarray]) -> None:
         """|psi_b> <- P0 U(w_K) ... P0 U(w_1) |psi_b>, U(w) = exp(-i H_eff w), (w_1..w_K) = waits[j]."""
         store = self.store
-        xp = store.xp
         rows = np.asarray(rows, dtype=np.intp)
         n = np.array([len(w) for w in waits], dtype=np.intp)
         order = np.argsort(-n, kind="stable")  # longest trains first: the active rows are a prefix
@@ -250,8 +246,8 @@ class ExactFeedbackTrains:
         w = np.zeros((len(rows), K))
         for j, i in enumerate(order):
             w[j, : n[j]] = waits[i]
-        x = np.array(xp.host(store.psi[xp.take(rows)]))
-        rr = store.ridx[rows]
+        x = store.amplitudes(rows)
+        rr = store.realizations(rows)
         for blk, kept, W in zip(store.blocks, self.kept, self._poisson_data()):
             p = blk.pos[rr]
             if not (p >= 0).any():
@@ -264,7 +260,7 @@ class ExactFeedbackTrains:
                 x[good, sl] = _poisson_eigen(x[good, sl], blk, W, p[good], w[good], n[good], kept)
             for j in np.nonzero(bad)[0]:
                 x[j, sl] = _poisson_expm(x[j, sl], blk.H[p[j]], w[j, : n[j]], kept)
-        store.psi[xp.take(rows)] = xp.asarray(x)
+        store.set_amplitudes(rows, x)
 
 
 def _poisson_eigen(x, blk, W, p, w, n, kept) -> np.ndarray:
@@ -293,7 +289,7 @@ def _poisson_expm(x, H, w, kept) -> np.ndarray:
     mask = np.zeros(len(x), dtype=bool)
     mask[kept] = True
     for wk in w:
-        x = sla.expm(-1j * wk * H) @ x
+        x = expm_propagator(H, wk) @ x
         x[~mask] = 0.0
     return x
 
@@ -316,9 +312,9 @@ class PoissonSteps:
         store = trains.store
         self.store = store
         self.rows = np.asarray(rows, dtype=np.intp)
-        x = np.array(store.xp.host(store.psi[store.xp.take(self.rows)]))
-        last = store.basis.levels[store.L - 1]
-        rr = store.ridx[self.rows]
+        x = store.amplitudes(self.rows)
+        last = store.last_levels()
+        rr = store.realizations(self.rows)
         m = len(self.rows)
         pieces = [[] for _ in range(m)]  # per row: (columns, block, position) of its occupied blocks
         for blk in store.blocks:
@@ -356,13 +352,12 @@ class PoissonSteps:
         """Evolve rows ``positions`` by ``waits`` (1/J), tentatively: (squared norms, last-site populations (m, 3))."""
         every = len(positions) == len(self.rows)  # no gathers (positions are increasing)
         pick = (lambda a: a) if every else (lambda a: a[positions])
-        z = np.matmul(pick(self.x)[:, None, :], pick(self.VinvT))[:, 0, :]
-        z *= np.exp(-1j * pick(self.lam) * waits[:, None])
-        y = np.matmul(z[:, None, :], pick(self.VT))[:, 0, :]
+        phases = np.exp(-1j * pick(self.lam) * waits[:, None])
+        y = evolve_rows(pick(self.x)[:, None, :], pick(self.VinvT), pick(self.VT), phases[:, None, :])[:, 0, :]
         for j, sl, H in self.expm:
             at = np.nonzero(positions == j)[0]
             if len(at):
-                y[at[0], sl] = sla.expm(-1j * waits[at[0]] * H) @ self.x[j, sl]
+                y[at[0], sl] = expm_propagator(H, waits[at[0]]) @ self.x[j, sl]
         if every:
             self.y = y
         else:
@@ -379,7 +374,7 @@ class PoissonSteps:
     def finish(self) -> None:
         """The rows' states (accepted steps only) back into the store."""
         store = self.store
-        full = np.array(store.xp.host(store.psi[store.xp.take(self.rows)]))
+        full = store.amplitudes(self.rows)
         r, c = np.nonzero(self.used)
         full[r, self.cols[r, c]] = self.x[r, c]
-        store.psi[store.xp.take(self.rows)] = store.xp.asarray(full)
+        store.set_amplitudes(self.rows, full)

@@ -2,9 +2,10 @@
 
 The TEBD kernel (bond gates, Trotter schedule, charge-block SVD split with an
 absolute cutoff and a maximum bond, environments, diagnostics) lives in
-:mod:`lru_mps.engines.tebd`; this module holds the engine (options,
-validation), the propagator of one realization and the state object the
-trajectory loop uses.  A state is a row of :mod:`~lru_mps.engines.tebd`
+:mod:`lru_mps.engines.mps.tebd`; this module holds the engine's options
+(:class:`MPSOptions`, validated), the propagator of one realization and the
+state object the trajectory loop uses (the engine itself:
+:mod:`lru_mps.engines.mps.engine`).  A state is a row of :mod:`~lru_mps.engines.mps.tebd`
 (tensors A_l[chi_l, 3, chi_{l+1}] with bond charges) in mixed canonical form
 around ``centre``: sites left of it are left isometries, sites right of it
 right isometries, so <psi|psi> = ||A_centre||^2.  Bond splits keep the
@@ -14,7 +15,7 @@ physics here) up to a maximum bond; the discarded weight, the largest bond and
 the Trotter diagnostic (drift of <H> over unitary stretches, when H_eff = H)
 are tracked per trajectory.
 
-Two kernels run the same schedule: ``lean`` (:func:`~lru_mps.engines.tebd.sweep`,
+Two kernels run the same schedule: ``lean`` (:func:`~lru_mps.engines.mps.tebd.sweep`,
 the production path) and ``quimb`` (quimb's MatrixProductState.gate_split_ for
 the split, the reference; no charge blocks).  They agree to ~1e-12 on the same
 input.  The Hamiltonian is also available as a quimb MPO
@@ -29,10 +30,10 @@ import warnings
 
 import numpy as np
 
-from ..defaults import MPS
-from ..errors import ParameterError, require
-from ..physics.model import ArraySpec, Realization
-from ..physics import operators as ops
+from ...defaults import MPS
+from ...errors import ParameterError, require
+from ...physics.model import ArraySpec, Realization
+from ...physics import operators as ops
 from .tebd import (ORDERS, BondGates, apply_local, bond_hamiltonians, centre_norm2, copy_row, environments, move_centre,
                    product_row, sweep)
 
@@ -74,19 +75,13 @@ def hamiltonian_mpo(spec: ArraySpec, real: Realization, hermitian_only: bool = T
 class MPSPropagator:
     """Bond terms and gates of one realization; makes MPS states."""
 
-    def __init__(self, spec: ArraySpec, real: Realization, engine: "MPSEngine"):
+    def __init__(self, spec: ArraySpec, real: Realization, engine: "MPSOptions"):
         self.spec, self.realization, self.engine, self.L = spec, real, engine, spec.L
         self.h_bonds = bond_hamiltonians(spec, real)
         #: the bond terms of the Hermitian H (for <H>)
         self.h_hermitian = 0.5 * (self.h_bonds + self.h_bonds.conj().transpose(0, 2, 1))
         self.gates = BondGates(self.h_bonds, engine.order)
-        self._mpo = None
         self.hermitian = bool(np.allclose(self.h_bonds, self.h_hermitian))
-
-    def mpo(self):
-        if self._mpo is None:
-            self._mpo = hamiltonian_mpo(self.spec, self.realization)
-        return self._mpo
 
     def state(self, site_vectors) -> "MPSState":
         """The product state of ``site_vectors`` (charge blocks unless the quimb kernel runs it)."""
@@ -115,7 +110,7 @@ class MPSState:
 
     # ---------------------------------------------------------------- evolution
     def evolve(self, dt: float) -> None:
-        """One Trotter step of length dt (1/J): the schedule of :mod:`~lru_mps.engines.tebd`."""
+        """One Trotter step of length dt (1/J): the schedule of :mod:`~lru_mps.engines.mps.tebd`."""
         if self.prop.L == 1:
             raise ParameterError("length", 1, "L >= 2")
         self.move_centre(self.prop.L - 1)
@@ -252,55 +247,15 @@ class QuimbMPSState(MPSState):
         return 0.0, maxb
 
 
-class MPSStore:
-    """What the MPS state stores (:mod:`~lru_mps.engines.mps_batch`, :mod:`~lru_mps.engines.mps_padded`) share.
+class MPSOptions:
+    """The MPS engine's validated options and its propagators: what the engine and its batched stores share.
 
-    Steps: ``step(rows, dt)`` advances rows by one Trotter step (one dt for
-    all, or one per row); :meth:`evolve` groups the loop's steps.  Jumps: row b
-    is handled as an :class:`MPSState` (``row_state(b)``), kept in ``held``
-    between the calls of one jump (the channel weights, then the operator),
-    and put back with ``set_row(b, state)`` (which clears ``held``).
+    :class:`~lru_mps.engines.mps.engine.MPSEngine` adds what an engine names
+    (its batched store, checks, description); the stores build an
+    MPSOptions from ``settings.engine_options`` (the engine names them, so
+    they do not import it).
     """
 
-    #: the engine's time step (1/J)
-    dt: float
-
-    #: (row, state) kept between the calls of one jump
-    held = None
-
-    def evolve(self, rows: np.ndarray, steps, grid_step: float | None = None) -> None:
-        """One Trotter step of length steps[j] (at most dt) for each row: the regular steps together, the
-        shortened ones (the ends of stretches, which rarely coincide) with a length each."""
-        self.held = None
-        rows = np.asarray(rows, dtype=np.intp)
-        steps = np.broadcast_to(np.asarray(steps, dtype=float), (len(rows),))
-        regular = steps == self.dt
-        if regular.any():
-            self.step(rows[regular], self.dt)
-        if not regular.all():
-            self.step(rows[~regular], steps[~regular])
-
-    def _row(self, b: int) -> MPSState:
-        if self.held is None or self.held[0] != b:
-            self.held = (b, self.row_state(b))
-        return self.held[1]
-
-    def rdm(self, b: int, site: int) -> np.ndarray:
-        return self._row(b).site_rdm(site)
-
-    def apply_jump(self, b: int, channel: int) -> None:
-        """The channel's operator on row b, renormalized, put back into the store (centre on the last site)."""
-        state = self._row(b)
-        ch = self.channels[channel]
-        state.apply_local(ch.op, ch.site)
-        state.scale(1.0 / math.sqrt(state.norm2()))
-        self.set_row(b, state)
-
-
-class MPSEngine:
-    """TEBD quantum-trajectory engine on qutrit MPS."""
-
-    name = "mps"
     max_length = 1000
 
     def __init__(self, dt: float = MPS["dt"], order: int = MPS["order"], max_bond: int = MPS["max_bond"],
@@ -316,13 +271,6 @@ class MPSEngine:
     def prepare(self, spec: ArraySpec, real: Realization) -> MPSPropagator:
         spec.check_time_step(self.dt, "dt")
         return MPSPropagator(spec, real, self)
-
-    def check_diagnostics(self, diag: dict, label: str) -> None:
-        warn_diagnostics(diag, label)
-
-    def describe(self) -> dict:
-        return {"engine": self.name, "dt": self.dt, "order": self.order, "max_bond": self.max_bond,
-                "cutoff": self.cutoff, "kernel": self.kernel}
 
 
 def warn_diagnostics(diag: dict, label: str = "trajectory") -> None:

@@ -1,7 +1,8 @@
 """Batched exact states: the rows of a batch held together on the kept N-blocks.
 
-The state store of :mod:`lru_mps.batched` for ``--engine exact``; the
-trajectory loop itself (stops, thresholds, measurements, records) lives there.
+The state store of the trajectory loop (:mod:`lru_mps.mcwf.loop`) for
+``--engine exact``; the loop itself (stops, thresholds, measurements,
+records) lives there.
 
 How the state is held
 ---------------------
@@ -25,8 +26,9 @@ grid) use the eigen form V (exp(-i lam tau) * (V^-1 x)) with one duration per
 row, as the unbatched engine does; blocks whose eigenvectors are too
 ill-conditioned use scipy's expm, by the unbatched engine's rule.  A row whose
 squared norm has fallen below its threshold at the end of a stretch gets the
-crossing time by the same ``brentq`` call as trajectory._advance, from the
-state saved before the stretch.
+crossing time by the loop's root finding
+(:func:`lru_mps.mcwf.kernels.crossing_time`), from the state saved before the
+stretch.
 
 The array code calls functions resolved once through autoray
 (``get_lib_fn``), so evolution, norms and observables can run on torch or
@@ -43,11 +45,12 @@ from types import SimpleNamespace
 import numpy as np
 import scipy.linalg as sla
 
-from ..physics import operators as ops
-from .arraylib import ArrayLib
-from .eigen import decompose_stack
-from .exact import MAX_LENGTH, ExactState, embed, embed_bond, number_of_excitations
-from .feedback_map import ExactFeedbackTrains, feedback_path
+from ...physics import operators as ops
+from ..common.arraylib import ArrayLib
+from ..common.eigen import decompose_stack, evolve_eigen, evolve_rows, expm_propagator, propagator_stack
+from ..common.store import BatchStore, jump
+from .state import ExactState, embed, embed_bond, number_of_excitations
+from .feedback import ExactFeedbackTrains, feedback_path
 
 
 # --------------------------------------------------------------------- basis
@@ -124,8 +127,14 @@ class _Ops(ArrayLib):
         return self.host(self.matmul(self.real(x * self.conj(x)), self.asarray(M)))
 
 
-class _BlockStack:
-    """exp(-i H_n t) of one N-block for the realizations that reach it, stacked."""
+class BlockStack:
+    """exp(-i H_n t) of one N-block for the realizations that reach it, stacked.
+
+    ``sl``: the block's columns in the store's rows; ``reals``/``pos``: the
+    realizations that reach it and each realization's position in the stack
+    (-1: none); ``H``, ``lam``, ``V``, ``Vinv``, ``bad`` (R_n, ...): the
+    blocks and their eigendecompositions (``bad``: expm, common.eigen's rule).
+    """
 
     def __init__(self, sl: slice, reals: np.ndarray, R: int, H: np.ndarray, dt_ref: float, xp: _Ops):
         self.sl = sl
@@ -139,28 +148,33 @@ class _BlockStack:
         self.bad = bad
         self.bad_pos = np.nonzero(bad)[0]
         self.lam, self.V, self.Vinv = lam, V, Vinv
-        U = V @ (np.exp(-1j * lam * dt_ref)[:, :, None] * Vinv)
-        for j in self.bad_pos:
-            U[j] = sla.expm(-1j * dt_ref * H[j])
+        U = self.matrices(dt_ref)
         self.x_lam = xp.asarray(lam)
         self.x_VT = xp.asarray(np.ascontiguousarray(V.transpose(0, 2, 1)))
         self.x_VinvT = xp.asarray(np.ascontiguousarray(Vinv.transpose(0, 2, 1)))
         self.x_UT = xp.asarray(np.ascontiguousarray(U.transpose(0, 2, 1)))
 
+    def matrices(self, t: float) -> np.ndarray:
+        """exp(-i H_n t) of every realization of the block (R_n, d, d), by the rule of common.eigen."""
+        return propagator_stack(self.lam, self.V, self.Vinv, self.bad, self.H, t)
+
+    def expm_rows(self, x, p: int, t: float, xp):
+        """Row vectors x (..., d) of realization position p evolved by t with expm (an ill-conditioned block)."""
+        return xp.matmul(x, xp.asarray(expm_propagator(self.H[p], t).T))
+
 
 # --------------------------------------------------------------------- store
-class ExactBatch:
-    """The exact states of a batch's rows, on the kept N-blocks (a state store of :mod:`lru_mps.batched`).
+class ExactBatch(BatchStore):
+    """The exact states of a batch's rows, on the kept N-blocks (a state store of :mod:`lru_mps.mcwf.loop`).
 
     Rows are ordered (realization, initial state): row b belongs to realization
     b // I of ``reals`` (R realizations, I rows each).
     """
 
-    max_length = MAX_LENGTH
     #: exact propagation: any stretch in one go
     time_step = None
-    #: offers the loop feedback trains for the branch estimator (:mod:`lru_mps.engines.feedback_map`)
-    FEEDBACK_TRAINS = True
+    #: feedback trains for the loop (:mod:`lru_mps.engines.exact.feedback`)
+    capabilities = frozenset({"feedback_trains"})
 
     def __init__(self, spec, settings, reals, I: int, products, nmax: np.ndarray, backend: str = "numpy"):
         xp = self.xp = _Ops(backend)
@@ -201,7 +215,7 @@ class ExactBatch:
             diag[r] = np.diagonal(on, axis1=1, axis2=2)
             if np.count_nonzero(on - diag[r][:, :, None] * np.eye(3)):
                 dense.add(r)
-        self.blocks: list[_BlockStack] = []
+        self.blocks: list[BlockStack] = []
         for n in range(basis.nmax + 1):
             rs = np.nonzero(nmax_r >= n)[0]
             lev = basis.levels[:, basis.slices[n]]
@@ -212,11 +226,11 @@ class ExactBatch:
             H = hop[n][None, :, :] + acc[:, :, None] * np.eye(lev.shape[1])
             for j, r in enumerate(rs):
                 if r in dense:  # an on-site term that is not diagonal: build it as the exact engine does
-                    from .exact import hamiltonian_eff
+                    from .state import hamiltonian_eff
 
                     idx = basis.natural[n]
                     H[j] = hamiltonian_eff(spec, reals[r]).toarray()[np.ix_(idx, idx)]
-            self.blocks.append(_BlockStack(basis.slices[n], rs, self.R, H, self.dt_ref, xp))
+            self.blocks.append(BlockStack(basis.slices[n], rs, self.R, H, self.dt_ref, xp))
         self._jump_data = self._prepare_jumps()
         #: the loop's fast path for the branch estimator's feedback (None: one stop per measurement)
         self.feedback_trains = ExactFeedbackTrains(self) if feedback_path(settings) == "fast" else None
@@ -237,11 +251,9 @@ class ExactBatch:
             if use_ref:
                 y = xp.matmul(x, blk.x_UT)
             else:
-                z = xp.matmul(x, blk.x_VinvT)
-                z = z * xp.exp(-1j * blk.x_lam * dur)[:, None, :]
-                y = xp.matmul(z, blk.x_VT)
+                y = evolve_rows(x, blk.x_VinvT, blk.x_VT, xp.exp(-1j * blk.x_lam * dur)[:, None, :], xp)
                 for j in blk.bad_pos:
-                    y[j] = xp.matmul(x[j], xp.asarray(sla.expm(-1j * dur * blk.H[j]).T))
+                    y[j] = blk.expm_rows(x[j], j, dur, xp)
             if blk.full:
                 d3[:, :, sl] = y
             else:
@@ -264,11 +276,10 @@ class ExactBatch:
             ps = p[sel]
             xs = x[xp.take(sel), sl]
             tps = xp.take(ps)
-            z = xp.matmul(xs[:, None, :], blk.x_VinvT[tps])[:, 0, :]
-            z = z * xp.exp(-1j * blk.x_lam[tps] * xp.asarray(durs[sel])[:, None])
-            y = xp.matmul(z[:, None, :], blk.x_VT[tps])[:, 0, :]
+            phases = xp.exp(-1j * blk.x_lam[tps] * xp.asarray(durs[sel])[:, None])
+            y = evolve_rows(xs[:, None, :], blk.x_VinvT[tps], blk.x_VT[tps], phases[:, None, :], xp)[:, 0, :]
             for j in np.nonzero(blk.bad[ps])[0]:
-                y[j] = xp.matmul(xs[j], xp.asarray(sla.expm(-1j * durs[sel[j]] * blk.H[ps[j]]).T))
+                y[j] = blk.expm_rows(xs[j], ps[j], durs[sel[j]], xp)
             out[xp.take(sel), sl] = y
         return out
 
@@ -308,6 +319,23 @@ class ExactBatch:
     def probe(self, b: int, snapshot, j: int) -> "_Crossing":
         """Row b's evolution from position j of ``snapshot`` in the eigen form, for the jump time."""
         return _Crossing(self, b, snapshot[j])
+
+    # ------------------------------------------------------------- rows, for the feedback trains
+    def amplitudes(self, rows: np.ndarray) -> np.ndarray:
+        """The rows' amplitudes on the kept basis (m, dim), a host copy."""
+        return np.array(self.xp.host(self.psi[self.xp.take(rows)]))
+
+    def set_amplitudes(self, rows: np.ndarray, x: np.ndarray) -> None:
+        """Put amplitudes (m, dim) into the rows."""
+        self.psi[self.xp.take(rows)] = self.xp.asarray(x)
+
+    def realizations(self, rows: np.ndarray) -> np.ndarray:
+        """The realization (index into ``reals``) of each row."""
+        return self.ridx[rows]
+
+    def last_levels(self) -> np.ndarray:
+        """The level of the last site in every kept basis state (dim,)."""
+        return self.basis.levels[self.L - 1]
 
     # ------------------------------------------------------------- norms
     def norm2(self, rows: np.ndarray | None = None) -> np.ndarray:
@@ -359,8 +387,7 @@ class ExactBatch:
         if jd is None:  # some op^dag op is not diagonal: on the full space
             ch = self.channels[channel]
             state = self.state(b)
-            state.apply_local(ch.op, ch.site)
-            state.scale(1.0 / math.sqrt(state.norm2()))
+            jump(state, ch)
             self.psi[b] = xp.asarray(state.psi[self.basis.keep])
             return
         x = np.array(xp.host(self.psi[b]))
@@ -439,9 +466,9 @@ class _Crossing:
     def evolved(self, tau: float) -> np.ndarray:
         out = np.zeros_like(self.before)
         if self.has_eig:
-            out[self.idx] = self.V @ (np.exp(-1j * self.lam * tau) * self.z)
+            out[self.idx] = evolve_eigen(self.V, self.lam, self.z, tau)
         for sl, H, x in self.expm_parts:
-            out[sl] = sla.expm(-1j * tau * H) @ x
+            out[sl] = expm_propagator(H, tau) @ x
         return out
 
     def norm2_after(self, tau: float) -> float:

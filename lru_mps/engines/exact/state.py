@@ -4,7 +4,7 @@ Propagation is exact: H_eff conserves the excitation number N (every channel's
 op^dag op is diagonal in the number basis), so it is block diagonal; each
 N-block is diagonalized once per realization, H_N = V diag(lambda) V^-1, and
 exp(-i H_eff t) is applied as V exp(-i lambda t) V^-1 for any t, with no
-time-step error (:mod:`lru_mps.engines.eigen`: expm near exceptional points).
+time-step error (:mod:`lru_mps.engines.common.eigen`: expm near exceptional points).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from functools import reduce
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import require
-from ..physics.model import ArraySpec, Realization
-from .eigen import BlockPropagator
+from ...errors import require
+from ...physics.model import ArraySpec, Realization
+from ..common.eigen import BlockPropagator
 
 MAX_LENGTH = 7
 
@@ -119,19 +119,3 @@ class ExactState:
     def dense(self) -> np.ndarray:
         """The state vector (site 1 is the most significant digit)."""
         return self.psi.copy()
-
-
-class ExactEngine:
-    """Exact full-space engine for L <= 7."""
-
-    name = "exact"
-    max_length = MAX_LENGTH
-
-    def prepare(self, spec: ArraySpec, real: Realization) -> ExactPropagator:
-        return ExactPropagator(spec, real)
-
-    def check_diagnostics(self, diag: dict, label: str) -> None:
-        """Exact propagation: nothing to check."""
-
-    def describe(self) -> dict:
-        return {"engine": self.name}

@@ -1,22 +1,22 @@
 """Padded batched MPS for array libraries on a GPU (torch, cupy): one batched SVD per gate for all rows.
 
-The store :class:`~lru_mps.engines.mps_batch.MPSBatch` gives for a backend
-other than numpy.  Site l of all B rows is one array A_l[B, chi_l, 3, chi_{l+1}],
+The MPS engine's store on a backend other than numpy
+(:meth:`~lru_mps.engines.mps.batch.MPSBatch.for_backend`).  Site l of all B rows is one array A_l[B, chi_l, 3, chi_{l+1}],
 every row zero-padded to the largest bond of the batch; each row keeps its own
 bond dimensions (``chi[b, l]``), truncation decisions and diagnostics.  The
-rows run the schedule of :mod:`lru_mps.engines.tebd` (the same gates); a gate
+rows run the schedule of :mod:`lru_mps.engines.mps.tebd` (the same gates); a gate
 contracts theta = A_b A_{b+1} for all rows (one batched matmul), applies the
 rows' gates and splits theta with one batched *dense* SVD (no charge blocks:
 few large calls are what a GPU does well).  Padding adds only exact zeros: a
 row's singular values are those of its own theta plus zeros, so the rule of
-:func:`lru_mps.engines.tebd.truncation` keeps the same values as the
+:func:`lru_mps.engines.mps.tebd.truncation` keeps the same values as the
 unbatched split; the columns beyond a row's own bond are masked to zero.
 Rows whose bonds differ a lot are bucketed (``pad_tolerance``).
 
 At rest every row has its centre on the last site.  Everything but the
 evolution (observables, jumps, resets, diagnostics) is done on the host, on
 the row as an :class:`~lru_mps.engines.mps.MPSState` (without charge labels),
-with the kernels of :mod:`~lru_mps.engines.tebd`.  The truncation bookkeeping
+with the kernels of :mod:`~lru_mps.engines.mps.tebd`.  The truncation bookkeeping
 reads the singular values on the host (one small copy per gate).
 """
 
@@ -27,17 +27,17 @@ import math
 import numpy as np
 from numba.typed import List
 
-from ..physics import operators as ops
-from .arraylib import ArrayLib
-from .mps import MPSStore, MPSEngine, MPSState
-from .probe import CopyProbe
+from ..common.arraylib import ArrayLib
+from .state import MPSOptions, MPSState
+from .store import MPSStore
+from ..common.probe import CopyProbe
+from ..common.store import observe_states, reset
 from .tebd import NO_CHARGE, product_row, truncations
 
 
 class PaddedMPSBatch(MPSStore):
     """The MPS states of a batch's rows as padded arrays of one array library (a state store of the loop)."""
 
-    max_length = MPSEngine.max_length
     #: pad a gate's thetas to one shape unless that costs this many times the rows' own SVDs (None: by backend)
     pad_tolerance: float | None = None
 
@@ -47,7 +47,7 @@ class PaddedMPSBatch(MPSStore):
             self.pad_tolerance = 1.5 if xp.numpy else 8.0
         self.spec = spec
         L = self.L = spec.L
-        self.engine = MPSEngine(**settings.engine_options)
+        self.engine = MPSOptions(**settings.engine_options)
         self.dt = self.time_step = self.engine.dt
         self.R, self.I = len(reals), I
         B = self.B = self.R * I
@@ -294,10 +294,9 @@ class PaddedMPSBatch(MPSStore):
     def observe(self, rows: np.ndarray):
         """Site populations (m, L, 3), rho_1[1, 0] (m,) and squared norms, from the rows on the host."""
         states = [self.row_state(b) for b in rows]
-        pops = np.array([s.site_populations() for s in states]).reshape(len(rows), self.L, 3)
+        pops, rho10 = observe_states(states, self.L)
         for b, s in zip(rows, states):
             self.keep_diagnostics(b, s)
-        rho10 = np.array([s.site_rdm(0)[1, 0] for s in states], dtype=complex)
         return pops, rho10, np.array([s.norm2() for s in states])
 
     def last_populations(self, rows: np.ndarray) -> np.ndarray:
@@ -308,9 +307,7 @@ class PaddedMPSBatch(MPSStore):
         """|0><o_b| on the last site (the centre) of each row, then renormalize if ``normalize``."""
         for b, o in zip(rows, outcomes):
             state = self.row_state(b)
-            state.apply_local(ops.reset_op(int(o)), self.L - 1)
-            if normalize:
-                state.scale(1.0 / math.sqrt(state.norm2()))
+            reset(state, o, self.L - 1, normalize)
             self.set_row(b, state)
 
     def diagnostics(self) -> list[dict]:

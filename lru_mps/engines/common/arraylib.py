@@ -14,7 +14,7 @@ import importlib
 import numpy as np
 from autoray import get_lib_fn, to_numpy
 
-from ..errors import ParameterError
+from ...errors import ParameterError
 
 BACKENDS = ("numpy", "torch", "torch:cpu", "torch:cuda", "cupy")
 

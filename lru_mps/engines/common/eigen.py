@@ -8,6 +8,13 @@ by the Lindblad reference: a Hermitian block is diagonalized with eigh
 matrix is well conditioned (cond_2(V) < :data:`COND_LIMIT`: the error of the
 eigen form grows like cond * eps); near an exceptional point the block falls
 back to scipy's expm.
+
+The rule is written once, here, in the forms the engines need:
+:func:`expm_propagator` (the fallback), :func:`propagator_stack` (the
+matrices exp(-i H_j t) of a stack of blocks), :func:`evolve_rows` (row
+vectors x -> x V^-T diag(exp(-i lam t)) V^T, i.e. V exp(-i lam t) V^-1 x, for
+stacks of rows), :func:`evolve_eigen` (a column vector already in the
+eigenbasis) and :class:`BlockPropagator` (one block, any t).
 """
 
 from __future__ import annotations
@@ -61,6 +68,34 @@ def decompose_stack(M: np.ndarray):
     return lam, V, Vinv, bad
 
 
+def expm_propagator(H: np.ndarray, t: float) -> np.ndarray:
+    """exp(-i H t) by scipy's expm (blocks whose eigenvectors are too ill-conditioned)."""
+    return sla.expm(-1j * t * H)
+
+
+def propagator_stack(lam: np.ndarray, V: np.ndarray, Vinv: np.ndarray, bad: np.ndarray, H: np.ndarray,
+                     t: float) -> np.ndarray:
+    """exp(-i H_j t) of a stack of blocks (m, d, d): V diag(exp(-i lam t)) V^-1, expm where ``bad`` (decompose_stack)."""
+    U = V @ (np.exp(-1j * lam * t)[:, :, None] * Vinv)
+    for j in np.nonzero(bad)[0]:
+        U[j] = expm_propagator(H[j], t)
+    return U
+
+
+def evolve_rows(x, VinvT, VT, phases, xp=np):
+    """exp(-i H t) of row vectors in the eigen form: (x @ V^-T * phases) @ V^T, phases = exp(-i lam t).
+
+    Shapes broadcast as matmul does: x (..., m, d) with VinvT, VT (..., d, d)
+    and phases (..., m, d) or (..., 1, d); ``xp`` the array library.
+    """
+    return xp.matmul(xp.matmul(x, VinvT) * phases, VT)
+
+
+def evolve_eigen(V: np.ndarray, lam: np.ndarray, z: np.ndarray, t: float) -> np.ndarray:
+    """V (exp(-i lam t) * z) for a column vector z = V^-1 x already in the eigenbasis."""
+    return V @ (np.exp(-1j * lam * t) * z)
+
+
 class BlockPropagator:
     """exp(-i H t) x for one dense block H and any t (eigen form, or expm cached per t)."""
 
@@ -74,14 +109,14 @@ class BlockPropagator:
 
     def apply(self, x: np.ndarray, t: float) -> np.ndarray:
         if self.use_eig:
-            return self.V @ (np.exp(-1j * self.lam * t) * (self.Vinv @ x))
+            return evolve_eigen(self.V, self.lam, self.Vinv @ x, t)
         return self.expm(t) @ x
 
     def expm(self, t: float) -> np.ndarray:
         """exp(-i H t) as a matrix (cached for up to 64 values of t)."""
         U = self._expm_cache.get(t)
         if U is None:
-            U = sla.expm(-1j * t * self.H)
+            U = expm_propagator(self.H, t)
             if len(self._expm_cache) < 64:
                 self._expm_cache[t] = U
         return U

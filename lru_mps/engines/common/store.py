@@ -1,0 +1,71 @@
+"""The base of every state store: capabilities declared one way, and what stores of ordinary states share.
+
+A *state store* holds the states of a batch's rows for the trajectory loop
+(:class:`lru_mps.mcwf.loop.StateStore` lists its methods).  Optional
+capabilities are declared in :attr:`BatchStore.capabilities` (the loop asks
+:meth:`BatchStore.offers`, never ``getattr``):
+
+``advance_regular``
+    ``advance_regular(rows, counts, floors)``: many steps of dt in one call
+    (integrating stores; :mod:`lru_mps.mcwf.loop`).
+``feedback_trains``
+    the store builds :mod:`lru_mps.mcwf.trains` feedback trains
+    (attribute ``feedback_trains``, None where a run's settings do not use
+    them).
+
+Jumps and feedback resets act on one row at a time; a store that holds a
+row as an ordinary state (:class:`~lru_mps.mcwf.states.TrajectoryState`)
+applies them with :func:`jump` and :func:`reset`, the one arithmetic the
+unbatched states use, and observes them with :func:`observe_states` and
+:func:`last_site_populations`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...physics import operators as ops
+
+
+class BatchStore:
+    """A state store's declared capabilities and its choice of store per array library."""
+
+    #: the optional capabilities this store offers (module docstring)
+    capabilities: frozenset[str] = frozenset()
+
+    @classmethod
+    def offers(cls, capability: str) -> bool:
+        """Whether this store offers ``capability``."""
+        return capability in cls.capabilities
+
+    @classmethod
+    def for_backend(cls, backend: str) -> type:
+        """The store that runs on ``backend`` (numpy, torch, cupy): this one, unless a store says otherwise."""
+        return cls
+
+
+def jump(state, channel) -> None:
+    """A jump channel's operator on an ordinary state, renormalized."""
+    state.apply_local(channel.op, channel.site)
+    state.scale(1.0 / math.sqrt(state.norm2()))
+
+
+def reset(state, outcome: int, site: int, normalize: bool) -> None:
+    """|0><outcome| on ``site`` of an ordinary state (the feedback reset), renormalized if ``normalize``."""
+    state.apply_local(ops.reset_op(int(outcome)), site)
+    if normalize:
+        state.scale(1.0 / math.sqrt(state.norm2()))
+
+
+def observe_states(states, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """Site populations (m, L, 3) and rho_1[1, 0] (m,) of ordinary states, as the loop records them."""
+    pops = np.array([s.site_populations() for s in states]).reshape(len(states), L, 3)
+    rho10 = np.array([s.site_rdm(0)[1, 0] for s in states], dtype=complex)
+    return pops, rho10
+
+
+def last_site_populations(states, L: int) -> np.ndarray:
+    """Level populations (m, 3) of the last site of ordinary states."""
+    return np.array([s.site_populations()[L - 1] for s in states]).reshape(len(states), 3)
