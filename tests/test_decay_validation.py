@@ -109,10 +109,12 @@ def test_ensemble_fit_equals_master_equation_fit_ideal_L3():
 @pytest.mark.parametrize("L,reset,rate", [(3, "random", "0.055J"), (3, "dissipation", "0.04J"), (4, "periodic", "0.03J")])
 def test_ensemble_fit_equals_master_equation_fit_long(L, reset, rate):
     """Realistic, sampled: 3 sigma below 30 %, 12 %, 4 % of T_star, T1, T2 at 400 trajectories, scaled by
-    sqrt(400 / trajectories) (at full scale, 1600: 15 %, 6 %, 2 %); ideal, branch: a 5 % bias in every one."""
+    sqrt(400 / trajectories) (at full scale, 1600: 15 %, 6 %, 2 %); ideal, branch (full scale only): a 5 % bias
+    in every one."""
     _ensemble_vs_master_equation(L, reset, rate, max(400, int(1600 * long_scale())), limits=REALISTIC_3SIGMA)
-    _ensemble_vs_master_equation(L, reset, rate, 64, conditions="ideal", names=("T_star",))
-    _ensemble_vs_master_equation(L, reset, rate, 64, conditions="ideal", names=("T1", "T2"), t_final=4000.0)
+    if long_scale() >= 1.0:  # the reduced form's ideal check is test_ensemble_fit_equals_master_equation_fit_ideal_L3
+        _ensemble_vs_master_equation(L, reset, rate, 64, conditions="ideal", names=("T_star",))
+        _ensemble_vs_master_equation(L, reset, rate, 64, conditions="ideal", names=("T1", "T2"), t_final=4000.0)
 
 
 # ============================================================ (b) L = 2 closed forms
