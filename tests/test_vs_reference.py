@@ -31,7 +31,9 @@ headline quantity is also compared as one number over the late fit window
 jackknife error over the trajectory blocks, within 3 sigma of the
 reference's.  That detects a relative bias common to the window of 3 sigma /
 value, measured 8-12 % for P_star^(L), 5-8 % for <n_1> and 8-12 % for C at
-1500 trajectories (asserted < 15 %; also at L = 4, long).
+1500 trajectories (asserted < 15 %); at L = 4 (long; 1500 in the reduced
+form) 10-12 %, 5-8 % and 15-16 % (asserted < 20 % x sqrt(1500 / n): 10 % at
+the full 6000).
 
 Cost (one core): L = 3, 1500 trajectories per reset kind, ~10 s per kind;
 sector engine (unbatched) 600 trajectories ~15 s.  Long: L = 4, 6000
@@ -138,7 +140,8 @@ def test_trajectories_agree_with_lindblad_L4_long(reset):
     real = spec.draw_realization(np.random.default_rng(22))
     n = max(1500, int(6000 * long_scale()))
     _, _, pooled = _check_against_reference(spec, real, trajectories=n, cover=400.0 if n >= 6000 else 300.0)
-    assert all(v < 0.15 for v in pooled.values()), pooled  # 3 sigma / value: the bias the window detects
+    # 3 sigma / value, the bias the window detects: measured 5-16 % at 1500 (C the largest), ~1/sqrt(n)
+    assert all(v < 0.20 * (1500 / n) ** 0.5 for v in pooled.values()), pooled
 
 
 def test_sector_engine_agrees_with_lindblad():
