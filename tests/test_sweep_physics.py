@@ -32,7 +32,7 @@
      test asserts only the bounds paper - 3 sigma <= T2 <= T2q + 3 sigma
      (T2q = 1/(1/(2 T1q) + 1/Tphi) = 7.70 us) and records the ratio.
 
-CI cost (one core, reduced form): (1) ~10 s, (2) 400 trajectories ~20 s.
+CI cost (one core, measured): (1) 6 s, (2) 400 trajectories (reduced form) 17 s.
 """
 
 from __future__ import annotations

@@ -38,8 +38,8 @@
    (T2_ME 240.8, 239.6, 236.0 /J at 0, 150, 300 mK) and slows the leakage
    (T_star_ME 58, 71, 92 /J: thermal excitations in the stack's way).
 
-CI cost (one core, on a loaded 2-core machine): ~45 s (the study, 3 x 200
-trajectories x 3 initial states, ~30 s; 6 x 3 Lindblad references; the sampler).
+CI cost (one core, measured): 25 s (the study, 3 x 200 trajectories x 3
+initial states, 16 s; 6 x 3 Lindblad references, 3 s; the sampler, 3 s).
 """
 
 from __future__ import annotations
