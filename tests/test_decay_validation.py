@@ -86,7 +86,9 @@ def _ensemble_vs_master_equation(L, reset, rate, trajectories, seed=3, condition
         assert ens is not None and ref.ok, name
         limit = limits[name] * scale if limits is not None else IDEAL_3SIGMA
         assert 3.0 * ens.error < limit * ens.value, (name, ens.value, ens.error)  # the bias it detects
-        assert abs(ens.value - ref.tau) <= 3.0 * ens.error, (name, ens.value, ens.error, ref.tau)
+        # (+ 1e-6 relative: dissipation in ideal conditions has no clock, every branch evolution is the same
+        # and the jackknife error is 0; the two exact solvers then agree to ~1e-10)
+        assert abs(ens.value - ref.tau) <= 3.0 * ens.error + 1e-6 * abs(ref.tau), (name, ens.value, ens.error, ref.tau)
     return times
 
 
@@ -114,11 +116,15 @@ def test_ensemble_fit_equals_master_equation_fit_ideal_L3():
 def test_ensemble_fit_equals_master_equation_fit_long(L, reset, rate):
     """Realistic, sampled: 3 sigma below 40 %, 25 %, 4.5 % of T_star, T1, T2 at 400 trajectories (measured
     19-32 %, 16-19 %, 2.5-3.5 %), scaled by sqrt(400 / trajectories) (at full scale, 1600: 20 %, 12.5 %,
-    2.3 %); ideal, branch (full scale only): a 5 % bias in every one."""
+    2.3 %); ideal, branch (full scale only): a 5 % bias in T_star, and at L = 3 in T1 and T2 (measured
+    3 sigma: random feedback, 256 Poisson clocks, 2.8 %, 2.0 %, 2.7 %; dissipation has no clock: exact to
+    1e-6; L = 4 periodic T_star 0.24 %)."""
     _ensemble_vs_master_equation(L, reset, rate, max(400, int(1600 * long_scale())), limits=LONG_3SIGMA)
     if long_scale() >= 1.0:  # the reduced form's ideal check is test_ensemble_fit_equals_master_equation_fit_ideal_L3
-        _ensemble_vs_master_equation(L, reset, rate, 64, conditions="ideal", names=("T_star",))
-        _ensemble_vs_master_equation(L, reset, rate, 64, conditions="ideal", names=("T1", "T2"), t_final=4000.0)
+        n = 256 if reset == "random" else 64  # Poisson clocks: 64 give 3 sigma = 7.4 % in T_star
+        _ensemble_vs_master_equation(L, reset, rate, n, conditions="ideal", names=("T_star",))
+        if L == 3:  # at L = 4 the ideal T1 (~1e6/J) is not resolved by 4000/J
+            _ensemble_vs_master_equation(L, reset, rate, n, conditions="ideal", names=("T1", "T2"), t_final=4000.0)
 
 
 # ============================================================ (b) L = 2 closed forms
