@@ -28,12 +28,48 @@ def test_realistic_length_scaling_past_L6(tmp_path):
     assert hw["T2q"]["value_us"] == pytest.approx(1 / (1 / 33.4 + 1 / 10.0))
     rp = e["removal_stops_paying"]
     assert rp["transit_estimate_L"] == pytest.approx(1 + hw["T_leak_own"]["value_J"] / (math.pi / (2 * 2 / 50.0)))
-    assert rp["measured_L"] in (None, 2, 8)
+    # measured_L is the first L whose T_star minus its error reaches T1q/2 (the criterion the summary states),
+    # recomputed here from the summary's own T_star values and errors
+    own = hw["T_leak_own"]["value_J"]
+    expected = next((L for L, t in zip(e["lengths"], e["T_star"])
+                     if t["value_J"] is not None and t["value_J"] - (t["error_J"] or 0.0) >= own), None)
+    assert rp["measured_L"] == expected
+    # physics: the stack also decays by itself at 2/T1q, so a resolved T_star cannot exceed T1q/2 by more than
+    # its errors (at most 3 of them)
+    for t in e["T_star"]:
+        if t["value_J"] is not None:
+            assert t["value_J"] <= own + 3.0 * (t["error_J"] or 0.0), (t, own)
     t_final = res.dataset["time_J"].values[:, -1]
     assert t_final[1] == pytest.approx(7 * math.pi / 0.08 + 0.5e-6 * 2 * math.pi * 5e6)  # transit + realistic_t_after
     assert res.dataset.attrs["T1q_J"] == pytest.approx(hw["T1q"]["value_J"])
     assert "leakage removal stops paying" in res.table and "sector 12 / mps 0" in res.table
     assert (tmp_path / "figures" / "decay_times_vs_L.png").stat().st_size > 1000
+
+
+def test_removal_stops_paying_criterion():
+    """The criterion of ``measured_L`` on constructed T_star values: it can fail.
+
+    T1q/2 = 262.4/J at the paper's T1q.  L = 4 is the first L whose T_star minus its error reaches it (L = 3
+    reaches it only with its error added); an unresolved T_star (None) never counts; none reaching it gives None.
+    """
+    from lru_mps.physics.model import ArraySpec
+    from lru_mps.studies.length_scaling import _realistic_summary
+
+    class _Attrs:
+        attrs: dict = {}
+
+    spec = ArraySpec.from_user(length=2, conditions="realistic")
+    own = spec.conditions.T1q / 2.0
+
+    def measured(values):
+        entry = {"lengths": [2, 3, 4, 5, 6],
+                 "T_star": [{"value_J": v, "error_J": e} for v, e in values]}
+        _realistic_summary(entry, spec, [{}] * 5, _Attrs())
+        return entry["removal_stops_paying"]["measured_L"]
+
+    assert measured([(0.2 * own, 1.0), (own - 1.0, 2.0), (own + 3.0, 2.0), (None, None), (2 * own, 1.0)]) == 4
+    assert measured([(0.2 * own, 1.0), (None, None), (own + 1.0, 2.0), (own + 3.0, 2.0), (2 * own, 1.0)]) == 5
+    assert measured([(0.2 * own, 1.0), (0.5 * own, 1.0), (own - 5.0, 2.0), (None, None), (own, 1.0)]) is None
 
 
 def test_default_realistic_lengths_reach_L20():

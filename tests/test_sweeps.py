@@ -229,6 +229,25 @@ def test_decay_sweep_outputs(quick, name, dim, key):
     assert list(ds["conditions"].values) == ["ideal", "realistic"]
 
 
+def test_decay_sweeps_T_prop_and_leakage_speed(quick):
+    """T_prop = pi Ubar/(4 J^2) at every point (here from the model in Hz: Ubar/2pi = 250 MHz, J/2pi as swept),
+    and faster hopping speeds up the leakage: ideal, branch, T_star at J/2pi = 10 MHz below T_star at 5 MHz by
+    more than 3 combined jackknife errors (the stack hops at J_prop = 2 J^2/Ubar, 4x faster at 2x J; measured
+    2.24 +- 0.14 us against 0.55 +- 0.03 us).  T1 growing with W: tests/test_sweep_physics.py (the quick
+    runs are too short to resolve the ideal T1 at large W)."""
+    for name in ("disorder-sweep", "hopping-sweep"):
+        s = quick[name][0].summary
+        J_MHz = s["hoppings_MHz"] if name == "hopping-sweep" else [5.0] * len(s["disorders_MHz"])
+        for cond in ("ideal", "realistic"):
+            for j, t in zip(J_MHz, s[cond]["T_prop"]):
+                J = 2 * math.pi * j * 1e6
+                assert t["value_us"] * 1e-6 == pytest.approx(math.pi * (2 * math.pi * 250e6) / (4 * J**2), rel=1e-12)
+    s = quick["hopping-sweep"][0].summary
+    assert s["hoppings_MHz"] == [5.0, 10.0]
+    lo, hi = s["ideal"]["T_star"]
+    assert hi["value_us"] < lo["value_us"] - 3.0 * math.hypot(lo["error_us"], hi["error_us"]), (lo, hi)
+
+
 def test_dynamics_outputs(quick):
     res, _ = quick["dynamics"]
     s = res.summary

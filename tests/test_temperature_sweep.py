@@ -64,6 +64,6 @@ def test_sector_ensemble_agrees_with_lindblad_L4_hot():
     spec = _noisy(4, "periodic")
     assert spec.conditions.temperature_K == 0.3
     real = spec.draw_realization(np.random.default_rng(31))
-    res, _ = _check_against_reference(spec, real, trajectories=600, cover=COVER, engine="sector", seed=5)
+    res, _, _ = _check_against_reference(spec, real, trajectories=600, cover=COVER, engine="sector", seed=5)
     # the hot array adds excitations to the prepared one (3 sites x ~0.2 each at 300 mK)
     assert res.site_resolved("qubit", "site_population").mean[0].sum() > 1.2

@@ -23,6 +23,18 @@ half the value, fails.  The headline quantities must be compared at every
 time up to 300/J (CI) or 400/J (full scale): the comparison reaches the fit
 windows.
 
+Smallest bias detected.  Point by point, 4 sem / value: a few % early, but
+31-49 % of the value at the late points of the fit window (P_star^(L) at
+t = 200-300/J), where the band is only asserted below 50 %.  So each
+headline quantity is also compared as one number over the late fit window
+((L-1) T_prop <= t <= 300/J): its sum over the window's points, with a
+jackknife error over the trajectory blocks, within 3 sigma of the
+reference's.  That detects a relative bias common to the window of 3 sigma /
+value, measured 8-12 % for P_star^(L), 5-8 % for <n_1> and 8-12 % for C at
+1500 trajectories (asserted < 15 %); at L = 4 (long; 1500 in the reduced
+form) 10-12 %, 5-8 % and 15-16 % (asserted < 20 % x sqrt(1500 / n): 10 % at
+the full 6000).
+
 Cost (one core): L = 3, 1500 trajectories per reset kind, ~10 s per kind;
 sector engine (unbatched) 600 trajectories ~15 s.  Long: L = 4, 6000
 trajectories at full scale (LRU_MPS_LONG_SCALE=1).
@@ -85,14 +97,36 @@ def _check_against_reference(spec, real, trajectories, cover, engine="exact", se
                 # the headline quantity is compared at every time up to `cover` (the late fit windows)
                 assert np.all(used[res.times <= cover + 1e-9]), (name, res.times[~used])
     assert compared > 40
-    return res, curves
+    pooled = {name: _pooled_window(res, name, curves[name], cover) for name in HEADLINE.values()}
+    return res, curves, pooled
+
+
+def _pooled_window(res, name, expected, cover):
+    """The headline quantity summed over the late fit window (L-1) T_prop <= t <= cover, against the reference.
+
+    One number per quantity, with its jackknife error over the trajectory blocks (the points of a curve share
+    trajectories): a relative bias common to the window's points shows at sqrt(points) fewer trajectories than
+    at any one point.  |sum - reference| <= 3 sigma; returns 3 sigma / reference, the relative bias detected.
+    """
+    t = res.times
+    window = (t >= (res.spec.L - 1) * res.spec.T_prop - 1e-9) & (t <= cover + 1e-9)
+    assert np.count_nonzero(window) >= 1
+    total = float(np.sum(res.observable(name).mean[window]))
+    ref = float(np.sum(np.asarray(expected)[window]))
+    parts = np.array([np.sum(r.observable(name).mean[window]) for r in res.leave_one_out()])
+    B = parts.size
+    sigma = float(np.sqrt((B - 1) / B * np.sum((parts - parts.mean()) ** 2)))
+    assert B >= 8 and abs(total - ref) <= 3.0 * sigma, (name, total, ref, sigma)
+    return 3.0 * sigma / abs(ref)
 
 
 @pytest.mark.parametrize("reset", ["periodic", "random", "dissipation"])
 def test_trajectories_agree_with_lindblad_L3(reset):
     spec = _noisy(3, reset)
     real = spec.draw_realization(np.random.default_rng(21))
-    res, curves = _check_against_reference(spec, real, trajectories=1500, cover=300.0)
+    res, curves, pooled = _check_against_reference(spec, real, trajectories=1500, cover=300.0)
+    # the late fit window as a whole detects a relative bias of 3 sigma / value: measured 8-12 % (asserted < 15 %)
+    assert all(v < 0.15 for v in pooled.values()), pooled
     # the dynamics is not trivial: the headline quantities fall by far more than the error bars
     for name in ("leakage_array", "qubit_population", "qubit_coherence"):
         ms = res.observable(name)
@@ -105,7 +139,9 @@ def test_trajectories_agree_with_lindblad_L4_long(reset):
     spec = _noisy(4, reset)
     real = spec.draw_realization(np.random.default_rng(22))
     n = max(1500, int(6000 * long_scale()))
-    _check_against_reference(spec, real, trajectories=n, cover=400.0 if n >= 6000 else 300.0)
+    _, _, pooled = _check_against_reference(spec, real, trajectories=n, cover=400.0 if n >= 6000 else 300.0)
+    # 3 sigma / value, the bias the window detects: measured 5-16 % at 1500 (C the largest), ~1/sqrt(n)
+    assert all(v < 0.20 * (1500 / n) ** 0.5 for v in pooled.values()), pooled
 
 
 def test_sector_engine_agrees_with_lindblad():
