@@ -51,7 +51,7 @@ import pytest
 
 from conftest import long_scale
 from lru_mps.analysis.decay import decay_times, fit_decay, reference_curves
-from lru_mps.engines.lindblad import ReferenceResult, lindblad_observables
+from lru_mps.references.lindblad import ReferenceResult, lindblad_observables
 from lru_mps.physics.model import ArraySpec
 from lru_mps.run.seeding import disorder_rng
 from lru_mps.studies import run_study

@@ -5,7 +5,7 @@ Tphi = 10 us, 100 mK; W/2pi = 100 MHz; periodic feedback at 0.03 J), one
 fixed disorder realization (the reference is per realization), sampled
 trajectories (the default estimator: branch is not exact with noise), to
 t = 1000/J on the default grid (201 points), against
-engines.lindblad.lindblad_observables (t0 average with 800 nodes: its
+references.lindblad.lindblad_observables (t0 average with 800 nodes: its
 O(1/M) quadrature error is below 1e-4 of the values).
 
 What is compared, for P_star^(L)(t), <n_1>(t) and C(t):
@@ -55,7 +55,7 @@ import pytest
 
 from conftest import long_scale
 from lru_mps.analysis.decay import reference_curves
-from lru_mps.engines.lindblad import lindblad_observables
+from lru_mps.references.lindblad import lindblad_observables
 from lru_mps.physics.model import ArraySpec
 from lru_mps.run.simulate import simulate
 
