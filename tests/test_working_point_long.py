@@ -40,9 +40,9 @@ deviation of the window sum in %, +- 1 sigma; 3000 + 30,000 all states,
 60,000 + 120,000 leakage-only and coherence-only runs, 2026-11-27):
 - C: combined over 213,000 trajectories -0.10 +- 0.12 (0-250/J),
   -0.02 +- 0.18 (250-500), -0.04 +- 0.19 (500-750), -0.09 +- 0.20 (750-1000):
-  no bias at the 0.5 %
-  level for this realization (single runs of 30,000 and 60,000 sat 0.7-1.0 %
-  below at 1.4-1.5 sigma, the 120,000 one 0.2 % above).
+  no bias at the 0.5 % level for this realization (single runs of 30,000
+  and 60,000 sat 0.7-1.0 % below at 1.4-1.5 sigma, the 120,000 one 0.2 %
+  above).
 - <n_1>: 30,000 trajectories, |deviation| <= 0.3 % +- 0.3-1.2 %: none.
 - P_star^(L): 0-250/J +0.15 +- 0.16: none; but 250-500/J +6.8 +- 2.0
   (3.4 sigma; +25 +- 20, +9.7 +- 3.5, +1.3 +- 4.5, +6.7 +- 2.9 in the four
