@@ -16,7 +16,7 @@ import numpy as np
 
 from ..run.result import OBSERVABLE_INIT, SimulationResult
 from ..run.statistics import ObservableAccumulator
-from .fitting import FitResult, fit_exponential
+from .fitting import FitResult, fit_exponential, jackknife_error
 from ..physics.units import time_to_us
 
 #: decay time -> (observable, factor applied to the curve)
@@ -145,7 +145,7 @@ def decay_times(result: SimulationResult) -> dict[str, DecayTime | None]:
                 # leaving out one block already loses the decay: not resolved by these data
                 out[name] = None
                 continue
-            jack = math.sqrt((B - 1) / B * np.sum((taus - taus.mean()) ** 2))
+            jack = float(jackknife_error(taus))
             error = jack if B >= 8 else max(jack, fit.tau_err)
         out[name] = DecayTime(fit.tau, error, fit)
     return out

@@ -261,6 +261,19 @@ def _physical(B, kappa, pcov, span, t_ref, scale, w_start, w_end, n, chi2_red, w
     return FitResult(tau=tau, tau_err=tau_err, ok=True, message=msg, tau_lower=tau_lower, **common)
 
 
+def jackknife_error(replicas, axis=0):
+    """Jackknife standard error from leave-one-block-out replicas: sqrt((B-1)/B sum (x_b - mean)^2) along ``axis``."""
+    r = np.asarray(replicas, dtype=float)
+    B = r.shape[axis]
+    return np.sqrt((B - 1) / B * np.sum((r - r.mean(axis=axis, keepdims=True)) ** 2, axis=axis))
+
+
+def leave_one_block_out(n: int, blocks: int) -> list[np.ndarray]:
+    """Indices 0..n-1 without each of min(blocks, n) contiguous blocks in turn (the jackknife's subsets)."""
+    parts = np.array_split(np.arange(n), min(int(blocks), n))
+    return [np.concatenate(parts[:j] + parts[j + 1:]) for j in range(len(parts))]
+
+
 def fit_line(x, y, errors=None) -> dict:
     """Weighted least-squares straight line y = a + b x.
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import ParameterError, require
 from ..physics import analytic
-from .fitting import fit_line
+from .fitting import fit_line, jackknife_error, leave_one_block_out
 
 
 # ---------------------------------------------------------------- typical values
@@ -158,11 +158,10 @@ def localization_length(lengths, log_T1, blocks: int = 16, reference_inverse=Non
         require(inv.size == n and bool(np.all(np.isfinite(inv) & (inv > 0))), "reference_inverse",
                 reference_inverse, f"{n} finite values > 0 (one 1/xi per realization)")
     full, typ = fit(np.arange(n))
-    B = min(int(blocks), n)
-    parts = np.array_split(np.arange(n), B)
-    subsets = [np.concatenate(parts[:j] + parts[j + 1:]) for j in range(B)]
+    subsets = leave_one_block_out(n, blocks)
+    B = len(subsets)
     slopes = np.array([fit(cols)[0]["slope"] for cols in subsets])
-    slope_jk = math.sqrt((B - 1) / B * np.sum((slopes - slopes.mean()) ** 2))
+    slope_jk = float(jackknife_error(slopes))
     xi_jk = slope_jk / full["slope"] ** 2 if full["ok"] else math.inf
     out = dict(full)
     out.update(error_fit=full["error"], error_jackknife=float(xi_jk), blocks=B,
@@ -173,7 +172,7 @@ def localization_length(lengths, log_T1, blocks: int = 16, reference_inverse=Non
         out["difference"] = float(full["value"] - out["reference"])
         if full["ok"] and np.all(slopes > 0):
             diffs = np.array([1.0 / b - 1.0 / inv[cols].mean() for b, cols in zip(slopes, subsets)])
-            out["difference_error"] = float(math.sqrt((B - 1) / B * np.sum((diffs - diffs.mean()) ** 2)))
+            out["difference_error"] = float(jackknife_error(diffs))
         else:
             out["difference_error"] = math.inf
     if full["ok"]:
@@ -208,10 +207,7 @@ def local_xi(lengths, log_T1, blocks: int = 16) -> list[dict]:
         return np.diff(means) / np.diff(x)
 
     full = slopes(np.arange(n))
-    B = min(int(blocks), n)
-    parts = np.array_split(np.arange(n), B)
-    reps = np.array([slopes(np.concatenate(parts[:j] + parts[j + 1:])) for j in range(B)])
-    err = np.sqrt((B - 1) / B * np.sum((reps - reps.mean(axis=0)) ** 2, axis=0))
+    err = jackknife_error([slopes(cols) for cols in leave_one_block_out(n, blocks)])
     return [{"L": int(L), "value": float(1.0 / s) if s > 0 else None, "slope": float(s), "slope_error": float(e)}
             for L, s, e in zip(x[1:], full, err)]
 
@@ -235,7 +231,7 @@ def asymptotic_localization_length(lengths, log_T1, blocks: int = 16, reference_
     x = np.asarray(lengths, dtype=float).ravel()
     logs = np.asarray(log_T1, dtype=float)
     require(onset >= 0 and math.isfinite(onset), "onset", onset, "a finite number >= 0 (units of xi)")
-    fit = localization_length(x, logs, blocks, reference_inverse)
+    fit = everything = localization_length(x, logs, blocks, reference_inverse)
     chosen = np.ones(x.size, bool)
     asymptotic = True
     for _ in range(8):
@@ -250,8 +246,7 @@ def asymptotic_localization_length(lengths, log_T1, blocks: int = 16, reference_
         chosen = want
         fit = localization_length(x[chosen], logs[chosen], blocks, reference_inverse)
     if not asymptotic:
-        chosen = np.ones(x.size, bool)
-        fit = localization_length(x, logs, blocks, reference_inverse)
+        chosen, fit = np.ones(x.size, bool), everything
     out = dict(fit)
     out.update(fit_lengths=[int(L) for L in x[chosen]], min_length=int(x[chosen].min()), asymptotic=asymptotic,
                local_xi=local_xi(x, logs, blocks))

@@ -21,6 +21,7 @@ Running a study writes into one output folder:
 from __future__ import annotations
 
 import copy
+from abc import ABC, abstractmethod
 import json
 import math
 import os
@@ -273,7 +274,7 @@ def save_figure(fig, figdir: Path, name: str) -> list[Path]:
     return paths
 
 
-class Study:
+class Study(ABC):
     """The template every study follows: ``compute`` its ensembles, then write, tabulate and plot.
 
     A subclass sets ``NAME`` (its TOML file is ``studies/<NAME>.toml``) and
@@ -305,11 +306,14 @@ class Study:
         return StudyResult(self.NAME, ctx.out, summary, table, dataset)
 
     # The three hooks every study module implements (the template's abstract steps; every study's --quick run is a test).
+    @abstractmethod
     def compute(self, cfg: dict, ctx: StudyContext):
-        raise NotImplementedError
+        """Run the study's ensembles: (xarray Dataset, summary dict)."""
 
+    @abstractmethod
     def table(self, summary: dict) -> str:
-        raise NotImplementedError
+        """The printed table of a summary."""
 
+    @abstractmethod
     def plot(self, dataset, summary: dict, figdir) -> list:
-        raise NotImplementedError
+        """Write the figures into ``figdir``; the paths written."""
