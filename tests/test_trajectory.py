@@ -54,14 +54,40 @@ def test_branch_equals_sampled_in_ideal_conditions(reset):
     assert branch.observable("leakage_array").mean[-1] < 0.8
 
 
-def test_branch_refused_where_not_exact():
-    noisy = ArraySpec(conditions=Conditions(T1q=500.0))
+def test_branch_exact_unless_a_channel_raises_n(monkeypatch):
+    """The branch is exact wherever no channel raises N (docs/physics.md 6.5): noise and heat included."""
+    noisy = ArraySpec(conditions=Conditions(T1q=500.0, Tphi=300.0))
     warm = ArraySpec(conditions=Conditions(temperature_K=0.05))
     for spec in (noisy, warm):
-        with pytest.raises(ParameterError, match="estimator"):
-            check_estimator(spec, "branch")
-        assert check_estimator(spec, "auto") == "sampled"
+        assert check_estimator(spec, "branch") == "branch"
+        assert check_estimator(spec, "auto") == "branch"
     assert check_estimator(ArraySpec(), "auto") == "branch"
+    # a raising channel (a thermal bath's sqrt(gamma nbar) a^dag) makes the branch inexact: refused, auto samples
+    from lru_mps.physics import operators as ops
+    from lru_mps.physics.model import Channel
+
+    bath = Channel("heating", 1, ops.adag, 1e-3, False)
+    monkeypatch.setattr(ArraySpec, "jump_channels", lambda self: [bath])
+    with pytest.raises(ParameterError, match="estimator"):
+        check_estimator(noisy, "branch")
+    assert check_estimator(noisy, "auto") == "sampled"
+
+
+def test_branch_clock_rule():
+    """Which rows ride the branch, and their dephasing clocks (the initial state's dephasing hazard)."""
+    from lru_mps.mcwf.kernels import branch_clock
+
+    spec = ArraySpec(L=4, conditions=Conditions(T1q=500.0, Tphi=300.0, temperature_K=0.1))
+    empty, hot = np.zeros(4, dtype=int), np.array([0, 0, 1, 0])
+    assert branch_clock(spec, "qubit", empty) == pytest.approx(2.0 / 300.0)  # <n_1^2> = 1
+    assert branch_clock(spec, "leakage", empty) == pytest.approx(4 * 2.0 / 300.0)  # <n_1^2> = 4
+    assert branch_clock(spec, "coherence", empty) == 0.0  # a dephasing jump ends the coherence too
+    for init in ("qubit", "leakage", "coherence"):
+        assert branch_clock(spec, init, hot) is None  # a thermal excitation: sampled
+    # without dephasing the rows with an empty array are on the branch without a clock (ideal, or decay only)
+    for s in (ArraySpec(L=4), ArraySpec(L=4, conditions=Conditions(T1q=500.0, temperature_K=0.1))):
+        assert branch_clock(s, "leakage", empty) == 0.0
+        assert branch_clock(s, "qubit", hot) is None
 
 
 def test_waiting_time_matches_no_jump_norm():

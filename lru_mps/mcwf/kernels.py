@@ -31,17 +31,28 @@ STEP_MERGE = 1e-12
 
 
 # ------------------------------------------------------------------ estimators
-def branch_is_exact(spec: ArraySpec) -> bool:
-    """True when the removal-free branch gives the exact ensemble average (docs/physics.md §6.5).
+#: the level of site 1 in the initial states whose observable the branch keeps (qubit: |1>, leakage: |2>)
+BRANCH_SITE1_LEVEL = {"qubit": 1, "leakage": 2}
 
-    That needs every event to remove the observed quantity for good: no
-    hardware decay or dephasing and no thermal excitations (ideal conditions).
+
+def branch_is_exact(spec: ArraySpec) -> bool:
+    """True when the branch estimator gives the exact ensemble average (docs/physics.md §6.5).
+
+    That needs every event to either lower the excitation number N (a
+    removal: reset, hardware decay) or keep it (dephasing, op diagonal in
+    the levels): no channel may raise N.  It holds for every condition the
+    model has (a thermal *bath* would break it).
     """
-    return spec.conditions.ideal
+    for ch in spec.jump_channels():
+        if ch.removes:
+            continue
+        if np.count_nonzero(ch.op - np.diag(np.diagonal(ch.op))):
+            return False
+    return True
 
 
 def check_estimator(spec: ArraySpec, estimator: str) -> str:
-    """Resolve 'auto' and refuse the branch estimator where it is not exact."""
+    """Resolve 'auto' (the branch wherever it is exact) and refuse the branch estimator where it is not."""
     if estimator == "auto":
         return "branch" if branch_is_exact(spec) else "sampled"
     if estimator not in ESTIMATORS:
@@ -50,11 +61,43 @@ def check_estimator(spec: ArraySpec, estimator: str) -> str:
         raise ParameterError(
             "estimator",
             estimator,
-            "'branch' only in ideal conditions (no T1q/Tphi noise, temperature 0)",
-            "hardware noise and thermal excitations make events that do not remove the observed "
-            "quantity; use --estimator sampled",
+            "'branch' only where no channel raises the excitation number",
+            "use --estimator sampled",
         )
     return estimator
+
+
+def branch_clock(spec: ArraySpec, init: str, levels: np.ndarray) -> float | None:
+    """How a row of the branch estimator runs: None = sampled, else the rate (J) of its dephasing clock.
+
+    A row follows the removal-free branch when every event that lowers its
+    excitation number N ends its observable for good (docs/physics.md §6.5):
+
+    * rows with a thermal excitation in the array are sampled (a removal
+      may take that one and leave the observed one);
+    * without number-conserving channels (no dephasing, e.g. ideal
+      conditions): every other row, no clock (rate 0);
+    * otherwise rows whose array starts empty (sites 2..L in |0>): the
+      qubit state (N = 1, <n_1>) and the leakage state (N = 2, P_star) keep
+      the number-conserving jumps (dephasing) sampled, on a clock of fixed
+      rate Lambda = the initial state's dephasing hazard (qubit: 2/Tphi,
+      leakage: 4 x 2/Tphi), with weights (:class:`~lru_mps.mcwf.loop.Row`);
+      the coherence state has no clock, because a dephasing jump also ends
+      its coherence (n_l annihilates the vacuum part of (|0> + |1>)/sqrt 2);
+      rows of other initial states are sampled.
+    """
+    if np.any(np.asarray(levels)[1:] != 0):
+        return None  # a removal may take the thermal excitation and leave the observed one
+    keep = [ch for ch in spec.jump_channels() if not ch.removes]
+    if not keep:
+        return 0.0
+    if init == "coherence":
+        return 0.0
+    level = BRANCH_SITE1_LEVEL.get(init)
+    if level is None:
+        return None
+    ops = [ch for ch in keep if ch.site == 0]
+    return float(sum(ch.rate * float(np.real((ch.op.conj().T @ ch.op)[level, level])) for ch in ops))
 
 
 # ------------------------------------------------------------- measurement clock
@@ -166,7 +209,7 @@ class Clocks:
         acc[:, 1:] = 1.0 / self.rate
         return np.add.accumulate(acc, axis=1)
 
-    def periodic_before(self, rows: np.ndarray, limit: float, at_most: np.ndarray | None = None,
+    def periodic_before(self, rows: np.ndarray, limit, at_most: np.ndarray | None = None,
                         move: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Periodic clocks: (first, count, last) of the measurement times of each row before ``limit``.
 
@@ -177,6 +220,7 @@ class Clocks:
         :meth:`advance` one period at a time.
         """
         first = self.next[rows].copy()
+        limit = np.broadcast_to(np.asarray(limit, dtype=float), (len(rows),))  # one per row, or one for all
         cap = np.full(len(rows), np.iinfo(np.int64).max) if at_most is None else np.asarray(at_most, dtype=np.int64)
         count = np.zeros(len(rows), dtype=np.int64)
         last = first.copy()
@@ -185,13 +229,13 @@ class Clocks:
         active = np.nonzero((first < limit) & (cap > 0))[0]
         count[active] = 1
         T = 1.0 / self.rate
-        width = int(min(max((limit - first.min(initial=limit)) * self.rate + 2, 1), 4096))
+        width = int(min(max(np.max(limit - first, initial=0.0) * self.rate + 2, 1), 4096))
         while len(active):
             acc = np.empty((len(active), width + 1))
             acc[:, 0] = carry[active]
             acc[:, 1:] = T
             acc = np.add.accumulate(acc, axis=1)[:, 1:]
-            take = np.minimum((acc < limit).sum(axis=1), cap[active] - count[active])
+            take = np.minimum((acc < limit[active, None]).sum(axis=1), cap[active] - count[active])
             has = take > 0
             last[active[has]] = acc[has, take[has] - 1]
             count[active] += take

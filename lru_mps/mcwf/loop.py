@@ -60,6 +60,7 @@ above.  The numbers are the same either way.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
@@ -177,24 +178,43 @@ class PoissonSteps(Protocol):
 
 @dataclass
 class Row:
-    """The per-trajectory state of the algorithm: random stream, clock, jump threshold, qubit frequency (J)."""
+    """The per-trajectory state of the algorithm: random stream, clock, jump threshold, qubit frequency (J).
+
+    ``branch`` rows follow the removal-free branch (docs/physics.md §6.5):
+    no waiting-time jumps, every measurement gives n = 0, nothing
+    renormalized.  A branch row with ``clock_rate`` Lambda > 0 samples its
+    number-conserving jumps (dephasing) at the times of a Poisson clock of
+    rate Lambda drawn from ``clock_rng``, and carries the importance weight
+    of that choice: the recorded values are <psi|O|psi> x exp(log_weight + Lambda t).
+    """
 
     rng: np.random.Generator
     clock: MeasurementClock
     threshold: float
     qubit_frequency: float
+    branch: bool = False
+    clock_rate: float = 0.0
+    clock_rng: np.random.Generator | None = None
 
 
-def start_row(spec: ArraySpec, rng: np.random.Generator, estimator: str, qubit_frequency: float) -> Row:
+def start_row(spec: ArraySpec, rng: np.random.Generator, estimator: str, qubit_frequency: float,
+              clock_rate: float | None = 0.0) -> Row:
     """A row's clock and first threshold, drawn in this order from its stream (after its thermal levels).
 
-    In branch mode the clock is the stream's only consumer from here on, so
-    it may draw its waiting times ahead (the same numbers).
+    ``estimator`` is the run's; ``clock_rate`` (:func:`~lru_mps.mcwf.kernels.branch_clock` of the row's
+    initial state) says how a row of the branch estimator runs: None = sampled, else on the branch with a
+    dephasing clock of that rate (J; 0 = none), whose times and choices come from a child stream of ``rng``
+    (``rng.spawn``: the row's own numbers do not move).  In branch mode the measurement clock is the stream's
+    only consumer from here on, so it may draw its waiting times ahead (the same numbers).
     """
+    branch = estimator == "branch" and clock_rate is not None
     clock = MeasurementClock(spec, rng)
-    jumps = estimator == "sampled" and bool(spec.jump_channels())
-    row = Row(rng, clock, rng.random() if jumps else 0.0, qubit_frequency)
-    clock.draw_ahead = estimator == "branch"
+    jumps = not branch and bool(spec.jump_channels())
+    row = Row(rng, clock, rng.random() if jumps else 0.0, qubit_frequency, branch)
+    clock.draw_ahead = branch
+    if branch and clock_rate > 0.0:
+        row.clock_rate = float(clock_rate)
+        row.clock_rng = rng.spawn(1)[0]
     return row
 
 
@@ -229,9 +249,18 @@ class _Loop:
         self.times = times
         self.rows = list(rows)
         B = self.B = len(self.rows)
-        self.sampled = estimator == "sampled"
+        #: per row: sampled (else on the removal-free branch, docs/physics.md §6.5)
+        self.sampled = np.array([not r.branch for r in self.rows], dtype=bool)
+        self.all_sampled = bool(self.sampled.all())
         self.channels = ChannelTable.of(spec)
-        self.jumps = self.sampled and len(self.channels) > 0
+        self.jumps = bool(self.sampled.any()) and len(self.channels) > 0
+        # branch rows' dephasing clocks: rate, next time, log of the importance weight (Row)
+        self.clock_rate = np.array([r.clock_rate for r in self.rows], dtype=float)
+        self.next_tick = np.full(B, np.inf)
+        for b in np.nonzero(self.clock_rate > 0)[0]:
+            self.next_tick[b] = self.rows[b].clock_rng.exponential(1.0 / self.clock_rate[b])
+        self.log_weight = np.zeros(B)
+        self.kept = np.array([k for k, ch in enumerate(self.channels.channels) if not ch.removes], dtype=np.intp)
         self.last_site = spec.L - 1
         self.threshold = np.array([r.threshold for r in self.rows], dtype=float)
         self.clocks = Clocks([r.clock for r in self.rows])
@@ -251,7 +280,7 @@ class _Loop:
         #: what the feedback trains may read and advance (shared arrays)
         self.train_rows = None if self.trains is None else TrainRows(
             spec, self.sampled, self.trains, self.clocks, [r.clock for r in self.rows], self.uniforms, self.log,
-            self.t, self.next_measurement, self.threshold)
+            self.t, self.next_measurement, self.threshold, self.next_tick)
 
     # ------------------------------------------------------------------ the loop
     def run(self, keep_states: bool) -> list[TrajectoryRecord]:
@@ -263,15 +292,26 @@ class _Loop:
             first = True
             while True:
                 stop = np.minimum(t_k, self.next_measurement)  # the next stop of every row
+                stop = np.minimum(stop, self.next_tick)
                 moving = waiting & (self.t < stop)
                 if moving.any():
                     self._advance(np.nonzero(moving)[0], stop, grid_step if first else None)
                 arrived = np.nonzero(waiting & (self.t >= stop))[0]
                 if self.jumps and len(arrived):
-                    # every stop: renormalize; P(no jump yet) carries over to the threshold
-                    n2 = self.store.norm2(None if len(arrived) == self.B else arrived)
-                    self.threshold[arrived] = self.threshold[arrived] / n2
-                    self.store.scale(None if len(arrived) == self.B else arrived, 1.0 / np.sqrt(n2))
+                    # every stop of a sampled row: renormalize; P(no jump yet) carries over to the threshold
+                    renorm = arrived if self.all_sampled else arrived[self.sampled[arrived]]
+                    if len(renorm):
+                        n2 = self.store.norm2(None if len(renorm) == self.B else renorm)
+                        self.threshold[renorm] = self.threshold[renorm] / n2
+                        self.store.scale(None if len(renorm) == self.B else renorm, 1.0 / np.sqrt(n2))
+                ticks = self.next_tick[arrived] <= np.minimum(t_k, self.next_measurement[arrived])
+                if ticks.any():  # branch rows' dephasing clocks (then on to their next stop)
+                    for b in arrived[ticks]:
+                        self._tick(int(b))
+                    arrived = arrived[~ticks]
+                    if not len(arrived):
+                        first = False
+                        continue
                 on_grid = t_k <= self.next_measurement[arrived]
                 if on_grid.any():
                     self._record(k, arrived[on_grid])
@@ -333,7 +373,7 @@ class _Loop:
         counts, _ = regular_steps(duration[rows], self.covered[rows], dt)
         if not (counts > 1).any():
             return
-        floors = self.threshold[rows] if self.jumps else np.zeros(len(rows))
+        floors = self.threshold[rows] if self.jumps else np.zeros(len(rows))  # branch rows: threshold 0
         done = regular(rows, counts, floors)
         _, self.covered[rows] = regular_steps(duration[rows], self.covered[rows], dt, done)
 
@@ -347,7 +387,10 @@ class _Loop:
         if not self.jumps:
             return jumped
         n2 = self.store.norm2(rows)
-        for j in np.nonzero(~(n2 > self.threshold[rows]))[0]:
+        cross = ~(n2 > self.threshold[rows])
+        if not self.all_sampled:
+            cross &= self.sampled[rows]
+        for j in np.nonzero(cross)[0]:
             b = int(rows[j])
             tau = self._crossing(b, before, int(j), float(lengths[j]))
             self._jump(b, min(self.t[b] + (covered[j] + tau), stop[b]))
@@ -374,18 +417,53 @@ class _Loop:
         self.threshold[b] = self.uniforms.one(b)
         self.t[b] = t
 
+    def _tick(self, b: int) -> None:
+        """A tick of branch row b's dephasing clock (rate Lambda): one number-conserving jump, with its weight.
+
+        Importance sampling of the dephasing records (docs/physics.md §6.5):
+        the jump times come from the clock instead of the norm, channel k
+        with probability w_k / sum(w) (w_k = rate_k <op_k^dag op_k>), and the
+        row's weight gains sum(w) / (Lambda <psi|psi>) here and e^{Lambda t}
+        between ticks, so that weight x <psi|O|psi> has the mean of the
+        branch's records.  With sum(w) = Lambda <psi|psi> (one excitation,
+        the same dephasing on every site) the weight is exactly 1.
+        """
+        store, table, kept = self.store, self.channels, self.kept
+        rng = self.rows[b].clock_rng
+        n2 = float(store.norm2(np.array([b]))[0])
+        pops = store.populations(b)
+        pops = pops / max(float(pops[0].sum()), 1e-300)  # normalized (stores give <psi|m_l|psi> or normalized)
+        w = table.weights(pops, lambda site: store.rdm(b, site) / n2)[kept]
+        total = float(w.sum())
+        t = float(self.next_tick[b])
+        if total > 0.0 and n2 > 0.0:
+            k = int(kept[sample_index(w, rng.random())])
+            store.apply_jump(b, k)
+            self.log_weight[b] += math.log(n2) + math.log(total / self.clock_rate[b])
+            ch = table.channels[k]
+            self.log.jump(b, t, ch.name, ch.site)
+        self.t[b] = t
+        self.next_tick[b] = t + rng.exponential(1.0 / self.clock_rate[b])
+
     def _measure(self, rows: np.ndarray, t_k: float) -> None:
         """Feedback measurement of n_L and |0><n|_L for each row, then its next clock time.
 
         With the store's trains the rows' further measurements before the
         grid time ``t_k`` follow through them (:mod:`lru_mps.mcwf.trains`).
         """
-        if self.sampled:
+        outcome = np.zeros(len(rows), dtype=int)  # the removal-free branch keeps outcome 0
+        sampled = self.sampled[rows]
+        if sampled.all():
             p = self.store.last_populations(rows)
             outcome = sample_outcomes(p, self.uniforms.take(rows))
-        else:  # the removal-free branch keeps outcome 0
-            outcome = np.zeros(len(rows), dtype=int)
-        self.store.reset_last(rows, outcome, normalize=self.sampled)
+            self.store.reset_last(rows, outcome, normalize=True)
+        elif not sampled.any():
+            self.store.reset_last(rows, outcome, normalize=False)
+        else:
+            some = rows[sampled]
+            outcome[sampled] = sample_outcomes(self.store.last_populations(some), self.uniforms.take(some))
+            self.store.reset_last(some, outcome[sampled], normalize=True)
+            self.store.reset_last(rows[~sampled], outcome[~sampled], normalize=False)
         self.log.measured(rows, self.t[rows], outcome)
         self.clocks.advance(rows)
         if self.trains is not None:
@@ -394,7 +472,12 @@ class _Loop:
     def _record(self, k: int, rows: np.ndarray) -> None:
         """Populations and coherence of the rows at times[k] (normalized in sampled mode)."""
         pops, rho10, n2 = self.store.observe(rows)
-        norm = n2 if self.sampled else np.ones(len(rows))
+        if self.all_sampled:
+            norm = n2
+        else:  # branch rows: unnormalized, times their dephasing clocks' weights
+            t = self.times[k]
+            weight = np.exp(self.log_weight[rows] + self.clock_rate[rows] * t)
+            norm = np.where(self.sampled[rows], n2, 1.0 / weight)
         self.populations[rows, k] = pops / norm[:, None, None]
         self.coherence[rows, k] = rho10 / norm * np.exp(1j * self.qubit_frequency[rows] * self.times[k])
 
@@ -423,5 +506,10 @@ def run_trajectory(state, spec: ArraySpec, realization, times, rng: np.random.Ge
     """
     from .states import StateList
 
+    if estimator == "branch" and any(not ch.removes for ch in spec.jump_channels()):
+        from ..errors import ParameterError
+
+        raise ParameterError("estimator", estimator, "'sampled' for one trajectory from a given state with dephasing",
+                             "the branch estimator decides per initial state (simulate does)")
     row = start_row(spec, rng, estimator, spec.qubit_frequency(realization))
     return run_rows(StateList([state], spec), spec, times, [row], estimator)[0]

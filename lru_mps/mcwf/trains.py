@@ -40,8 +40,8 @@ class TrainRows:
     """The loop's rows as the feedback trains see them (the loop's arrays themselves: writes advance the rows)."""
 
     spec: ArraySpec
-    #: sampled estimator (else branch)
-    sampled: bool
+    #: per row: sampled (else on the removal-free branch)
+    sampled: np.ndarray
     #: the store's FeedbackTrains
     trains: object
     clocks: Clocks
@@ -53,6 +53,8 @@ class TrainRows:
     t: np.ndarray
     next_measurement: np.ndarray
     threshold: np.ndarray
+    #: per row: the next tick of a branch row's dephasing clock (inf: none)
+    next_tick: np.ndarray
 
 
 def run_train(progress: TrainRows, rows: np.ndarray, t_k: float) -> None:
@@ -60,14 +62,24 @@ def run_train(progress: TrainRows, rows: np.ndarray, t_k: float) -> None:
     rows = rows[progress.next_measurement[rows] < t_k]
     if not len(rows):
         return
-    if progress.clocks.kind == "periodic":
-        (sampled_periodic if progress.sampled else branch_periodic)(progress, rows, t_k)
-    else:
-        (sampled_poisson if progress.sampled else branch_poisson)(progress, rows, t_k)
+    periodic = progress.clocks.kind == "periodic"
+    sampled = progress.sampled[rows]
+    if sampled.any():
+        (sampled_periodic if periodic else sampled_poisson)(progress, rows[sampled], t_k)
+    rows = rows[~sampled]
+    if len(rows):
+        # a branch row's train stops at its dephasing clock's next tick (the loop makes the tick)
+        limit = np.minimum(t_k, progress.next_tick[rows])
+        rows, limit = rows[progress.next_measurement[rows] < limit], limit[progress.next_measurement[rows] < limit]
+        if not len(rows):
+            return
+        if np.all(limit == t_k):
+            limit = t_k
+        (branch_periodic if periodic else branch_poisson)(progress, rows, limit)
 
 
-def branch_periodic(progress: TrainRows, rows: np.ndarray, t_k: float) -> None:
-    """Branch estimator, periodic feedback: every period before t_k as one matrix power."""
+def branch_periodic(progress: TrainRows, rows: np.ndarray, t_k) -> None:
+    """Branch estimator, periodic feedback: every period before t_k (one per row, or all) as one matrix power."""
     period = 1.0 / progress.spec.reset.rate
     first, count, last = progress.clocks.periodic_before(rows, t_k)
     progress.trains.periodic(rows, count, period)
@@ -75,13 +87,14 @@ def branch_periodic(progress: TrainRows, rows: np.ndarray, t_k: float) -> None:
     progress.t[rows] = last
 
 
-def branch_poisson(progress: TrainRows, rows: np.ndarray, t_k: float) -> None:
-    """Branch estimator, random feedback: the Poisson times before t_k (drawn ahead) in one call."""
+def branch_poisson(progress: TrainRows, rows: np.ndarray, t_k) -> None:
+    """Branch estimator, random feedback: the Poisson times before t_k (one per row, or all; drawn ahead) in one call."""
     times, waits = [], []
-    for b in rows:
+    limits = np.broadcast_to(np.asarray(t_k, dtype=float), (len(rows),))
+    for b, limit in zip(rows, limits):
         clock = progress.row_clocks[b]
         clock.next = progress.next_measurement[b]
-        tb = clock.times_before(t_k)
+        tb = clock.times_before(float(limit))
         progress.next_measurement[b] = clock.next
         waits.append(np.diff(np.concatenate([[progress.t[b]], tb])))  # the stretches the loop would make
         times.append(tb)
