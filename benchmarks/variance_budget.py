@@ -18,7 +18,7 @@ integrated out (jumps) or stratified (thermal samples); the disorder part
 needs more realizations or a control variate correlated with the
 realization (e.g. its exact ideal-branch value).
 
-    python benchmarks/variance_budget.py                     # L = 3, 10; R = M = 16
+    python benchmarks/variance_budget.py                     # L = 3, 10; R = M = 16; sampled, then branch
     python benchmarks/variance_budget.py --lengths 3 --realizations 32 --per-realization 32
     python benchmarks/variance_budget.py --integrate-decay --realizations 8 --per-realization 32
 
@@ -27,7 +27,8 @@ within-realization variance of the same run at 0 K ("jumps (0 K)": no
 thermal sample, so jumps alone; the difference to "Var within" is the
 thermal sample's share, approximately, since the jumps also change with
 the temperature) and the trajectories needed for a 3 % standard error of
-the mean at that time.
+the mean at that time, for each estimator (default: ``sampled``, then
+``branch``, docs/physics.md §6.5, with the gain in trajectories).
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ PROBES = {
 }
 
 
-def budget(L: int, realizations: int, per_realization: int, seed: int, temperature: str = "100mK") -> dict:
+def budget(L: int, realizations: int, per_realization: int, seed: int, temperature: str = "100mK",
+           estimator: str = "sampled") -> dict:
     spec = ArraySpec.from_user(length=L, temperature=temperature)
     t_final = max(f(spec) for _, f in PROBES.values()) * 1.05
     means = {k: [] for k in PROBES}
@@ -60,7 +62,7 @@ def budget(L: int, realizations: int, per_realization: int, seed: int, temperatu
     for r in range(realizations):
         real = spec.draw_realization(disorder_rng(seed, r))
         res = simulate(spec, init=[i for i, _ in PROBES.values()], t_final=t_final, time_points=101,
-                       trajectories=per_realization, seed=seed + 1 + r, realization=real, estimator="sampled")
+                       trajectories=per_realization, seed=seed + 1 + r, realization=real, estimator=estimator)
         for name, (_, when) in PROBES.items():
             k = int(np.argmin(abs(res.times - when(spec))))
             ms = res.observable(name)
@@ -110,6 +112,8 @@ def main() -> None:
     ap.add_argument("--realizations", type=int, default=16)
     ap.add_argument("--per-realization", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--estimators", default="sampled,branch",
+                    help="estimators to budget, in order; 'gain' is the first one's N for 3 %% over each later one's")
     ap.add_argument("--integrate-decay", action="store_true",
                     help="instead: <n_1>(T1q) at 0 K sampled vs with the T1q decay integrated out exactly")
     a = ap.parse_args()
@@ -124,16 +128,21 @@ def main() -> None:
         return
     with threadpool_limits(1):
         for L in (int(x) for x in a.lengths.split(",")):
-            t0 = time.perf_counter()
-            b = budget(L, a.realizations, a.per_realization, a.seed)
-            cold = budget(L, a.realizations, a.per_realization, a.seed, temperature="0K")
-            print(f"L = {L} ({a.realizations} realizations x {a.per_realization} trajectories, at 100 mK and at 0 K; "
-                  f"{time.perf_counter() - t0:.0f} s)")
-            print(f"  {'observable':18s} {'mean':>8s} {'Var disorder':>13s} {'Var within':>11s} {'disorder share':>15s}"
-                  f" {'jumps (0 K)':>12s} {'N for 3 %':>10s}")
-            for name, v in b.items():
-                print(f"  {name:18s} {v['mean']:8.4f} {v['disorder']:13.3e} {v['within']:11.3e} {v['share']:15.2f}"
-                      f" {cold[name]['within']:12.3e} {v['n_3pct']:10.0f}")
+            before = None
+            for estimator in a.estimators.split(","):
+                t0 = time.perf_counter()
+                b = budget(L, a.realizations, a.per_realization, a.seed, estimator=estimator)
+                cold = budget(L, a.realizations, a.per_realization, a.seed, temperature="0K", estimator=estimator)
+                print(f"L = {L}, {estimator} ({a.realizations} realizations x {a.per_realization} trajectories, "
+                      f"at 100 mK and at 0 K; {time.perf_counter() - t0:.0f} s)")
+                print(f"  {'observable':18s} {'mean':>8s} {'Var disorder':>13s} {'Var within':>11s} "
+                      f"{'disorder share':>15s} {'jumps (0 K)':>12s} {'N for 3 %':>10s}"
+                      + (f" {'gain':>6s}" if before else ""))
+                for name, v in b.items():
+                    gain = f" {before[name]['n_3pct'] / v['n_3pct']:6.1f}" if before else ""
+                    print(f"  {name:18s} {v['mean']:8.4f} {v['disorder']:13.3e} {v['within']:11.3e} {v['share']:15.2f}"
+                          f" {cold[name]['within']:12.3e} {v['n_3pct']:10.0f}" + gain)
+                before = before or b
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ def test_decay_time_errors_are_the_scatter_over_seeds(tmp_path):
         s = _study(tmp_path, 8000 + k, conditions="both", lengths="2", realistic_lengths="2", realizations=32,
                    trajectories=96, time_points=101)
         ideal, real = s["by_conditions"]["ideal"], s["by_conditions"]["realistic"]
-        picks = [ideal["T_star"][0], real["T1"][0], real["T2"][0]]
+        picks = [ideal["T_star"][0], real["T_star"][0], real["T1"][0], real["T2"][0]]
         values.append([p["value_J"] if p["value_J"] is not None else math.nan for p in picks])
         errors.append([p["error_J"] if p["error_J"] is not None else math.nan for p in picks])
     ratio, n = _ratio(values, errors)

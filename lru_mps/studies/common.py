@@ -1,9 +1,10 @@
 """Helpers of the sweep studies (rate, disorder, hopping, dynamics): config access, ensembles, plot style.
 
-Ensembles: in ideal conditions the removal-free branch estimator (exact per
-disorder realization) with ``realizations`` evolutions, each with its own
-disorder realization; otherwise sampled trajectories (``trajectories`` per
-point).  Every ensemble goes through :func:`lru_mps.run.simulate.simulate`
+Ensembles run the branch estimator (docs/physics.md §6.5): in ideal
+conditions it is exact per disorder realization, with ``realizations``
+evolutions, each with its own disorder realization; otherwise
+``trajectories`` per point, those whose array starts empty on the branch
+(the removals integrated out, dephasing sampled), the thermal ones sampled.  Every ensemble goes through :func:`lru_mps.run.simulate.simulate`
 with the study's work folder as store (and ``ctx.run_options``: workers, Dask
 client, progress), so an interrupted study resumes and a rerun reuses all
 finished work.
@@ -79,10 +80,15 @@ def as_list(cfg: dict, key: str) -> list:
 
 
 def ensemble_settings(spec: ArraySpec, cfg: dict) -> tuple[str, int]:
-    """(estimator, number of evolutions): exact branch per realization when ideal, else sampled."""
+    """(estimator, number of evolutions): the branch, per realization when ideal, else ``trajectories``."""
     if spec.conditions.ideal:
         return "branch", positive_int(cfg, "realizations")
-    return "sampled", positive_int(cfg, "trajectories")
+    return "branch", positive_int(cfg, "trajectories")
+
+
+def evolution_kind(ideal: bool) -> str:
+    """What one evolution of an ensemble is, for tables: a disorder realization (ideal) or a trajectory."""
+    return "disorder realizations (exact branch)" if ideal else "trajectories"
 
 
 def run_ensemble(spec: ArraySpec, cfg: dict, ctx: StudyContext, label: str, *, init, t_final: float, time_points: int):

@@ -34,7 +34,7 @@ from ..errors import require
 from ..physics.model import ArraySpec, Reset
 from ..physics.units import to_time
 from .base import Study, StudyContext, finite_or_none, save_figure, time_json
-from .common import (CURVES, DECAYS, FITTED, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings,
+from .common import (evolution_kind, CURVES, DECAYS, FITTED, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings,
                      json_list, nan_if_none, positive_int, pyplot, run_ensemble, spec_of, us_per_J)
 
 #: the two ensembles of a point: initial states, and the observables read from each
@@ -278,7 +278,7 @@ class DecaySweep(Study):
 
         for c in summary["conditions"]:
             e = summary["ensembles"][c]
-            kind = "disorder realizations (exact branch)" if e["estimator"] == "branch" else "sampled trajectories"
+            kind = evolution_kind(c == "ideal")
             lines += ["", f"{c} conditions ({e['evolutions']} {kind} per point)"]
             second = "W (J)" if self.dim == "disorder" else "G (J)"
             lines.append(f"{head:>12} {second:>8} {'T_prop':>9} {'T_star':>17} {'T1':>17} {'T2':>17}")

@@ -15,7 +15,7 @@ import xarray as xr
 from ..errors import require
 from ..physics.units import to_time
 from .base import Study, StudyContext, save_figure
-from .common import (PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list, positive_int, pyplot,
+from .common import (evolution_kind, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list, positive_int, pyplot,
                      run_ensemble, spec_of, us_per_J)
 
 
@@ -107,7 +107,7 @@ class Dynamics(Study):
         lines = [
             f"dynamics: leakage from |2> on site 1, L = {summary['parameters']['L']}, {summary['parameters']['reset']} reset, "
             f"{summary['conditions']} conditions, {summary['evolutions']} "
-            f"{'realizations' if summary['estimator'] == 'branch' else 'trajectories'} per rate; "
+            f"{evolution_kind(summary['conditions'] == 'ideal')} per rate; "
             f"T_prop = {summary['T_prop_J']:.4g}/J = {summary['T_prop_us']:.3g} us",
             "",
             f"{'G':>8} {'tJ':>8} {'t (us)':>8} {'P_star^(1)':>17} {'P_star^(L)':>17}",

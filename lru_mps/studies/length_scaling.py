@@ -53,6 +53,7 @@ from ..run.seeding import disorder_rng
 from ..run.trajectories import engine_mix, format_mix
 from ..run.simulate import simulate
 from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, save_figure, time_json
+from .common import ensemble_settings
 
 HELP = """T_prop, T_star, T1, T2 and the localization length xi vs the array length L.
 
@@ -129,7 +130,7 @@ def _compute(cfg: dict, ctx: StudyContext):
                 trajectories=n_real if ideal else int(cfg["trajectories"]),
                 seed=seed,
                 engine=cfg["engine"],
-                estimator="branch" if ideal else "sampled",
+                estimator=ensemble_settings(spec, {"realizations": n_real, "trajectories": cfg["trajectories"]})[0],
                 engine_options=engine_options(cfg, spec),
                 **ctx.run_options(f"{cond} L={L}"),
             )

@@ -37,7 +37,7 @@ from ..physics.model import Reset
 from ..physics.units import to_rate, to_time
 from ..run.settings import feedback_path
 from .base import Study, StudyContext, finite_or_none, save_figure
-from .common import (PAPER_OPTIMA_J, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list,
+from .common import (evolution_kind, PAPER_OPTIMA_J, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list,
                      positive_int, pyplot, run_ensemble, spec_of, us_per_J)
 
 
@@ -119,7 +119,7 @@ class RateSweep(Study):
         lines = [
             f"rate-sweep: array leakage P_star^(L)(t = {t:g}/J = {summary['t_eval_us']:.3g} us) vs reset rate G, "
             f"L = {summary['parameters']['L']}, {summary['conditions']} conditions, "
-            f"{summary['evolutions_per_rate']} {'realizations' if summary['estimator'] == 'branch' else 'trajectories'} per rate",
+            f"{summary['evolutions_per_rate']} {evolution_kind(summary['conditions'] == 'ideal')} per rate",
             "",
             f"{'G (J)':>10} {'G/2pi (MHz)':>12} " + " ".join(f"{k:>17}" for k in kinds),
         ]
