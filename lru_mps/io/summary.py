@@ -36,7 +36,8 @@ def format_summary(result: SimulationResult) -> str:
         + (_BRANCH_NOTE[spec.reset.kind in ("periodic", "random")] if s.estimator == "branch" else "")
         + f"  trajectories={result.completed}  seed={s.seed}  "
         f"t_final={s.times[-1]:g}/J ({time_to_us(s.times[-1], spec.J_hz):.3g} us)",
-        f"fit window: t > (L-1) T_prop = {fit_window_start(result):.4g}/J",
+        f"fit windows: T_star t > (L-1) T_prop = {fit_window_start(result):.4g}/J, "
+        f"T1 and T2 t > T_prop = {fit_window_start(result, 'T1'):.4g}/J",
     ]
     mix = format_engine_mix(result.diagnostics)
     if mix:
