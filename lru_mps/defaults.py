@@ -44,7 +44,12 @@ RUN = {
     "engine": "auto",
     "estimator": "auto",
     "backend": "numpy",
+    # thinning of the thermal sample's hot tail (rows with >= HOT_TAIL_FROM thermal excitations run with
+    # probability 1/hot_tail and weight hot_tail; 1 = off): lru_mps.run.trajectories.thin_hot_tail
+    "hot_tail": 1.0,
 }
+#: thermal excitations (|2> counts 2) from which a row belongs to the hot tail (the rows that cost most)
+HOT_TAIL_FROM = 3
 
 #: The MPS engine: time step (1/J), Trotter order, maximum bond dimension, absolute singular-value cutoff.
 #: Order 4 at dt = 0.01/J is the cheapest setting measured to keep the site populations within 1e-4 of the

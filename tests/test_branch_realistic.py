@@ -304,3 +304,23 @@ def test_sector_follows_the_batched_exact_engine(reset):
                 assert init != "coherence" or e.channel != "dephasing", e
     assert events > 12 and thermal > 0 and empty > 0, (events, thermal, empty)
     assert lost > 0 and "dephasing" in kinds, (lost, kinds)  # the branch loses weight; dephasing still sampled
+
+
+# --------------------------------------------------------------------------- the hot tail thinned (500 mK)
+def test_hot_tail_thinning_is_unbiased():
+    """Russian roulette on the thermal hot tail (hot_tail = 4: rows with >= 3 thermal excitations run with
+    probability 1/4 and weight 4, the others contribute 0) against the reference, on an array hot enough that
+    the tail is 9 % of the rows (L = 3, 500 mK); every compared quantity as above.  1500 trajectories, ~8 s."""
+    from lru_mps.defaults import HOT_TAIL_FROM
+
+    spec = _noisy(3, "periodic", temperature="500mK")
+    real = spec.draw_realization(np.random.default_rng(21))
+    settings = make_settings(spec, t_final=T_FINAL, time_points=POINTS, trajectories=1500, seed=11,
+                             engine="exact", estimator=ESTIMATOR, hot_tail=4.0)
+    weights = np.array([r.weight for i in range(1500) for r in draw(spec, settings, i, real).rows])
+    # the roulette ran: tail rows kept with weight 4, dropped ones with weight 0, the rest 1
+    assert set(np.unique(weights)) == {0.0, 1.0, 4.0}, np.unique(weights)
+    tail = np.count_nonzero(weights != 1.0) / weights.size
+    assert 0.05 < tail < 0.15 and 0.15 < np.count_nonzero(weights == 4.0) / np.count_nonzero(weights != 1.0) < 0.35
+    assert HOT_TAIL_FROM == 3
+    _check_against_reference(spec, real, trajectories=1500, cover=300.0, hot_tail=4.0)

@@ -195,10 +195,12 @@ class Row:
     branch: bool = False
     clock_rate: float = 0.0
     clock_rng: np.random.Generator | None = None
+    #: the row's weight from its initial state's sampling (1; see lru_mps.run.trajectories.thin_hot_tail)
+    weight: float = 1.0
 
 
 def start_row(spec: ArraySpec, rng: np.random.Generator, estimator: str, qubit_frequency: float,
-              clock_rate: float | None = 0.0) -> Row:
+              clock_rate: float | None = 0.0, weight: float = 1.0) -> Row:
     """A row's clock and first threshold, drawn in this order from its stream (after its thermal levels).
 
     ``estimator`` is the run's; ``clock_rate`` (:func:`~lru_mps.mcwf.kernels.branch_clock` of the row's
@@ -210,7 +212,7 @@ def start_row(spec: ArraySpec, rng: np.random.Generator, estimator: str, qubit_f
     branch = estimator == "branch" and clock_rate is not None
     clock = MeasurementClock(spec, rng)
     jumps = not branch and bool(spec.jump_channels())
-    row = Row(rng, clock, rng.random() if jumps else 0.0, qubit_frequency, branch)
+    row = Row(rng, clock, rng.random() if jumps else 0.0, qubit_frequency, branch, weight=float(weight))
     clock.draw_ahead = branch
     if branch and clock_rate > 0.0:
         row.clock_rate = float(clock_rate)
@@ -260,6 +262,8 @@ class _Loop:
         for b in np.nonzero(self.clock_rate > 0)[0]:
             self.next_tick[b] = self.rows[b].clock_rng.exponential(1.0 / self.clock_rate[b])
         self.log_weight = np.zeros(B)
+        self.row_weight = np.array([r.weight for r in self.rows], dtype=float)
+        self.weighted = bool(np.any(self.row_weight != 1.0))
         self.kept = np.array([k for k, ch in enumerate(self.channels.channels) if not ch.removes], dtype=np.intp)
         self.last_site = spec.L - 1
         self.threshold = np.array([r.threshold for r in self.rows], dtype=float)
@@ -478,6 +482,9 @@ class _Loop:
             t = self.times[k]
             weight = np.exp(self.log_weight[rows] + self.clock_rate[rows] * t)
             norm = np.where(self.sampled[rows], n2, 1.0 / weight)
+        if self.weighted:  # the initial state's sampling weights (0: a thinned row contributes nothing)
+            w = self.row_weight[rows]
+            norm = np.where(w > 0, norm / np.where(w > 0, w, 1.0), np.inf)
         self.populations[rows, k] = pops / norm[:, None, None]
         self.coherence[rows, k] = rho10 / norm * np.exp(1j * self.qubit_frequency[rows] * self.times[k])
 

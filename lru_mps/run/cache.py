@@ -38,6 +38,8 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
         "engine_options": {k: settings.engine_options[k] for k in sorted(settings.engine_options)},
         "batched": settings.batched and batch_store(get_engine(settings.engine, **settings.engine_options)) is not None,
     }
+    if settings.hot_tail != 1.0:  # (absent when off: the keys of earlier runs stay valid)
+        desc["hot_tail"] = settings.hot_tail
     if settings.backend != "numpy":  # same numbers to rounding, but not bit for bit
         desc["backend"] = settings.backend
     if realization is not None:

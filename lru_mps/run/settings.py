@@ -56,6 +56,8 @@ class RunSettings:
     #: feedback measurements: "fast" (the store's feedback trains where it offers them, lru_mps.mcwf.trains) or
     #: "reference" (one stop of the trajectory loop per measurement: the path the fast one is tested against)
     feedback: str = FEEDBACK_PATHS[0]
+    #: thinning factor of the thermal sample's hot tail (1 = off; lru_mps.run.trajectories.thin_hot_tail)
+    hot_tail: float = RUN["hot_tail"]
 
     def __post_init__(self):
         require(int(self.trajectories) == self.trajectories and self.trajectories >= 1, "trajectories",
@@ -65,6 +67,9 @@ class RunSettings:
         self.seed = int(self.seed)
         require(self.backend in BACKENDS, "backend", self.backend, f"one of {', '.join(BACKENDS)}")
         require(self.feedback in FEEDBACK_PATHS, "feedback", self.feedback, f"one of {', '.join(FEEDBACK_PATHS)}")
+        require(isinstance(self.hot_tail, (int, float)) and 1.0 <= float(self.hot_tail) < math.inf, "hot_tail",
+                self.hot_tail, "a number >= 1 (1: every thermal sample runs)")
+        self.hot_tail = float(self.hot_tail)
         if self.backend != "numpy":
             ArrayLib(self.backend)  # installed, and a GPU where one is named
 
@@ -83,6 +88,7 @@ def make_settings(
     batched: bool = True,
     backend: str = RUN["backend"],
     feedback: str = FEEDBACK_PATHS[0],
+    hot_tail: float = RUN["hot_tail"],
 ) -> RunSettings:
     """Validated run settings: 'auto' resolved, MPS options completed from :data:`lru_mps.defaults.MPS`.
 
@@ -107,6 +113,7 @@ def make_settings(
         batched=batched,
         backend=backend,
         feedback=feedback,
+        hot_tail=hot_tail,
     )
 
 

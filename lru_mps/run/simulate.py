@@ -31,6 +31,7 @@ def simulate(
     batched: bool = True,
     backend: str = RUN["backend"],
     feedback: str = FEEDBACK_PATHS[0],
+    hot_tail: float = RUN["hot_tail"],
 ) -> SimulationResult:
     """Run one ensemble: ``trajectories`` trajectories, each with its own disorder realization.
 
@@ -56,11 +57,16 @@ def simulate(
     a GPU).  ``feedback`` is 'fast' (feedback measurements in trains where
     the store offers them, :mod:`lru_mps.mcwf.trains`) or 'reference' (one
     loop stop per measurement, the path the trains are tested against).
+    ``hot_tail`` f > 1 thins the thermal sample's hot tail (rows with at
+    least :data:`~lru_mps.defaults.HOT_TAIL_FROM` thermal excitations, the
+    costly ones) by Russian roulette: such a row runs with probability 1/f
+    and weight f, else contributes 0 (unbiased;
+    :func:`lru_mps.run.trajectories.thin_hot_tail`).
     ``progress(done, total)`` is called as trajectories finish.
     """
     settings = make_settings(spec, init=init, t_final=t_final, time_points=time_points, trajectories=trajectories,
                              seed=seed, engine=engine, estimator=estimator, engine_options=engine_options,
-                             batched=batched, backend=backend, feedback=feedback)
+                             batched=batched, backend=backend, feedback=feedback, hot_tail=hot_tail)
     blocks = run_blocks(spec, settings, realization=realization, workers=workers, store=store, progress=progress,
                         client=client)
     return assemble(spec, settings, blocks)
