@@ -67,6 +67,60 @@ def check_estimator(spec: ArraySpec, estimator: str) -> str:
     return estimator
 
 
+#: the proposal weight of a jump that (by its site's populations) ends the observed excitation (guided rows)
+GUIDE_FLOOR = 0.05
+
+
+def guided_init(spec: ArraySpec, init: str, levels: np.ndarray) -> str | None:
+    """The observable a thermal row of the branch estimator is guided by ('qubit', 'leakage'), or None (sampled).
+
+    A row whose array holds thermal excitations cannot follow the branch
+    (a removal may take the thermal excitation and leave the observed one),
+    but its jumps can be *guided* (:func:`guide_weights`): every jump
+    channel is sampled on a clock with importance weights that steer away
+    from the jumps that end the observed excitation, and the measurement
+    outcomes with their Born probabilities (docs/physics.md §6.5).  The
+    qubit state only: guided leakage rows (proposal factors from the stack's
+    site populations) showed heavy-tailed weights (a band too narrow on a
+    hot array), and T_star is needed where thermal rows are few; the
+    coherence state's thermal rows are sampled too (T2 is sharp without).
+    """
+    if not np.any(np.asarray(levels)[1:] != 0) or init != "qubit":
+        return None
+    return init
+
+
+def guide_weights(table: "ChannelTable", populations: np.ndarray, observed: str) -> np.ndarray:
+    """Proposal factors u_k > 0 of a guided row's jump channels (importance sampling, docs/physics.md §6.5).
+
+    Channel k is proposed with probability ~ w_k u_k (w_k its rate times
+    <op^dag op>), the row's weight corrected by w_k / (proposal): unbiased for
+    any u_k > 0.  u_k estimates the fraction of the observable a jump leaves:
+    1 for number-conserving jumps (dephasing); for a removal at site l,
+    GUIDE_FLOOR + the share of the site's removal rate not carried by the
+    observed excitation -- the qubit's is site 1, the leakage stack's is
+    2 p_l(2) of <n_l> = p_l(1) + 2 p_l(2) -- so that removals of thermal
+    excitations are followed and those that end the observable are rare
+    (their weight then carries the small value they leave).  ``populations``
+    normalized, (L, 3).
+    """
+    u = np.ones(len(table))
+    for k, ch in enumerate(table.channels):
+        if not ch.removes:
+            continue
+        l = int(ch.site)
+        p1, p2 = populations[l, 1], populations[l, 2]
+        n = p1 + 2.0 * p2
+        if n <= 0.0:
+            continue
+        if observed == "qubit":
+            if l == 0:  # a_1 takes |1> to |0> (n_1 gone) and |2> to |1> (n_1 halved): what n_1 keeps, on average
+                u[k] = GUIDE_FLOOR + min(1.0, (2.0 * p2 / n) / n)
+        else:  # a_l takes the stack |2> to |1> (P_star gone there) and |1> to |0> (P_star kept)
+            u[k] = GUIDE_FLOOR + max(0.0, 1.0 - 2.0 * p2 / n)
+    return u
+
+
 def branch_clock(spec: ArraySpec, init: str, levels: np.ndarray) -> float | None:
     """How a row of the branch estimator runs: None = sampled, else the rate (J) of its dephasing clock.
 

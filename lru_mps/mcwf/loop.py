@@ -68,7 +68,8 @@ import numpy as np
 
 from ..physics.model import ArraySpec
 from .records import Event, EventLog, TrajectoryRecord  # noqa: F401 (the loop's API)
-from .kernels import (ESTIMATORS, ChannelTable, Clocks, MeasurementClock, UniformDraws, crossing_time, sample_index,
+from .kernels import (ESTIMATORS, ChannelTable, Clocks, MeasurementClock, UniformDraws, crossing_time, guide_weights,
+                      sample_index,
                       regular_steps, sample_outcomes, step_lengths)
 from .trains import TrainRows, run_train
 
@@ -197,10 +198,13 @@ class Row:
     clock_rng: np.random.Generator | None = None
     #: the row's weight from its initial state's sampling (1; see lru_mps.run.trajectories.thin_hot_tail)
     weight: float = 1.0
+    #: a thermal row of the branch estimator whose jumps are guided by this observable ('qubit', 'leakage'):
+    #: every jump channel on its clock (rate set at each tick), measurement outcomes drawn (kernels.guide_weights)
+    guided: str | None = None
 
 
 def start_row(spec: ArraySpec, rng: np.random.Generator, estimator: str, qubit_frequency: float,
-              clock_rate: float | None = 0.0, weight: float = 1.0) -> Row:
+              clock_rate: float | None = 0.0, weight: float = 1.0, guided: str | None = None) -> Row:
     """A row's clock and first threshold, drawn in this order from its stream (after its thermal levels).
 
     ``estimator`` is the run's; ``clock_rate`` (:func:`~lru_mps.mcwf.kernels.branch_clock` of the row's
@@ -209,12 +213,16 @@ def start_row(spec: ArraySpec, rng: np.random.Generator, estimator: str, qubit_f
     (``rng.spawn``: the row's own numbers do not move).  In branch mode the measurement clock is the stream's
     only consumer from here on, so it may draw its waiting times ahead (the same numbers).
     """
-    branch = estimator == "branch" and clock_rate is not None
+    guided = guided if estimator == "branch" and clock_rate is None else None
+    branch = estimator == "branch" and (clock_rate is not None or guided is not None)
     clock = MeasurementClock(spec, rng)
     jumps = not branch and bool(spec.jump_channels())
-    row = Row(rng, clock, rng.random() if jumps else 0.0, qubit_frequency, branch, weight=float(weight))
-    clock.draw_ahead = branch
-    if branch and clock_rate > 0.0:
+    row = Row(rng, clock, rng.random() if jumps else 0.0, qubit_frequency, branch, weight=float(weight),
+              guided=guided)
+    clock.draw_ahead = branch and guided is None  # a guided row's stream also draws measurement outcomes
+    if guided is not None:
+        row.clock_rng = rng.spawn(1)[0]  # its rate is set from its state when the loop starts
+    elif branch and clock_rate > 0.0:
         row.clock_rate = float(clock_rate)
         row.clock_rng = rng.spawn(1)[0]
     return row
@@ -262,6 +270,11 @@ class _Loop:
         for b in np.nonzero(self.clock_rate > 0)[0]:
             self.next_tick[b] = self.rows[b].clock_rng.exponential(1.0 / self.clock_rate[b])
         self.log_weight = np.zeros(B)
+        self.guided = np.array([r.guided is not None for r in self.rows], dtype=bool)
+        for b in np.nonzero(self.guided)[0]:
+            self.clock_rate[b] = self._guided_rate(int(b))
+            if self.clock_rate[b] > 0:
+                self.next_tick[b] = self.rows[b].clock_rng.exponential(1.0 / self.clock_rate[b])
         self.row_weight = np.array([r.weight for r in self.rows], dtype=float)
         self.weighted = bool(np.any(self.row_weight != 1.0))
         self.kept = np.array([k for k, ch in enumerate(self.channels.channels) if not ch.removes], dtype=np.intp)
@@ -421,6 +434,49 @@ class _Loop:
         self.threshold[b] = self.uniforms.one(b)
         self.t[b] = t
 
+    def _guided_proposal(self, b: int):
+        """(normalized channel rates w, proposal factors u, squared norm) of guided row b's state."""
+        store, table = self.store, self.channels
+        n2 = float(store.norm2(np.array([b]))[0])
+        pops = store.populations(b)
+        pops = pops / max(float(pops[0].sum()), 1e-300)
+        w = table.weights(pops, lambda site: store.rdm(b, site) / n2)
+        return w, guide_weights(table, pops, self.rows[b].guided), n2
+
+    def _guided_rate(self, b: int) -> float:
+        """The clock rate of guided row b from its state: sum_k w_k u_k (J)."""
+        if not len(self.channels):
+            return 0.0
+        w, u, _ = self._guided_proposal(b)
+        return float(np.sum(w * u))
+
+    def _guided_tick(self, b: int) -> None:
+        """A tick of guided row b's clock: channel k ~ w_k u_k, weight x sum(w u) / (Lambda u_k); new rate."""
+        store, table = self.store, self.channels
+        rng = self.rows[b].clock_rng
+        t = float(self.next_tick[b])
+        w, u, n2 = self._guided_proposal(b)
+        q = w * u
+        total = float(q.sum())
+        rate = float(self.clock_rate[b])
+        if total > 0.0 and n2 > 0.0:
+            k = sample_index(q, rng.random())
+            store.apply_jump(b, k)
+            self.log_weight[b] += math.log(n2) + math.log(total / (rate * u[k]))
+            ch = table.channels[k]
+            self.log.jump(b, t, ch.name, ch.site)
+        self.t[b] = t
+        self._guided_rerate(b, t)
+
+    def _guided_rerate(self, b: int, t: float) -> None:
+        """Guided row b's clock from time t on at the rate of its current state (a Poisson clock may change its
+        rate at any event: the next tick is drawn afresh); the weight's e^{Lambda t} continues at the new rate."""
+        new = self._guided_rate(b)
+        self.log_weight[b] += (self.clock_rate[b] - new) * t
+        self.clock_rate[b] = new
+        rng = self.rows[b].clock_rng
+        self.next_tick[b] = t + rng.exponential(1.0 / new) if new > 0 else math.inf
+
     def _tick(self, b: int) -> None:
         """A tick of branch row b's dephasing clock (rate Lambda): one number-conserving jump, with its weight.
 
@@ -432,6 +488,9 @@ class _Loop:
         branch's records.  With sum(w) = Lambda <psi|psi> (one excitation,
         the same dephasing on every site) the weight is exactly 1.
         """
+        if self.guided[b]:
+            self._guided_tick(b)
+            return
         store, table, kept = self.store, self.channels, self.kept
         rng = self.rows[b].clock_rng
         n2 = float(store.norm2(np.array([b]))[0])
@@ -457,21 +516,41 @@ class _Loop:
         """
         outcome = np.zeros(len(rows), dtype=int)  # the removal-free branch keeps outcome 0
         sampled = self.sampled[rows]
-        if sampled.all():
+        guided = self.guided[rows]
+        if guided.any():  # outcomes drawn with the Born rule; the row keeps its norm in its weight
+            g = rows[guided]
+            n2 = self.store.norm2(g)
+            outcome[guided] = sample_outcomes(self.store.last_populations(g), self.uniforms.take(g))
+            self.store.reset_last(g, outcome[guided], normalize=True)
+            self.log_weight[g] += np.log(n2)
+            for b in g[outcome[guided] != 0]:  # a removal changed the rates: the clock goes on at the new one
+                self._guided_rerate(int(b), float(self.t[b]))
+            rest = ~guided
+            self._reset_rest(rows[rest], outcome, rest, sampled[rest])
+        elif sampled.all():
             p = self.store.last_populations(rows)
             outcome = sample_outcomes(p, self.uniforms.take(rows))
             self.store.reset_last(rows, outcome, normalize=True)
-        elif not sampled.any():
-            self.store.reset_last(rows, outcome, normalize=False)
         else:
-            some = rows[sampled]
-            outcome[sampled] = sample_outcomes(self.store.last_populations(some), self.uniforms.take(some))
-            self.store.reset_last(some, outcome[sampled], normalize=True)
-            self.store.reset_last(rows[~sampled], outcome[~sampled], normalize=False)
+            self._reset_rest(rows, outcome, np.ones(len(rows), dtype=bool), sampled)
         self.log.measured(rows, self.t[rows], outcome)
         self.clocks.advance(rows)
-        if self.trains is not None:
-            run_train(self.train_rows, rows, t_k)
+        if self.trains is not None:  # (guided rows make each measurement in the loop)
+            run_train(self.train_rows, rows[~guided] if guided.any() else rows, t_k)
+
+    def _reset_rest(self, rows: np.ndarray, outcome: np.ndarray, where: np.ndarray, sampled: np.ndarray) -> None:
+        """Measure the sampled (Born outcome, normalized) and branch rows (outcome 0, not normalized) of ``rows``;
+        their outcomes go to ``outcome[where]``."""
+        if not len(rows):
+            return
+        if sampled.any():
+            some = rows[sampled]
+            got = sample_outcomes(self.store.last_populations(some), self.uniforms.take(some))
+            idx = np.nonzero(where)[0][sampled]
+            outcome[idx] = got
+            self.store.reset_last(some, got, normalize=True)
+        if (~sampled).any():
+            self.store.reset_last(rows[~sampled], np.zeros(int(np.count_nonzero(~sampled)), dtype=int), normalize=False)
 
     def _record(self, k: int, rows: np.ndarray) -> None:
         """Populations and coherence of the rows at times[k] (normalized in sampled mode)."""

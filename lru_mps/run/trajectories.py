@@ -29,7 +29,7 @@ from ..defaults import HOT_TAIL_FROM
 from ..engines import batch_store, get_engine
 from ..engines.auto import PerTrajectoryEngine
 from ..errors import require
-from ..mcwf.kernels import branch_clock
+from ..mcwf.kernels import branch_clock, guided_init
 from ..mcwf.loop import Row, TrajectoryRecord, run_rows, start_row
 from ..mcwf.states import StateList
 from ..physics.model import ArraySpec, Realization, product_state
@@ -65,7 +65,8 @@ def draw(spec: ArraySpec, settings, index: int, realization: Realization | None 
         sites = [np.asarray(v, dtype=complex) for v in product_state(init, levels)]
         per_init.append(sum(int(np.nonzero(v)[0].max()) for v in sites))
         products.append(sites)
-        rows.append(start_row(spec, rng, settings.estimator, wq, branch_clock(spec, init, levels), weight))
+        rows.append(start_row(spec, rng, settings.estimator, wq, branch_clock(spec, init, levels), weight,
+                              guided_init(spec, init, levels)))
     return Draw(index, real, products, rows, max(per_init), per_init)
 
 
