@@ -2,13 +2,17 @@
 
 Physics (docs/physics.md §8, §10, §11).  For each array length L and each
 condition (ideal, realistic) one ensemble is run from the three initial
-states: in ideal conditions with the removal-free branch estimator (one
-exact evolution per disorder realization), in realistic conditions with
-sampled trajectories.  Per L it reports
+states with the branch estimator (docs/physics.md §6.5): in ideal
+conditions one exact evolution per disorder realization, in realistic
+conditions ``trajectories`` per L, the empty-array ones on the branch
+(removals integrated out, dephasing on a clock), the thermal ones of the
+qubit state guided, the others sampled, the thermal hot tail thinned
+(``hot_tail``).  Per L it reports
 
 * T_prop = pi / (2 J_prop) (formula) and the transit (L-1) T_prop;
 * T_star, T1, T2 from fits A exp(-t/tau) of the ensemble curves P_star^(L),
-  <n_1> and 2C over t > (L-1) T_prop (jackknife errors);
+  <n_1> and 2C (T_star over t > (L-1) T_prop, T1 and T2 over t > T_prop;
+  jackknife errors);
 * in ideal conditions, per realization, the qubit's decay rates from the
   removal-free branch (:mod:`lru_mps.analysis.localization`): exact in the N = 1
   sector where double precision resolves them, and continued in log space
@@ -26,8 +30,7 @@ so that the late-time window covers the slow leakage tail; under realistic
 conditions every decay is bounded by the hardware (T1 -> T1q, T2 -> T2q,
 a leakage stack decays by itself in T1q/2), so there it runs to
 (L-1) T_prop + ``realistic_t_after``.  Realistic conditions run on
-``realistic_lengths`` (default L = 2..6, 8, 10, 12, 16, 20) with sampled
-trajectories: exact engine to L = 6, then the per-trajectory policy of
+``realistic_lengths`` (default L = 2..6, 8, 10, 12, 16, 20): exact engine to L = 6, then the per-trajectory policy of
 ``--engine auto`` (the exact fixed-N sector engine for every trajectory whose
 thermal sample keeps its largest sector small, which at 100 mK is nearly
 all of them, MPS for the rest; the summary gives the mix per L).  The
@@ -62,8 +65,8 @@ in ideal conditions (per-realization qubit rates from the removal-free
 branch, past the floating-point floor by a log-space continuation; xi from
 ln T1_typical = a + L/xi against the transfer-matrix and strong-disorder
 values) and L = 2..6, 8, 10, 12, 16, 20 under realistic conditions (T1q,
-Tphi, 100 mK; sampled trajectories on the exact engine, then on the sector
-or MPS engine per trajectory), with the hardware limits T1q, T2q and where
+Tphi, 100 mK; trajectories of the branch estimator on the exact engine,
+then on the sector or MPS engine per trajectory), with the hardware limits T1q, T2q and where
 leakage removal stops paying.  Extends paper Fig. 3c,f to long arrays.
 --quick: seconds.
 """
@@ -132,6 +135,7 @@ def _compute(cfg: dict, ctx: StudyContext):
                 engine=cfg["engine"],
                 estimator=ensemble_settings(spec, {"realizations": n_real, "trajectories": cfg["trajectories"]})[0],
                 engine_options=engine_options(cfg, spec),
+                hot_tail=float(cfg.get("hot_tail", 1.0)),
                 **ctx.run_options(f"{cond} L={L}"),
             )
             engines[(cond, L)] = res.settings.engine

@@ -4,10 +4,12 @@ Physics (docs/physics.md §5, §8).  The array's sites 2..L start in the J = 0
 Gibbs product state at temperature T (the qubit is prepared); a thermal
 excitation in the way of a leakage stack changes its transport, and thermal
 excitations add to the excitation number N, which no channel raises again.
-For every length L and temperature T one ensemble of sampled trajectories
-(three initial states) runs to (L-1) T_prop + ``t_after`` under the model's
-hardware noise (default: the paper's T1q = 16.7 us and Tphi = 10 us), and
-T_star, T1, T2 are fitted over t > (L-1) T_prop (jackknife errors;
+For every length L and temperature T one ensemble of trajectories of the
+branch estimator (three initial states; docs/physics.md §6.5: the thermal
+rows are guided or sampled) runs to (L-1) T_prop + ``t_after`` under the
+model's hardware noise (default: the paper's T1q = 16.7 us and Tphi = 10 us),
+and T_star, T1, T2 are fitted (T_star over t > (L-1) T_prop, T1 and T2 over
+t > T_prop; jackknife errors;
 :func:`lru_mps.analysis.decay.decay_times`).  Engines: exact to L = 6, then
 the per-trajectory policy of ``--engine auto`` (sector engine where the
 sampled state's largest sector is small, MPS otherwise; the summary gives
