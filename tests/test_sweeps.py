@@ -184,7 +184,7 @@ def test_decay_sweep_outputs(quick, name, dim, key):
     values = STUDIES[name].QUICK[key]
     P = len(values)
     assert s["conditions"] == ["ideal", "realistic"]
-    assert s["ensembles"]["ideal"]["estimator"] == "branch" and s["ensembles"]["realistic"]["estimator"] == "sampled"
+    assert s["ensembles"]["ideal"]["estimator"] == "branch" and s["ensembles"]["realistic"]["estimator"] == "branch"
     if dim == "disorder":
         assert s["disorders_MHz"] == pytest.approx([float(v.removesuffix("MHz")) for v in values])
         assert s["disorders_J"] == pytest.approx([float(v.removesuffix("MHz")) / 5.0 for v in values])
