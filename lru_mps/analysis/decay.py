@@ -111,7 +111,7 @@ def fit_window(name: str, result: SimulationResult) -> tuple[float, float]:
     return start, float(t[bad[0] - 1]) if bad[0] > 0 else -math.inf
 
 
-def fit_decay(name: str, result: SimulationResult, curve=None) -> FitResult:
+def fit_decay(name: str, result: SimulationResult, curve=None, window=None) -> FitResult:
     """The fit of decay time ``name`` (T_star, T1 or T2) on ``result``'s time grid and window.
 
     A exp(-t/tau) over :func:`fit_window` ((L-1) T_prop to the end of the
@@ -124,7 +124,7 @@ def fit_decay(name: str, result: SimulationResult, curve=None) -> FitResult:
     obs, factor = DECAY_OBSERVABLE[name]
     ms = result.observable(obs)
     y = ms.mean if curve is None else np.asarray(curve, dtype=float)
-    start, end = fit_window(name, result)
+    start, end = fit_window(name, result) if window is None else window
     return fit_exponential(result.times, factor * y, factor * ms.sem, t_start=start, t_end=end)
 
 
@@ -167,7 +167,11 @@ def decay_times(result: SimulationResult) -> dict[str, DecayTime | None]:
             continue
         error = fit.tau_err
         if partial:
-            taus = np.array([fit_decay(name, r).tau for r in partial])
+            # realistic branch runs: the leave-one-out fits over the full result's window (a data-dependent end
+            # moving with each left-out block would add its own scatter to the error)
+            same = None if result.settings.estimator == "sampled" or result.spec.conditions.ideal else \
+                fit_window(name, result)
+            taus = np.array([fit_decay(name, r, window=same).tau for r in partial])
             taus = taus[np.isfinite(taus)]
             B = len(partial)
             if len(taus) < B:
