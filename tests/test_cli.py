@@ -36,7 +36,7 @@ def test_simulate_json_contract(tmp_path):
     assert tp["value_us"] == pytest.approx(tp["value_J"] * 0.0318309886, rel=1e-8)
     p = data["parameters"]
     assert p["L"] == 2 and p["reset"] == "periodic" and p["rate_J"] == pytest.approx(0.03)
-    assert p["estimator"] == "sampled"  # realistic conditions by default
+    assert p["estimator"] == "branch"  # realistic conditions by default: auto = branch (exact under noise too)
     ds = load_dataset(out)
     np.testing.assert_allclose(ds["leakage_array_mean"].values, data["observables"]["leakage_array"]["mean"])
     assert ds.attrs["L"] == 2 and ds.attrs["reset"] == "periodic"
@@ -65,7 +65,7 @@ def test_simulate_summary_and_units():
         (["--hopping", "5parsec"], "--hopping=5parsec is not allowed"),
         (["--t-final", "10 fortnights"], "--t-final=10 fortnights is not allowed"),
         (["--t-final", "-1us"], "--t-final=-1us (= -31.42/J) is not allowed"),
-        (["--conditions", "ideal", "--estimator", "branch", "--t1", "10us"], "--estimator=branch is not allowed"),
+        (["--time-points", "1"], "--time-points=1 is not allowed"),
         (["-L", "9", "--engine", "exact"], "--length=9 is not allowed"),
         (["--engine", "mps", "--dt", "0.5/J"], "--dt=0.5/J is not allowed"),
         (["--engine", "mps", "--max-bond", "0"], "--max-bond=0 is not allowed"),

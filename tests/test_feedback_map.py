@@ -146,14 +146,14 @@ def test_trains_with_expm_fallback(monkeypatch):
 
 def test_measurement_on_a_grid_time_records_first(monkeypatch):
     """A train that ends exactly on a grid time leaves that measurement for after the record."""
-    import lru_mps.mcwf.loop as loop
+    import lru_mps.mcwf.rows as rows
 
-    class OnGrid(loop.MeasurementClock):
+    class OnGrid(rows.MeasurementClock):
         def __init__(self, spec, rng):
             super().__init__(spec, rng)
             self.next = 0.5  # period 0.25, grid step 2: every grid time is a measurement time
 
-    monkeypatch.setattr(loop, "MeasurementClock", OnGrid)
+    monkeypatch.setattr(rows, "MeasurementClock", OnGrid)
     spec = ArraySpec(L=3, W=4.0, reset=Reset("periodic", 4.0), conditions=Conditions())
     measurements, trained = _compare(spec, time_grid(20.0, 11), 4, monkeypatch)
     assert trained > 0.5 * measurements

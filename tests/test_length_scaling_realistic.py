@@ -85,4 +85,4 @@ def test_disorder_sweep_accepts_realistic_L8(tmp_path):
                 t_final="0.3us", leakage_tail_tprop=1.0)
     s = run_study("disorder-sweep", StudyContext(out=tmp_path, workers=1), overrides=over).summary
     assert s["parameters"]["L"] == 8 and s["conditions"] == ["realistic"]
-    assert s["ensembles"]["realistic"]["estimator"] == "sampled"
+    assert s["ensembles"]["realistic"]["estimator"] == "branch"

@@ -98,7 +98,7 @@ def test_paper_fig3_working_point(tmp_path):
         got["T_star"]
     # T1: within 3 sigma of the range of windows the paper's description allows
     taus = _refits(res.dataset.sel(conditions="realistic"), "qubit_population", 1.0)
-    assert got["T1"]["value_us"] == pytest.approx(taus[-1], rel=1e-9)  # the study's own window is one of them
+    assert np.min(np.abs(taus - got["T1"]["value_us"])) <= 1e-9 * got["T1"]["value_us"]  # the study's is one of them
     assert taus.min() - 3 * sigma("T1") <= PAPER_US["T1"] <= taus.max() + 3 * sigma("T1"), (taus, got["T1"])
     # T2: a real difference of +3 % (docstring); bounds only: not below the paper's, not above T2q
     T2q = 1.0 / (1.0 / (2 * T1Q_US) + 1.0 / TPHI_US)

@@ -53,17 +53,19 @@ DYNAMIC_RANGE = 100.0
 
 
 def fit_window_start(result: SimulationResult, name: str = "T_star") -> float:
-    """Start of decay time ``name``'s window (1/J): T_star after the transit (L-1) T_prop, T1 and T2 after one
-    hop T_prop (docs/physics.md §8).
+    """Start of decay time ``name``'s window (1/J): T_star after the transit (L-1) T_prop; T1 and T2 after one
+    hop T_prop under hardware noise, after the transit in ideal conditions (docs/physics.md §8).
 
     The leakage starts its exponential decay only once it has crossed the
     array.  The qubit's decay has no transit: its own dynamics (hybridization
     with the array, ~1/W) is over long before T_prop, and the paper fits
     "after the initial dynamics beyond T_prop".  Starting T1 and T2 at the
     transit instead throws away the early curve: at L = 20 the window would
-    open at 24 us, after 1.4 T1q, where only the tail of <n_1> is left.
+    open at 24 us, after 1.4 T1q, where only the tail of <n_1> is left.  In
+    ideal conditions the qubit decays only by tunnelling through the array
+    to the reset site, and the transit window stays.
     """
-    if name == "T_star":
+    if name == "T_star" or result.spec.conditions.ideal:
         return (result.spec.L - 1) * result.spec.T_prop
     return result.spec.T_prop
 

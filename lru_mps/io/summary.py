@@ -37,7 +37,7 @@ def format_summary(result: SimulationResult) -> str:
         + f"  trajectories={result.completed}  seed={s.seed}  "
         f"t_final={s.times[-1]:g}/J ({time_to_us(s.times[-1], spec.J_hz):.3g} us)",
         f"fit windows: T_star t > (L-1) T_prop = {fit_window_start(result):.4g}/J, "
-        f"T1 and T2 t > T_prop = {fit_window_start(result, 'T1'):.4g}/J",
+        f"T1 and T2 t > {fit_window_start(result, 'T1'):.4g}/J",
     ]
     mix = format_engine_mix(result.diagnostics)
     if mix:

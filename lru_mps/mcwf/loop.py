@@ -60,17 +60,16 @@ above.  The numbers are the same either way.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 import numpy as np
 
 from ..physics.model import ArraySpec
 from .records import Event, EventLog, TrajectoryRecord  # noqa: F401 (the loop's API)
-from .kernels import (ESTIMATORS, ChannelTable, Clocks, MeasurementClock, UniformDraws, crossing_time, guide_weights,
-                      sample_index,
+from .kernels import (ESTIMATORS, ChannelTable, Clocks, UniformDraws, crossing_time, sample_index,
                       regular_steps, sample_outcomes, step_lengths)
+from .branch_clocks import BranchClocks
+from .rows import Row, start_row  # noqa: F401 (the loop's API)
 from .trains import TrainRows, run_train
 
 
@@ -177,57 +176,6 @@ class PoissonSteps(Protocol):
         """Put the rows' states (the accepted steps only) back into the store."""
 
 
-@dataclass
-class Row:
-    """The per-trajectory state of the algorithm: random stream, clock, jump threshold, qubit frequency (J).
-
-    ``branch`` rows follow the removal-free branch (docs/physics.md §6.5):
-    no waiting-time jumps, every measurement gives n = 0, nothing
-    renormalized.  A branch row with ``clock_rate`` Lambda > 0 samples its
-    number-conserving jumps (dephasing) at the times of a Poisson clock of
-    rate Lambda drawn from ``clock_rng``, and carries the importance weight
-    of that choice: the recorded values are <psi|O|psi> x exp(log_weight + Lambda t).
-    """
-
-    rng: np.random.Generator
-    clock: MeasurementClock
-    threshold: float
-    qubit_frequency: float
-    branch: bool = False
-    clock_rate: float = 0.0
-    clock_rng: np.random.Generator | None = None
-    #: the row's weight from its initial state's sampling (1; see lru_mps.run.trajectories.thin_hot_tail)
-    weight: float = 1.0
-    #: a thermal row of the branch estimator whose jumps are guided by this observable ('qubit', 'leakage'):
-    #: every jump channel on its clock (rate set at each tick), measurement outcomes drawn (kernels.guide_weights)
-    guided: str | None = None
-
-
-def start_row(spec: ArraySpec, rng: np.random.Generator, estimator: str, qubit_frequency: float,
-              clock_rate: float | None = 0.0, weight: float = 1.0, guided: str | None = None) -> Row:
-    """A row's clock and first threshold, drawn in this order from its stream (after its thermal levels).
-
-    ``estimator`` is the run's; ``clock_rate`` (:func:`~lru_mps.mcwf.kernels.branch_clock` of the row's
-    initial state) says how a row of the branch estimator runs: None = sampled, else on the branch with a
-    dephasing clock of that rate (J; 0 = none), whose times and choices come from a child stream of ``rng``
-    (``rng.spawn``: the row's own numbers do not move).  In branch mode the measurement clock is the stream's
-    only consumer from here on, so it may draw its waiting times ahead (the same numbers).
-    """
-    guided = guided if estimator == "branch" and clock_rate is None else None
-    branch = estimator == "branch" and (clock_rate is not None or guided is not None)
-    clock = MeasurementClock(spec, rng)
-    jumps = not branch and bool(spec.jump_channels())
-    row = Row(rng, clock, rng.random() if jumps else 0.0, qubit_frequency, branch, weight=float(weight),
-              guided=guided)
-    clock.draw_ahead = branch and guided is None  # a guided row's stream also draws measurement outcomes
-    if guided is not None:
-        row.clock_rng = rng.spawn(1)[0]  # its rate is set from its state when the loop starts
-    elif branch and clock_rate > 0.0:
-        row.clock_rate = float(clock_rate)
-        row.clock_rng = rng.spawn(1)[0]
-    return row
-
-
 def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], estimator: str,
              keep_states: bool = False) -> list[TrajectoryRecord]:
     """Run the trajectories of ``rows`` (whose states are ``store``'s rows, in order) over the grid ``times``."""
@@ -265,19 +213,12 @@ class _Loop:
         self.channels = ChannelTable.of(spec)
         self.jumps = bool(self.sampled.any()) and len(self.channels) > 0
         # branch rows' dephasing clocks: rate, next time, log of the importance weight (Row)
-        self.clock_rate = np.array([r.clock_rate for r in self.rows], dtype=float)
-        self.next_tick = np.full(B, np.inf)
-        for b in np.nonzero(self.clock_rate > 0)[0]:
-            self.next_tick[b] = self.rows[b].clock_rng.exponential(1.0 / self.clock_rate[b])
-        self.log_weight = np.zeros(B)
-        self.guided = np.array([r.guided is not None for r in self.rows], dtype=bool)
-        for b in np.nonzero(self.guided)[0]:
-            self.clock_rate[b] = self._guided_rate(int(b))
-            if self.clock_rate[b] > 0:
-                self.next_tick[b] = self.rows[b].clock_rng.exponential(1.0 / self.clock_rate[b])
+        # branch rows' clocks (dephasing; every channel for guided rows) and importance weights
+        self.branch = BranchClocks(store, self.channels, self.rows)
+        self.next_tick = self.branch.next_tick  # (shared array)
+        self.guided = self.branch.guided
         self.row_weight = np.array([r.weight for r in self.rows], dtype=float)
         self.weighted = bool(np.any(self.row_weight != 1.0))
-        self.kept = np.array([k for k, ch in enumerate(self.channels.channels) if not ch.removes], dtype=np.intp)
         self.last_site = spec.L - 1
         self.threshold = np.array([r.threshold for r in self.rows], dtype=float)
         self.clocks = Clocks([r.clock for r in self.rows])
@@ -434,79 +375,9 @@ class _Loop:
         self.threshold[b] = self.uniforms.one(b)
         self.t[b] = t
 
-    def _guided_proposal(self, b: int):
-        """(normalized channel rates w, proposal factors u, squared norm) of guided row b's state."""
-        store, table = self.store, self.channels
-        n2 = float(store.norm2(np.array([b]))[0])
-        pops = store.populations(b)
-        pops = pops / max(float(pops[0].sum()), 1e-300)
-        w = table.weights(pops, lambda site: store.rdm(b, site) / n2)
-        return w, guide_weights(table, pops, self.rows[b].guided), n2
-
-    def _guided_rate(self, b: int) -> float:
-        """The clock rate of guided row b from its state: sum_k w_k u_k (J)."""
-        if not len(self.channels):
-            return 0.0
-        w, u, _ = self._guided_proposal(b)
-        return float(np.sum(w * u))
-
-    def _guided_tick(self, b: int) -> None:
-        """A tick of guided row b's clock: channel k ~ w_k u_k, weight x sum(w u) / (Lambda u_k); new rate."""
-        store, table = self.store, self.channels
-        rng = self.rows[b].clock_rng
-        t = float(self.next_tick[b])
-        w, u, n2 = self._guided_proposal(b)
-        q = w * u
-        total = float(q.sum())
-        rate = float(self.clock_rate[b])
-        if total > 0.0 and n2 > 0.0:
-            k = sample_index(q, rng.random())
-            store.apply_jump(b, k)
-            self.log_weight[b] += math.log(n2) + math.log(total / (rate * u[k]))
-            ch = table.channels[k]
-            self.log.jump(b, t, ch.name, ch.site)
-        self.t[b] = t
-        self._guided_rerate(b, t)
-
-    def _guided_rerate(self, b: int, t: float) -> None:
-        """Guided row b's clock from time t on at the rate of its current state (a Poisson clock may change its
-        rate at any event: the next tick is drawn afresh); the weight's e^{Lambda t} continues at the new rate."""
-        new = self._guided_rate(b)
-        self.log_weight[b] += (self.clock_rate[b] - new) * t
-        self.clock_rate[b] = new
-        rng = self.rows[b].clock_rng
-        self.next_tick[b] = t + rng.exponential(1.0 / new) if new > 0 else math.inf
-
     def _tick(self, b: int) -> None:
-        """A tick of branch row b's dephasing clock (rate Lambda): one number-conserving jump, with its weight.
-
-        Importance sampling of the dephasing records (docs/physics.md §6.5):
-        the jump times come from the clock instead of the norm, channel k
-        with probability w_k / sum(w) (w_k = rate_k <op_k^dag op_k>), and the
-        row's weight gains sum(w) / (Lambda <psi|psi>) here and e^{Lambda t}
-        between ticks, so that weight x <psi|O|psi> has the mean of the
-        branch's records.  With sum(w) = Lambda <psi|psi> (one excitation,
-        the same dephasing on every site) the weight is exactly 1.
-        """
-        if self.guided[b]:
-            self._guided_tick(b)
-            return
-        store, table, kept = self.store, self.channels, self.kept
-        rng = self.rows[b].clock_rng
-        n2 = float(store.norm2(np.array([b]))[0])
-        pops = store.populations(b)
-        pops = pops / max(float(pops[0].sum()), 1e-300)  # normalized (stores give <psi|m_l|psi> or normalized)
-        w = table.weights(pops, lambda site: store.rdm(b, site) / n2)[kept]
-        total = float(w.sum())
-        t = float(self.next_tick[b])
-        if total > 0.0 and n2 > 0.0:
-            k = int(kept[sample_index(w, rng.random())])
-            store.apply_jump(b, k)
-            self.log_weight[b] += math.log(n2) + math.log(total / self.clock_rate[b])
-            ch = table.channels[k]
-            self.log.jump(b, t, ch.name, ch.site)
-        self.t[b] = t
-        self.next_tick[b] = t + rng.exponential(1.0 / self.clock_rate[b])
+        """A tick of branch row b's clock at its time (:class:`~lru_mps.mcwf.branch_clocks.BranchClocks`)."""
+        self.t[b] = self.branch.tick(b, self.log)
 
     def _measure(self, rows: np.ndarray, t_k: float) -> None:
         """Feedback measurement of n_L and |0><n|_L for each row, then its next clock time.
@@ -522,9 +393,7 @@ class _Loop:
             n2 = self.store.norm2(g)
             outcome[guided] = sample_outcomes(self.store.last_populations(g), self.uniforms.take(g))
             self.store.reset_last(g, outcome[guided], normalize=True)
-            self.log_weight[g] += np.log(n2)
-            for b in g[outcome[guided] != 0]:  # a removal changed the rates: the clock goes on at the new one
-                self._guided_rerate(int(b), float(self.t[b]))
+            self.branch.measured(g, n2, outcome[guided], self.t)
             rest = ~guided
             self._reset_rest(rows[rest], outcome, rest, sampled[rest])
         elif sampled.all():
@@ -559,7 +428,7 @@ class _Loop:
             norm = n2
         else:  # branch rows: unnormalized, times their dephasing clocks' weights
             t = self.times[k]
-            weight = np.exp(self.log_weight[rows] + self.clock_rate[rows] * t)
+            weight = self.branch.weights(rows, t)
             norm = np.where(self.sampled[rows], n2, 1.0 / weight)
         if self.weighted:  # the initial state's sampling weights (0: a thinned row contributes nothing)
             w = self.row_weight[rows]
