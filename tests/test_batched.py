@@ -14,7 +14,7 @@ by one ulp -- drift apart by more than 1e-10.
 import numpy as np
 import pytest
 
-import lru_mps.mcwf.loop as loop
+import lru_mps.mcwf.rows as rows_module
 from lru_mps.engines.common import eigen
 from lru_mps.engines.exact import batch as exact_batch
 from helpers import batched, one, records_differ
@@ -98,12 +98,12 @@ def test_batch_size_does_not_matter():
 def test_measurement_at_a_grid_time_records_first(monkeypatch, estimator, conditions):
     """Measurement times on grid points: record before measuring (both engines use the patched clock)."""
 
-    class OnGrid(loop.MeasurementClock):
+    class OnGrid(rows_module.MeasurementClock):
         def __init__(self, spec, rng):
             super().__init__(spec, rng)
             self.next = 6.0  # grid step 2, period 1/G = 4: every measurement is on a grid point
 
-    monkeypatch.setattr(loop, "MeasurementClock", OnGrid)
+    monkeypatch.setattr(rows_module, "MeasurementClock", OnGrid)
     spec = ArraySpec(L=3, W=4.0, reset=Reset("periodic", 0.25), conditions=conditions)
     assert _compare(spec, estimator, n=8, times=time_grid(60.0, 31)) > 0
 
