@@ -63,7 +63,7 @@ class BranchClocks:
         store, table, kept = self.store, self.table, self.kept
         rng = self.rows[b].clock_rng
         t = float(self.next_tick[b])
-        w, n2 = self._rates(b)
+        w, n2, _ = self._rates(b)
         w = w[kept]
         total = float(w.sum())
         if total > 0.0 and n2 > 0.0:
@@ -84,18 +84,17 @@ class BranchClocks:
 
     # ------------------------------------------------------------------ guided rows
     def _rates(self, b: int):
-        """(rate_k <op_k^dag op_k> of row b's normalized state per channel, its squared norm)."""
+        """(rate_k <op_k^dag op_k> of row b's normalized state per channel, its squared norm, its normalized
+        site populations)."""
         store = self.store
         n2 = float(store.norm2(np.array([b]))[0])
         pops = store.populations(b)
         pops = pops / max(float(pops[0].sum()), 1e-300)  # normalized (stores give <psi|m_l|psi> or normalized)
-        return self.table.weights(pops, lambda site: store.rdm(b, site) / n2), n2
+        return self.table.weights(pops, lambda site: store.rdm(b, site) / n2), n2, pops
 
     def _proposal(self, b: int):
         """(rates w, proposal factors u, squared norm) of guided row b."""
-        w, n2 = self._rates(b)
-        pops = self.store.populations(b)
-        pops = pops / max(float(pops[0].sum()), 1e-300)
+        w, n2, pops = self._rates(b)
         return w, guide_weights(self.table, pops, self.rows[b].guided), n2
 
     def _guided_rate(self, b: int) -> float:
