@@ -45,8 +45,11 @@ RUN = {
     "estimator": "auto",
     "backend": "numpy",
     # thinning of the thermal sample's hot tail (rows with >= HOT_TAIL_FROM thermal excitations run with
-    # probability 1/hot_tail and weight hot_tail; 1 = off): lru_mps.run.trajectories.thin_hot_tail
+    # probability 1/hot_tail and weight hot_tail; 1 = off): lru_mps.run.thermal_sample.thin_hot_tail
     "hot_tail": 1.0,
+    # the leakage start's rows with a thermally excited array are drawn with this many times their natural odds
+    # (weights keep every mean exact; 1 = the natural Gibbs sample): lru_mps.run.thermal_sample.stratified_levels
+    "leakage_thermal_odds": 1.0,
 }
 #: thermal excitations (|2> counts 2) from which a row belongs to the hot tail (the rows that cost most)
 HOT_TAIL_FROM = 3

@@ -35,7 +35,7 @@ class Row:
     branch: bool = False
     clock_rate: float = 0.0
     clock_rng: np.random.Generator | None = None
-    #: the row's weight from its initial state's sampling (1; see lru_mps.run.trajectories.thin_hot_tail)
+    #: the row's weight from its initial state's sampling (1; see lru_mps.run.thermal_sample.thin_hot_tail)
     weight: float = 1.0
     #: a thermal row of the branch estimator whose jumps are guided by this observable ('qubit', 'leakage'):
     #: every jump channel on its clock (rate set at each tick), measurement outcomes drawn (kernels.guide_weights)

@@ -40,6 +40,8 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
     }
     if settings.hot_tail != 1.0:  # (absent when off: the keys of earlier runs stay valid)
         desc["hot_tail"] = settings.hot_tail
+    if settings.leakage_thermal_odds != 1.0 and "leakage" in settings.inits:
+        desc["leakage_thermal_odds"] = settings.leakage_thermal_odds
     if settings.backend != "numpy":  # same numbers to rounding, but not bit for bit
         desc["backend"] = settings.backend
     if realization is not None:

@@ -56,8 +56,11 @@ class RunSettings:
     #: feedback measurements: "fast" (the store's feedback trains where it offers them, lru_mps.mcwf.trains) or
     #: "reference" (one stop of the trajectory loop per measurement: the path the fast one is tested against)
     feedback: str = FEEDBACK_PATHS[0]
-    #: thinning factor of the thermal sample's hot tail (1 = off; lru_mps.run.trajectories.thin_hot_tail)
+    #: thinning factor of the thermal sample's hot tail (1 = off; lru_mps.run.thermal_sample.thin_hot_tail)
     hot_tail: float = RUN["hot_tail"]
+    #: odds factor of the leakage start's rows with a thermally excited array (1 = natural;
+    #: lru_mps.run.thermal_sample.stratified_levels)
+    leakage_thermal_odds: float = RUN["leakage_thermal_odds"]
 
     def __post_init__(self):
         require(int(self.trajectories) == self.trajectories and self.trajectories >= 1, "trajectories",
@@ -70,6 +73,10 @@ class RunSettings:
         require(isinstance(self.hot_tail, (int, float)) and 1.0 <= float(self.hot_tail) < math.inf, "hot_tail",
                 self.hot_tail, "a number >= 1 (1: every thermal sample runs)")
         self.hot_tail = float(self.hot_tail)
+        odds = self.leakage_thermal_odds
+        require(isinstance(odds, (int, float)) and 0.0 < float(odds) < math.inf, "leakage_thermal_odds", odds,
+                "a number > 0 (1: the natural thermal sample; 8: excited arrays at 8x their natural odds)")
+        self.leakage_thermal_odds = float(odds)
         if self.backend != "numpy":
             ArrayLib(self.backend)  # installed, and a GPU where one is named
 
@@ -89,6 +96,7 @@ def make_settings(
     backend: str = RUN["backend"],
     feedback: str = FEEDBACK_PATHS[0],
     hot_tail: float = RUN["hot_tail"],
+    leakage_thermal_odds: float = RUN["leakage_thermal_odds"],
 ) -> RunSettings:
     """Validated run settings: 'auto' resolved, MPS options completed from :data:`lru_mps.defaults.MPS`.
 
@@ -114,6 +122,7 @@ def make_settings(
         backend=backend,
         feedback=feedback,
         hot_tail=hot_tail,
+        leakage_thermal_odds=leakage_thermal_odds,
     )
 
 

@@ -32,6 +32,7 @@ def simulate(
     backend: str = RUN["backend"],
     feedback: str = FEEDBACK_PATHS[0],
     hot_tail: float = RUN["hot_tail"],
+    leakage_thermal_odds: float = RUN["leakage_thermal_odds"],
 ) -> SimulationResult:
     """Run one ensemble: ``trajectories`` trajectories, each with its own disorder realization.
 
@@ -61,12 +62,17 @@ def simulate(
     least :data:`~lru_mps.defaults.HOT_TAIL_FROM` thermal excitations, the
     costly ones) by Russian roulette: such a row runs with probability 1/f
     and weight f, else contributes 0 (unbiased;
-    :func:`lru_mps.run.trajectories.thin_hot_tail`).
+    :func:`lru_mps.run.thermal_sample.thin_hot_tail`).
+    ``leakage_thermal_odds`` r > 1 draws the leakage start's rows with a
+    thermally excited array at r times their natural odds, with weights
+    that keep every mean exact; 1 (default) draws the natural Gibbs sample
+    (:func:`lru_mps.run.thermal_sample.stratified_levels`).
     ``progress(done, total)`` is called as trajectories finish.
     """
     settings = make_settings(spec, init=init, t_final=t_final, time_points=time_points, trajectories=trajectories,
                              seed=seed, engine=engine, estimator=estimator, engine_options=engine_options,
-                             batched=batched, backend=backend, feedback=feedback, hot_tail=hot_tail)
+                             batched=batched, backend=backend, feedback=feedback, hot_tail=hot_tail,
+                             leakage_thermal_odds=leakage_thermal_odds)
     blocks = run_blocks(spec, settings, realization=realization, workers=workers, store=store, progress=progress,
                         client=client)
     return assemble(spec, settings, blocks)

@@ -25,7 +25,6 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..defaults import HOT_TAIL_FROM
 from ..engines import batch_store, get_engine
 from ..engines.auto import PerTrajectoryEngine
 from ..errors import require
@@ -34,6 +33,7 @@ from ..mcwf.loop import Row, TrajectoryRecord, run_rows, start_row
 from ..mcwf.states import StateList
 from ..physics.model import ArraySpec, Realization, product_state
 from .seeding import disorder_rng, event_rng
+from .thermal_sample import thermal_start
 
 #: trajectory indices advanced together by a batched store (rows = indices x initial states)
 DEFAULT_BATCH = 256
@@ -60,33 +60,13 @@ def draw(spec: ArraySpec, settings, index: int, realization: Realization | None 
     products, rows, per_init = [], [], []
     for init in settings.inits:
         rng = event_rng(settings.seed, index, init)
-        levels = spec.thermal_levels(real, rng)
-        levels, weight = thin_hot_tail(levels, rng, settings.hot_tail)
+        levels, weight = thermal_start(spec, real, init, rng, settings, index)
         sites = [np.asarray(v, dtype=complex) for v in product_state(init, levels)]
         per_init.append(sum(int(np.nonzero(v)[0].max()) for v in sites))
         products.append(sites)
         rows.append(start_row(spec, rng, settings.estimator, wq, branch_clock(spec, init, levels), weight,
                               guided_init(spec, init, levels)))
     return Draw(index, real, products, rows, max(per_init), per_init)
-
-
-def thin_hot_tail(levels: np.ndarray, rng: np.random.Generator, factor: float) -> tuple[np.ndarray, float]:
-    """Russian roulette on the thermal sample's hot tail: (levels to run, the row's weight).
-
-    A row whose array holds at least :data:`~lru_mps.defaults.HOT_TAIL_FROM`
-    thermal excitations (|2> counts 2) costs most (the largest sectors;
-    BENCHMARKS.md) and is rare (2 % at L = 20, 100 mK).  With ``factor`` f > 1
-    it runs with probability 1/f (one more uniform from its stream) and
-    weight f; otherwise it contributes 0: it runs with weight 0 from the
-    empty array, the cheapest row.  E[weight x value] is the ensemble value
-    (unbiased); the tail's share of the variance grows by f, its share of
-    the cost shrinks by f.  f = 1 draws nothing (the numbers of today).
-    """
-    if factor == 1.0 or int(np.sum(levels)) < HOT_TAIL_FROM:
-        return levels, 1.0
-    if rng.random() * factor < 1.0:
-        return levels, factor
-    return np.zeros_like(levels), 0.0
 
 
 def run_trajectories(
