@@ -29,6 +29,7 @@ _EXPORTS = {
     "simulate": "lru_mps.run.simulate",
     "SimulationResult": "lru_mps.run.result",
     "decay_times": "lru_mps.analysis.decay",
+    "leakage_lifetimes": "lru_mps.analysis.lifetimes",
     "qubit_rates": "lru_mps.analysis.rates",
     "fit_localization_length": "lru_mps.analysis.localization",
     "asymptotic_localization_length": "lru_mps.analysis.localization",

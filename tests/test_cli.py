@@ -21,7 +21,11 @@ def test_simulate_json_contract(tmp_path):
     res = run("simulate", "-L", "2", "--trajectories", "16", "--t-final", "300/J", "--time-points", "31", "--json", "--out", str(out))
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
-    assert set(data) == {"parameters", "time_J", "observables", "decay_times"}
+    assert set(data) == {"parameters", "time_J", "observables", "decay_times", "leakage_lifetime_qubit",
+                         "leakage_lifetime_array", "removal_efficiency"}  # the lifetimes: issue 23
+    for name in ("leakage_lifetime_qubit", "leakage_lifetime_array"):
+        assert set(data[name]) == DECAY_KEYS | {"tail_J", "tail"} and data[name]["value_J"] > 0
+    assert set(data["removal_efficiency"]) == {"value", "error"} and 0 < data["removal_efficiency"]["value"] <= 1
     assert len(data["time_J"]) == 31 and data["time_J"][-1] == pytest.approx(300.0)
     for name in ("leakage_array", "leakage_site1", "qubit_population", "qubit_coherence"):
         obs = data["observables"][name]
@@ -40,6 +44,7 @@ def test_simulate_json_contract(tmp_path):
     ds = load_dataset(out)
     np.testing.assert_allclose(ds["leakage_array_mean"].values, data["observables"]["leakage_array"]["mean"])
     assert ds.attrs["L"] == 2 and ds.attrs["reset"] == "periodic"
+    assert ds.attrs["leakage_lifetime_array_value_J"] == pytest.approx(data["leakage_lifetime_array"]["value_J"])
     assert ds["site_population_qubit_mean"].shape == (31, 2)
 
 

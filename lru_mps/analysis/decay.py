@@ -70,7 +70,7 @@ def fit_window_start(result: SimulationResult, name: str = "T_star") -> float:
     return result.spec.T_prop
 
 
-def fit_window(name: str, result: SimulationResult) -> tuple[float, float]:
+def fit_window(name: str, result: SimulationResult, observable: str | None = None) -> tuple[float, float]:
     """The window of decay time ``name``: from :func:`fit_window_start` to the end of the run or of the resolved curve.
 
     Sampled trajectories (estimator 'sampled'): a removal sets a
@@ -93,13 +93,16 @@ def fit_window(name: str, result: SimulationResult) -> tuple[float, float]:
     58/J against 140/J for the same fit of the exact curve, with a
     jackknife error of 2.4/J that did not see the rows not drawn).  Returns (t_start,
     t_end) in 1/J; t_end < t_start when the first point is already unresolved.
+    ``observable``: the curve whose resolution ends the window (default: the
+    one ``name`` is fitted to; the leakage lifetimes use P_star^(1) with
+    T_star's window, :mod:`lru_mps.analysis.lifetimes`).
     """
     t = result.times
     start = fit_window_start(result, name)
     ideal = result.spec.conditions.ideal
     if result.settings.estimator != "sampled" and ideal:
         return start, float(t[-1])
-    ms = result.observable(DECAY_OBSERVABLE[name][0])
+    ms = result.observable(observable or DECAY_OBSERVABLE[name][0])
     inside = np.flatnonzero(t >= start)
     ok = ms.mean[inside] > RESOLVED_SIGMAS * ms.sem[inside]
     if result.settings.estimator != "sampled" and inside.size:

@@ -17,6 +17,7 @@ import numpy as np
 import xarray as xr
 
 from ..analysis.decay import decay_times
+from ..analysis.lifetimes import leakage_lifetimes
 from ..atomic import atomic_target
 from ..run.result import OBSERVABLE_INIT, SimulationResult
 from ..physics.units import time_to_us
@@ -63,11 +64,13 @@ def to_json(result: SimulationResult) -> dict:
             observables[name] = None
     J_hz = result.spec.J_hz
     times = {k: (v.as_json(J_hz) if v is not None else None) for k, v in decay_times(result).items()}
+    lifetimes = {k: (v.as_json(J_hz) if v is not None else None) for k, v in leakage_lifetimes(result).items()}
     return {
         "parameters": parameters(result),
         "time_J": result.times.tolist(),
         "observables": observables,
         "decay_times": times,
+        **lifetimes,
     }
 
 
@@ -93,6 +96,9 @@ def to_dataset(result: SimulationResult) -> xr.Dataset:
     attrs["time_us_per_J"] = time_to_us(1.0, result.spec.J_hz)
     for k, v in decay_times(result).items():
         for field, x in (v.as_json(result.spec.J_hz) if v else {"value_J": None}).items():
+            attrs[f"{k}_{field}"] = _attr(x)
+    for k, v in leakage_lifetimes(result).items():
+        for field, x in (v.as_json(result.spec.J_hz) if v else {"value": None}).items():
             attrs[f"{k}_{field}"] = _attr(x)
     return xr.Dataset(data, coords=coords, attrs=attrs)
 

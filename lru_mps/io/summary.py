@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..analysis.decay import decay_times, fit_window_start
+from ..analysis.lifetimes import LIFETIME_OBSERVABLE, leakage_lifetimes
 from .datasets import diagnostics_summary
 from ..run.result import OBSERVABLE_INIT, SimulationResult
 from ..physics.units import time_to_us
@@ -62,6 +63,7 @@ def format_summary(result: SimulationResult) -> str:
             f"{name:8s} {d.value:11.4g} +- {d.error:<8.2g} "
             f"{time_to_us(d.value, spec.J_hz):11.4g} +- {time_to_us(d.error, spec.J_hz):<8.2g}"
         )
+    lines += _lifetime_lines(result)
     lines.append("")
     lines.append(f"at t = {s.times[-1]:g}/J:")
     for name, init in OBSERVABLE_INIT.items():
@@ -69,6 +71,25 @@ def format_summary(result: SimulationResult) -> str:
             ms = result.observable(name)
             lines.append(f"  {name:18s} {ms.mean[-1]:.4g} +- {ms.sem[-1]:.2g}")
     return "\n".join(lines)
+
+
+def _lifetime_lines(result: SimulationResult) -> list[str]:
+    """Leakage lifetimes (integrals of P_star^(1), P_star^(L)) and the removal efficiency, if a leakage start ran."""
+    lt = leakage_lifetimes(result)
+    if all(v is None for v in lt.values()):
+        return []
+    J_hz = result.spec.J_hz
+    lines = ["", "leakage lifetimes (integrals over the leakage start, tail after t_final included):"]
+    for name in LIFETIME_OBSERVABLE:
+        d = lt[name]
+        tail = {"fit": "", "bound": "  (tail after t_final bounded by T1q/2)",
+                "lower bound": "  (lower bound: no tail fitted)"}[d.tail_method]
+        lines.append(f"{name:24s} {d.value:11.4g} +- {d.error:<8.2g} "
+                     f"{time_to_us(d.value, J_hz):11.4g} +- {time_to_us(d.error, J_hz):<8.2g}{tail}")
+    eta = lt["removal_efficiency"]
+    lines.append(f"{'removal_efficiency':24s} {eta.value:11.4g} +- {eta.error:<8.2g} "
+                 "(share of the leakage ended by the reset site, not by hardware decay)")
+    return lines
 
 
 def _t(t_J: float, spec) -> str:

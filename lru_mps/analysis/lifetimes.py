@@ -1,0 +1,157 @@
+"""Leakage lifetimes and the removal efficiency: numbers that exist wherever a leakage start was simulated.
+
+A fitted T_star needs an exponential tail after the transit (L-1) T_prop;
+under realistic conditions at long L the leakage has mostly decayed by
+itself before that window opens, and T_star is not resolved exactly where a
+user asks how long leakage lives.  The integrals below are always defined
+(docs/physics.md §8):
+
+``leakage_lifetime_qubit``  tau_1 = int_0^inf P_star^(1)(t) dt: how long the
+                            coding qubit stays leaked after a leakage event.
+``leakage_lifetime_array``  tau_L = int_0^inf P_star^(L)(t) dt: how long the
+                            leakage lives anywhere in the array.
+``removal_efficiency``      eta: the fraction of the leakage that ended
+                            within the run by the reset site's channels
+                            rather than by hardware decay.
+
+The integral runs over the simulated curve (Simpson's rule on the time
+grid) plus the tail after t_final: the fitted A exp(-t/tau) integrated from
+t_final, with tau fitted on the same window as T_star
+(:func:`lru_mps.analysis.decay.fit_window`, applied to the curve itself);
+where no fit resolves the tail, the tail is only bounded (``tail`` =
+"bound"): under hardware decay every |2> decays at 2/T1q, so the leakage
+left at t_final lives at most T1q/2 more; the value then takes half the
+bound and its error the other half.  In ideal conditions without a fit
+the integral up to t_final is a lower bound (``tail`` = "lower bound").
+
+The removal efficiency counts hardware decay from its flux: a decay jump
+sqrt(gamma_l) a_l takes |2>_l to |1>_l at rate 2 gamma_l, so the expected
+number of leakage-ending decays up to t is D(t) = int_0^t sum_l 2 gamma_l
+<|2><2|_l> dt' (the expectation of the trajectories' decay events, without
+their sampling noise; tested against counted events), and
+eta = 1 - D(t_final) / (P_star^(L)(0) - P_star^(L)(t_final)).  Errors:
+jackknife over the result's trajectory blocks (the fits of the replicas on
+the full result's window), as for the decay times.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.integrate import simpson
+
+from ..physics.units import time_to_us
+from ..run.result import SimulationResult
+from .decay import fit_window
+from .fitting import fit_exponential, jackknife_error
+
+#: lifetime name -> the observable integrated
+LIFETIME_OBSERVABLE = {
+    "leakage_lifetime_qubit": "leakage_site1",
+    "leakage_lifetime_array": "leakage_array",
+}
+#: every quantity of this module, in report order
+LIFETIMES = tuple(LIFETIME_OBSERVABLE) + ("removal_efficiency",)
+
+
+@dataclass
+class Lifetime:
+    """A leakage lifetime (1/J) with its jackknife error and how its tail after t_final was taken."""
+
+    value: float
+    error: float
+    #: the part after t_final (1/J), and how it was taken: 'fit', 'bound' (realistic, value + error hold it) or
+    #: 'lower bound' (ideal without a fit: the value is the integral up to t_final)
+    tail: float
+    tail_method: str
+
+    def as_json(self, J_hz: float) -> dict:
+        return {
+            "value_J": _finite(self.value),
+            "error_J": _finite(self.error),
+            "value_us": _finite(time_to_us(self.value, J_hz)),
+            "error_us": _finite(time_to_us(self.error, J_hz)),
+            "tail_J": _finite(self.tail),
+            "tail": self.tail_method,
+        }
+
+
+@dataclass
+class Fraction:
+    """A dimensionless fraction with its jackknife error."""
+
+    value: float
+    error: float
+
+    def as_json(self, J_hz: float | None = None) -> dict:
+        return {"value": _finite(self.value), "error": _finite(self.error)}
+
+
+def leakage_lifetimes(result: SimulationResult) -> dict[str, Lifetime | Fraction | None]:
+    """tau_1, tau_L (1/J) and eta of a result with a leakage start; every entry None without one."""
+    if "leakage" not in result.blocks:
+        return {k: None for k in LIFETIMES}
+    partial = result.leave_one_out()
+    out: dict = {}
+    for name, obs in LIFETIME_OBSERVABLE.items():
+        window = fit_window("T_star", result, obs)
+        value, tail, method = _integral(result, obs, window)
+        if method != "fit":
+            window = None  # the replicas take the tail the same way as the full result
+        reps = [_integral(r, obs, window)[0] for r in partial]
+        error = float(jackknife_error(np.array(reps))) if len(reps) >= 2 else math.nan
+        if method == "bound":
+            error = math.hypot(error, tail)
+        out[name] = Lifetime(value, error, tail, method)
+    eta = removal_efficiency(result)
+    reps = [removal_efficiency(r) for r in partial]
+    out["removal_efficiency"] = Fraction(eta, float(jackknife_error(np.array(reps))) if len(reps) >= 2 else math.nan)
+    return out
+
+
+def removal_efficiency(result: SimulationResult) -> float:
+    """eta = 1 - D(t_final) / (P_star^(L)(0) - P_star^(L)(t_final)): the leakage ended by the reset site's channels.
+
+    D: the expected number of hardware decays of a |2> up to t_final, from
+    the flux sum_l rate_l |<1|a|2>|^2 <|2><2|_l> of every hardware decay
+    channel.  1 in ideal conditions; nan when no leakage ended.
+    """
+    leak = result.site_resolved("leakage", "site_leakage").mean  # (T, L)
+    t = result.times
+    ended = float(result.observable("leakage_array").mean[0] - result.observable("leakage_array").mean[-1])
+    rate = np.zeros(result.spec.L)
+    for ch in result.spec.channels():
+        if ch.name == "decay":
+            rate[ch.site] += ch.rate * float(np.sum(np.abs(ch.op[:2, 2]) ** 2))  # |2> -> not |2>: 2 gamma
+    decays = float(simpson(leak @ rate, x=t)) if np.any(rate) else 0.0
+    return 1.0 - decays / ended if ended > 0 else math.nan
+
+
+def _integral(result: SimulationResult, obs: str, window) -> tuple[float, float, str]:
+    """(integral to infinity, its tail after t_final, how the tail was taken) of the observable's mean curve.
+
+    The tail: A exp(-t/tau) fitted on ``window`` and integrated from
+    t_final; without a window or a resolved fit, the bound (realistic) or
+    nothing (ideal: the value is then a lower bound).
+    """
+    t = result.times
+    ms = result.observable(obs)
+    y = ms.mean
+    body = float(simpson(y, x=t))
+    if window is not None and window[1] > window[0]:
+        fit = fit_exponential(t, y, ms.sem, t_start=window[0], t_end=window[1])
+        if fit.ok and fit.tau > 0:
+            at_end = fit.amplitude * math.exp(-t[-1] / fit.tau) if math.isfinite(fit.amplitude) else y[-1]
+            tail = max(float(at_end) * fit.tau, 0.0)
+            return body + tail, tail, "fit"
+    c = result.spec.conditions
+    if math.isfinite(c.T1q):
+        half = 0.25 * max(float(y[-1]), 0.0) * c.T1q  # half the bound: every |2> decays at 2/T1q at least
+        return body + half, half, "bound"
+    return body, 0.0, "lower bound"
+
+
+def _finite(x):
+    return float(x) if x is not None and math.isfinite(x) else None
