@@ -107,9 +107,10 @@ def test_decay_time_errors_are_the_scatter_over_seeds(tmp_path):
     values, errors = [], []
     for k in range(K):
         s = _study(tmp_path, 8000 + k, conditions="both", lengths="2", realistic_lengths="2", realizations=32,
-                   trajectories=96, time_points=101)
+                   trajectories=96, short_factor=1, time_points=101)
         ideal, real = s["by_conditions"]["ideal"], s["by_conditions"]["realistic"]
-        picks = [ideal["T_star"][0], real["T_star"][0], real["T1"][0], real["T2"][0]]
+        picks = [ideal["T_star"][0], real["T_star"][0], real["T1"][0], real["T2"][0],
+                 real["leakage_lifetime_qubit"][0], real["leakage_lifetime_array"][0]]
         values.append([p["value_J"] if p["value_J"] is not None else math.nan for p in picks])
         errors.append([p["error_J"] if p["error_J"] is not None else math.nan for p in picks])
     ratio, n = _ratio(values, errors)
@@ -150,10 +151,11 @@ def test_realistic_errors_with_thermal_rows_are_the_scatter_over_seeds(tmp_path)
     K = max(8, int(48 * long_scale()))  # reduced: 21 pooled degrees of freedom, the band +- 2 sigma
     values, errors = [], []
     for k in range(K):
-        s = _study(tmp_path, 9000 + k, conditions="realistic", lengths="8", trajectories=96, time_points=101)
-        picks = [s["T_star"][0], s["T1"][0], s["T2"][0]]
+        s = _study(tmp_path, 9000 + k, conditions="realistic", lengths="8", trajectories=96, short_factor=1,
+                   time_points=101)
+        picks = [s["T_star"][0], s["T1"][0], s["T2"][0], s["leakage_lifetime_qubit"][0], s["leakage_lifetime_array"][0]]
         values.append([p["value_J"] if p["value_J"] is not None else math.nan for p in picks])
         errors.append([p["error_J"] if p["error_J"] is not None else math.nan for p in picks])
     ratio, n = _ratio(values, errors)
-    assert n >= 3 * (K - 1) - 2, ("too few quantities resolved", np.array(values))
+    assert n >= 5 * (K - 1) - 2, ("too few quantities resolved", np.array(values))
     assert LOW <= ratio <= HIGH, (ratio, n, np.nanstd(values, axis=0, ddof=1), np.sqrt(np.nanmean(np.square(errors), axis=0)))

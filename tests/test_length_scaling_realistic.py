@@ -22,7 +22,18 @@ def test_realistic_length_scaling_past_L6(tmp_path):
     s = json.loads((tmp_path / "summary.json").read_text())
     e = s["by_conditions"]["realistic"]
     assert e["lengths"] == [2, 8] and e["engines"] == ["exact", "auto"]
-    assert e["engine_mix"] == [{"exact": 12}, {"sector": 12, "mps": 0}]  # 100 mK at L = 8: small sectors
+    # the default short arrays: L <= 8 run 3x the trajectories, excited interiors at 8x their odds
+    assert e["leakage_thermal_odds"] == [8.0, 8.0]
+    assert e["trajectories"] == [12, 12]
+    assert e["engine_mix"] == [{"exact": 36}, {"sector": 36, "mps": 0}]  # 100 mK at L = 8: small sectors
+    # the leakage lifetimes and the removal efficiency are reported at every L (issue 23's keys)
+    for k in range(2):
+        for name in ("leakage_lifetime_qubit", "leakage_lifetime_array"):
+            t = e[name][k]
+            assert t["value_J"] > 0 and t["error_J"] >= 0 and t["tail"] in ("fit", "bound")
+        eta = e["removal_efficiency"][k]
+        assert 0.0 < eta["value"] <= 1.0
+    assert res.dataset["leakage_lifetime_array_J"].dims == ("conditions", "L")
     hw = e["hardware_limits"]
     assert hw["T1q"]["value_us"] == pytest.approx(16.7)
     assert hw["T2q"]["value_us"] == pytest.approx(1 / (1 / 33.4 + 1 / 10.0))
@@ -42,7 +53,7 @@ def test_realistic_length_scaling_past_L6(tmp_path):
     t_final = res.dataset["time_J"].values[:, -1]
     assert t_final[1] == pytest.approx(7 * math.pi / 0.08 + 0.5e-6 * 2 * math.pi * 5e6)  # transit + realistic_t_after
     assert res.dataset.attrs["T1q_J"] == pytest.approx(hw["T1q"]["value_J"])
-    assert "leakage removal stops paying" in res.table and "sector 12 / mps 0" in res.table
+    assert "leakage removal stops paying" in res.table and "sector 36 / mps 0" in res.table
     assert (tmp_path / "figures" / "decay_times_vs_L.png").stat().st_size > 1000
 
 

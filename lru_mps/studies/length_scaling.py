@@ -49,14 +49,16 @@ import xarray as xr
 
 from ..analysis.decay import decay_times
 from ..analysis.fitting import fit_line
+from ..analysis.lifetimes import LIFETIME_OBSERVABLE, LIFETIMES, leakage_lifetimes
 from ..analysis.localization import asymptotic_localization_length, typical, xi_theory
 from ..analysis.rates import qubit_rates
+from ..errors import require
 from ..physics.units import time_to_us
 from ..run.seeding import disorder_rng
 from ..run.trajectories import engine_mix, format_mix
 from ..run.simulate import simulate
 from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, save_figure, time_json
-from .common import ensemble_settings
+from .common import ensemble_settings, positive_int
 
 HELP = """T_prop, T_star, T1, T2 and the localization length xi vs the array length L.
 
@@ -84,6 +86,39 @@ def _t_final(spec, cfg) -> float:
     return to_time(cfg["t_base"], "t_base", spec.J_hz) + float(cfg["t_per_hop"]) * transit
 
 
+def _short(cfg: dict, L: int) -> bool:
+    """Whether L is one of the realistic ``short_lengths`` (more trajectories, excited interiors oversampled)."""
+    return bool(cfg.get("short_lengths")) and L in parse_lengths(cfg["short_lengths"])
+
+
+def _trajectories(cfg: dict, L: int) -> int:
+    """Trajectories at length L under realistic conditions: ``short_factor`` x ``trajectories`` on ``short_lengths``.
+
+    The short arrays are cheap (L <= 8: 2-18 s for 240 trajectories on 2
+    cores, against 2.5-3 min at L = 16-20) and are where T_star is read to a
+    few per cent; the factor buys it there without touching the long arrays.
+    """
+    n = positive_int(cfg, "trajectories")
+    if not _short(cfg, L):
+        return n
+    factor = cfg.get("short_factor", 1)
+    require(not isinstance(factor, bool) and isinstance(factor, (int, float)) and 1 <= factor < math.inf,
+            "short_factor", factor, "a number >= 1 (trajectories on short_lengths = short_factor x trajectories)")
+    return int(round(n * factor))
+
+
+def _leakage_thermal_odds(cfg: dict, L: int) -> float:
+    """The odds factor of the leakage start's excited interiors at L (``short_leakage_thermal_odds`` on short lengths).
+
+    At L <= 8 the rows whose interior holds a thermal excitation carry most
+    of T_star's variance, and 8x their odds halves its error; at L = 12 the
+    empty rows carry most of the leakage lifetime and the odds cost more
+    than they buy (measured: tau_L 1.6 % natural against 2.8 % at odds 8,
+    480 trajectories; BENCHMARKS.md), so long arrays keep the natural sample.
+    """
+    return float(cfg.get("short_leakage_thermal_odds", 1.0)) if _short(cfg, L) else 1.0
+
+
 def _compute(cfg: dict, ctx: StudyContext):
     """The ensembles and per-realization rates of every length: (dataset, summary)."""
 
@@ -100,6 +135,8 @@ def _compute(cfg: dict, ctx: StudyContext):
 
     shape = (len(conds), len(all_L))
     fits = {k: np.full(shape + (2,), np.nan) for k in DECAYS}
+    lives = {k: np.full(shape + (2,), np.nan) for k in LIFETIMES}
+    tails = {k: np.full(shape, "", dtype=object) for k in LIFETIME_OBSERVABLE}
     curves = {k: np.full(shape + (T, 2), np.nan) for k in ("leakage_array", "qubit_population", "qubit_coherence")}
     time_J = np.full((len(all_L), T), np.nan)
     log_T1 = np.full((len(all_L), n_real), np.nan)
@@ -130,12 +167,13 @@ def _compute(cfg: dict, ctx: StudyContext):
                 init="all",
                 t_final=_t_final(spec, cfg),
                 time_points=T,
-                trajectories=n_real if ideal else int(cfg["trajectories"]),
+                trajectories=n_real if ideal else _trajectories(cfg, L),
                 seed=seed,
                 engine=cfg["engine"],
                 estimator=ensemble_settings(spec, {"realizations": n_real, "trajectories": cfg["trajectories"]})[0],
                 engine_options=engine_options(cfg, spec),
                 hot_tail=float(cfg.get("hot_tail", 1.0)),
+                leakage_thermal_odds=_leakage_thermal_odds(cfg, L),
                 **ctx.run_options(f"{cond} L={L}"),
             )
             engines[(cond, L)] = res.settings.engine
@@ -148,12 +186,20 @@ def _compute(cfg: dict, ctx: StudyContext):
             for name, d in decay_times(res).items():
                 if name in fits and d is not None:
                     fits[name][ci, li] = (d.value, d.error)
+            for name, d in leakage_lifetimes(res).items():
+                if d is not None:
+                    lives[name][ci, li] = (d.value, d.error)
+                    if name in tails:
+                        tails[name][ci, li] = d.tail_method
 
     ds, summary = _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy,
-                            log_T2)
+                            log_T2, (lives, tails))
     if "realistic" in conds:
         _realistic_summary(summary["by_conditions"]["realistic"], base_spec(cfg, length=2, conditions="realistic"),
                            [mixes.get(("realistic", L), {}) for L in lengths["realistic"]], ds)
+        entry = summary["by_conditions"]["realistic"]
+        entry["trajectories"] = [_trajectories(cfg, L) for L in lengths["realistic"]]
+        entry["leakage_thermal_odds"] = [_leakage_thermal_odds(cfg, L) for L in lengths["realistic"]]
     return ds, summary
 
 
@@ -234,7 +280,9 @@ def _slope(lengths, values, errors) -> dict:
     return {"value": finite_or_none(line["slope"]), "error": finite_or_none(line["slope_error"]), "units": "1/J per site"}
 
 
-def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy, log_T2):
+def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy, log_T2,
+              lifetimes):
+    lives, tails = lifetimes
     J_hz = spec0.J_hz
     T_prop = spec0.T_prop
     typ = np.array([_typical(log_T1[li]) for li in range(len(all_L))])  # (L, 2): mean ln T1, error
@@ -259,6 +307,11 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
         entry = {"lengths": Ls, "T_prop": [time_json(T_prop, 0.0, J_hz) for _ in Ls]}
         for name in DECAYS:
             entry[name] = [time_json(fits[name][ci, li, 0], fits[name][ci, li, 1], J_hz) for li in sel]
+        for name in LIFETIME_OBSERVABLE:
+            entry[name] = [{**time_json(lives[name][ci, li, 0], lives[name][ci, li, 1], J_hz),
+                            "tail": tails[name][ci, li] or None} for li in sel]
+        entry["removal_efficiency"] = [{"value": finite_or_none(lives["removal_efficiency"][ci, li, 0]),
+                                        "error": finite_or_none(lives["removal_efficiency"][ci, li, 1])} for li in sel]
         entry["engines"] = [engines[(cond, L)] for L in Ls]
         entry["T_star_slope"] = _slope(np.array(Ls, float), fits["T_star"][ci, sel, 0], fits["T_star"][ci, sel, 1])
         if cond == "ideal":
@@ -299,6 +352,10 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
         {
             **{f"{k}_J": (("conditions", "L"), fits[k][..., 0], {"units": "1/J"}) for k in DECAYS},
             **{f"{k}_error_J": (("conditions", "L"), fits[k][..., 1], {"units": "1/J"}) for k in DECAYS},
+            **{f"{k}_J": (("conditions", "L"), lives[k][..., 0], {"units": "1/J"}) for k in LIFETIME_OBSERVABLE},
+            **{f"{k}_error_J": (("conditions", "L"), lives[k][..., 1], {"units": "1/J"}) for k in LIFETIME_OBSERVABLE},
+            "removal_efficiency": (("conditions", "L"), lives["removal_efficiency"][..., 0]),
+            "removal_efficiency_error": (("conditions", "L"), lives["removal_efficiency"][..., 1]),
             "T_prop_J": ("L", np.full(len(all_L), T_prop), {"units": "1/J"}),
             "log_T1_realization": (("L", "realization"), log_T1, {"units": "ln(T1 J)", "convention": "T1 ~ exp(L/xi)"}),
             "log_T2_realization": (("L", "realization"), log_T2, {"units": "ln(T2 J)"}),
@@ -355,12 +412,17 @@ def _table(summary: dict, J_hz: float) -> str:
     lines = []
     for cond, e in summary["by_conditions"].items():
         lines.append(f"{cond} conditions (times in 1/J; 1/J = {time_to_us(1.0, J_hz) * 1e3:.2f} ns)")
-        head = f"{'L':>4} {'engine':>7} {'T_prop':>9} {'T_star':>17} {'T1 (fit)':>17} {'T2 (fit)':>17}"
+        head = (f"{'L':>4} {'engine':>7} {'T_prop':>9} {'T_star':>17} {'tau_leak(1)':>17} {'tau_leak(L)':>17} "
+                f"{'eta':>13} {'T1 (fit)':>17} {'T2 (fit)':>17}")
         if "T1_typical" in e:
             head += f" {'ln T1_typ':>16}"
         lines.append(head)
         for k, L in enumerate(e["lengths"]):
-            row = f"{L:4d} {e['engines'][k]:>7} {e['T_prop'][k]['value_J']:9.4g} {_fmt(e['T_star'][k])} {_fmt(e['T1'][k])} {_fmt(e['T2'][k])}"
+            eta = e["removal_efficiency"][k]
+            eta_s = f"{eta['value']:6.3f}+-{eta['error']:<5.1g}" if eta["value"] is not None else f"{'-':>13s}"
+            row = (f"{L:4d} {e['engines'][k]:>7} {e['T_prop'][k]['value_J']:9.4g} {_fmt(e['T_star'][k])} "
+                   f"{_fmt(e['leakage_lifetime_qubit'][k])} {_fmt(e['leakage_lifetime_array'][k])} {eta_s} "
+                   f"{_fmt(e['T1'][k])} {_fmt(e['T2'][k])}")
             if "T1_typical" in e:
                 t = e["T1_typical"][k]
                 mark = "*" if t["method"] == "log-space" else " "
@@ -397,6 +459,8 @@ def _table(summary: dict, J_hz: float) -> str:
                          f" (transit estimate L = {rp['transit_estimate_L']:.3g})")
             lines.append("engines: " + "; ".join(
                 f"L={L}: " + format_mix(m) for L, m in zip(e["lengths"], e["engine_mix"])))
+        lines.append("tau_leak(1), tau_leak(L): leakage lifetimes, int P_star^(1) dt and int P_star^(L) dt; eta: share "
+                     "of the leakage ended by the reset site (not by hardware decay)")
         s = e["T_star_slope"]
         if s["value"] is not None:
             lines.append(f"T_star grows by {s['value']:.3g} +- {s['error']:.2g} /J per site")
@@ -420,6 +484,13 @@ def _plot(ds, summary: dict, figdir) -> list:
             ok = np.isfinite(v)
             if ok.any():
                 ax.errorbar(L[ok], v[ok], yerr=e[ok], fmt=marker + "-", capsize=2, label=f"{name} (fit)")
+        if "leakage_lifetime_array_J" in ds:  # always defined, also where T_star is not resolved
+            v = ds["leakage_lifetime_array_J"].sel(conditions=cond).values * us
+            e = ds["leakage_lifetime_array_error_J"].sel(conditions=cond).values * us
+            ok = np.isfinite(v)
+            if ok.any():
+                ax.errorbar(L[ok], v[ok], yerr=e[ok], fmt="o--", mfc="none", color="C0", capsize=2,
+                            label="tau_leak = int P_star^(L) dt")
         ax.plot(L[run], ds["T_prop_J"].values[run] * us, "k--", label="T_prop")
         if cond == "realistic":  # the hardware limits, as in the paper's Fig. 3d-f
             for key, color, lab in (("T1q_J", "C1", "T1q"), ("T2q_J", "C2", "T2q"), ("T_leak_own_J", "C0", "T1q/2 (|2>)")):
