@@ -1,4 +1,4 @@
-"""Disorder realizations: the pattern of the detunings and the fabrication/tuning spreads (docs/physics.md §3).
+"""Disorder realizations: the pattern of the detunings and the fabrication/tuning spreads (docs/physics.md §3.1).
 
 One realization is drawn from the trajectory's disorder stream in three steps
 (units of J, rotating frame at wbar N, sites l = 1..L):
