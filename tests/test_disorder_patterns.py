@@ -145,7 +145,8 @@ def test_e2_spread_statistics():
     # dw keeps the box distribution: mean 0, std W/sqrt(12), bounded by W/2
     _mean_ok(dw, 0.0, W / np.sqrt(12))
     assert np.all(np.abs(dw) <= W / 2)
-    assert abs(np.std(dw) - W / np.sqrt(12)) <= NSE * W / np.sqrt(12) * np.sqrt(0.8 / dw.size / 4)  # box: var(s^2) = 0.8 s^4/n
+    # box: var(s^2) = (mu4 - s^4)/n = 0.8 s^4/n, so SE(s) = s sqrt(0.8/(4n))
+    assert abs(np.std(dw) - W / np.sqrt(12)) <= NSE * W / np.sqrt(12) * np.sqrt(0.8 / dw.size / 4)
 
 
 def test_frequency_noise_statistics():
@@ -255,10 +256,11 @@ def test_limits_keep_the_anharmonicities_positive():
     """At the accepted limits U_l <= 0 lies beyond 4 standard deviations; just inside them the spec is accepted."""
     ok = ArraySpec.from_user(disorder_pattern="gaussian")  # the paper's W = 20 J: 4.33 sigma
     assert (ok.Ubar - 2 * disorder.NEGLIGIBLE_SIGMAS * ok.W / np.sqrt(12)) > 0
-    ArraySpec.from_user(e2_spread="7.49J")
-    ArraySpec(L=3, W=20.0, Ubar=50.0, disorder_pattern="gaussian", e2_spread=np.sqrt((50 / 4) ** 2 - (40 / np.sqrt(12)) ** 2) - 1e-9)
+    ArraySpec.from_user(e2_spread="7.49J")  # box: (Ubar - W)/4 = 7.5 J
+    limit = np.sqrt((50 / 4) ** 2 - (2 * 20 / np.sqrt(12)) ** 2)  # gaussian: 4 sqrt(4 sigma_g^2 + S^2) < Ubar
+    ArraySpec(L=3, W=20.0, Ubar=50.0, disorder_pattern="gaussian", e2_spread=limit - 1e-9)
     with pytest.raises(ParameterError):
-        ArraySpec(L=3, W=20.0, Ubar=50.0, disorder_pattern="gaussian", e2_spread=np.sqrt((50 / 4) ** 2 - (40 / np.sqrt(12)) ** 2) + 1e-9)
+        ArraySpec(L=3, W=20.0, Ubar=50.0, disorder_pattern="gaussian", e2_spread=limit + 1e-9)
     spec = ArraySpec.from_user(e2_spread="2Jprop", frequency_noise="100kHz")
     assert spec.e2_spread == pytest.approx(2 * spec.J_prop, rel=1e-12) and spec.frequency_noise == pytest.approx(0.02)
 

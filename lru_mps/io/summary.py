@@ -28,7 +28,8 @@ def _disorder_line(spec) -> list[str]:
     if spec.disorder_pattern == "box" and spec.e2_spread == 0 and spec.frequency_noise == 0:
         return []
     jp = spec.J_prop
-    return [f"disorder: pattern={spec.disorder_pattern}  e2 spread={spec.e2_spread:g} J ({spec.e2_spread / jp:.3g} J_prop)"
+    return [f"disorder: pattern={spec.disorder_pattern}"
+            f"  e2 spread={spec.e2_spread:g} J ({spec.e2_spread / jp:.3g} J_prop)"
             f"  frequency noise={spec.frequency_noise:g} J ({spec.frequency_noise / jp:.3g} J_prop)"]
 
 

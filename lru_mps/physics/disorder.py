@@ -94,7 +94,7 @@ def draw(L: int, Ubar: float, W: float, rng: np.random.Generator, pattern: str =
 
 def extent(pattern: str, W: float, e2_spread: float = 0.0, frequency_noise: float = 0.0,
            sigmas: float = NEGLIGIBLE_SIGMAS) -> tuple[float, float]:
-    """(max |dw_l|, max |U_l - Ubar|): exact for the bounded parts, ``sigmas`` standard deviations for the Gaussian ones.
+    """(max |dw_l|, max |U_l - Ubar|): exact for the bounded parts, ``sigmas`` std for the Gaussian ones.
 
     Box without spreads: (W/2, W), as before.
     """

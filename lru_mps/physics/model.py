@@ -8,9 +8,10 @@ wbar N the Hamiltonian is
 
 with dw_l uniform in [-W/2, W/2] and U_l = Ubar + 2 dw_l, so that the leakage
 energy E2 = 2 w_l - U_l is the same on every site (the paper's recipe; other
-disorder patterns and the fabrication/tuning spreads: :mod:`.disorder`).  Everything here is in
-units of J (energies, rates) and 1/J (times); ``J_hz`` = J/2pi in Hz only
-sets the conversion to physical units and the thermal energies.
+disorder patterns and the fabrication/tuning spreads: :mod:`.disorder`).
+Everything here is in units of J (energies, rates) and 1/J (times); ``J_hz``
+= J/2pi in Hz only sets the conversion to physical units and the thermal
+energies.
 
 The continuous jump channels c_k = sqrt(rate_k) op_k act on one site each;
 the no-jump generator is H_eff = H - (i/2) sum_k c_k^dag c_k.  Every term of
@@ -255,11 +256,19 @@ class ArraySpec:
             "T1q_J": _json_float(self.conditions.T1q),
             "Tphi_J": _json_float(self.conditions.Tphi),
             "temperature_K": self.conditions.temperature_K,
-            # the fabrication/tuning errors only when on, so that the keys of earlier runs stay valid
-            **({"disorder_pattern": self.disorder_pattern} if self.disorder_pattern != MODEL["disorder_pattern"] else {}),
-            **({"e2_spread_J": self.e2_spread} if self.e2_spread != _DEFAULT["e2_spread"] else {}),
-            **({"frequency_noise_J": self.frequency_noise} if self.frequency_noise != _DEFAULT["frequency_noise"] else {}),
+            **self._errors_dict(),
         }
+
+    def _errors_dict(self) -> dict:
+        """The fabrication/tuning errors, only those on, so that the keys of earlier runs stay valid."""
+        out = {}
+        if self.disorder_pattern != MODEL["disorder_pattern"]:
+            out["disorder_pattern"] = self.disorder_pattern
+        if self.e2_spread != _DEFAULT["e2_spread"]:
+            out["e2_spread_J"] = self.e2_spread
+        if self.frequency_noise != _DEFAULT["frequency_noise"]:
+            out["frequency_noise_J"] = self.frequency_noise
+        return out
 
     # ---------------------------------------------------------------- physics
     @property
