@@ -229,6 +229,30 @@ def test_alternating_pattern():
     assert abs(up - 0.5) <= NSE * 0.5 / np.sqrt(n)
 
 
+def test_frequency_noise_is_not_calibrated_away():
+    """The coherence frame is the qubit frequency without the quasi-static noise, so the noise dephases the ensemble.
+
+    L = 2, alternating pattern (|dw_1 - dw_2| = W = 20 J, the qubit localized up to J^2/W^2 = 0.25 %), ideal,
+    no reset: each trajectory's qubit precesses at its offset s_1 (times 1 - O(J^2/W^2)) in the calibrated
+    frame, so 2 C(t) = |<exp(i s_1 t)>| = exp(-(S t)^2/2) (a Ramsey T2*), within 5 standard errors plus
+    0.01 (the J^2/W^2 hybridization and the bias of a modulus); without the noise 2 C = 1 within 0.01.
+    Measured (400 trajectories, seed 4): within 1.5 standard errors.
+    """
+    S, W = 0.05, 20.0
+    spec = ArraySpec(L=2, W=W, Ubar=50.0, reset=Reset("none", 0.0), conditions=Conditions(),
+                     disorder_pattern="alternating", frequency_noise=S)
+    real = spec.draw_realization(disorder_rng(4, 0))
+    assert spec.qubit_frequency(real) == ArraySpec(L=2, W=W).qubit_frequency(Realization(real.dw - real.frequency_offset, real.U))
+    assert spec.qubit_frequency(real, "bare") == pytest.approx(real.dw[0] - real.frequency_offset[0], abs=1e-12)
+    for noise in (S, 0.0):
+        res = simulate(spec.replace(frequency_noise=noise), init="coherence", t_final=2 / S, time_points=9,
+                       trajectories=400, engine="exact", estimator="sampled", seed=4)
+        c = res.observable("qubit_coherence")
+        expected = np.exp(-((noise * res.times) ** 2) / 2)
+        assert np.all(np.abs(2 * c.mean - expected) <= NSE * 2 * c.sem + 0.01), (noise, 2 * c.mean, expected)
+    assert 2 * c.mean[-1] > 0.99 and expected[-1] == 1.0
+
+
 # ---------------------------------------------------------------------------------------------- validation
 @pytest.mark.parametrize(
     "kwargs, name",

@@ -21,7 +21,13 @@ One realization is drawn from the trajectory's disorder stream in three steps
    anharmonicity: U_l -> U_l - delta_l (w_l unchanged).
 3. ``frequency_noise`` S (quasi-static flux noise): dw_l = dw0_l + s_l with
    s_l ~ N(0, S) per site, U_l unchanged, so E1_l shifts by s_l and E2_l by
-   2 s_l.
+   2 s_l.  The noise varies from shot to shot, so a calibration does not see
+   it: the qubit frequency of the coherence frame is the dressed frequency of
+   the realization without s (``Realization.frequency_offset``), and the
+   noise on site 1 dephases the ensemble (a Ramsey T2*,
+   exp(-(S t)^2/2) for a Gaussian offset), while the pattern and the e2
+   spread are static fabrication properties, calibrated like the paper's
+   disorder.
 
 Random numbers: the pattern draws first (box: L uniforms, exactly the
 paper's recipe as before; gaussian: L normals; quasiperiodic: one uniform;
@@ -81,15 +87,20 @@ def pattern_detunings(pattern: str, W: float, L: int, rng: np.random.Generator, 
 
 
 def draw(L: int, Ubar: float, W: float, rng: np.random.Generator, pattern: str = "box", e2_spread: float = 0.0,
-         frequency_noise: float = 0.0, beta: float = GOLDEN) -> tuple[np.ndarray, np.ndarray]:
-    """(dw, U) of one realization: pattern, resonant-E2 recipe, then the spreads (module docstring)."""
+         frequency_noise: float = 0.0, beta: float = GOLDEN) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(dw, U, s) of one realization: pattern, resonant-E2 recipe, then the spreads (module docstring).
+
+    s is the frequency noise included in dw (None when off).
+    """
     dw = pattern_detunings(pattern, W, L, rng, beta)
     U = Ubar + 2.0 * dw
     if e2_spread > 0:
         U = U - rng.normal(0.0, e2_spread, size=L)  # E2_l = 2 dw_l - U_l gains delta_l
+    offset = None
     if frequency_noise > 0:
-        dw = dw + rng.normal(0.0, frequency_noise, size=L)  # w_l and E2_l/2 shift together, U_l unchanged
-    return dw, U
+        offset = rng.normal(0.0, frequency_noise, size=L)
+        dw = dw + offset  # w_l and E2_l/2 shift together, U_l unchanged
+    return dw, U, offset
 
 
 def extent(pattern: str, W: float, e2_spread: float = 0.0, frequency_noise: float = 0.0,

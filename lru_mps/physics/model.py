@@ -100,14 +100,25 @@ class Conditions:
 
 @dataclass(frozen=True)
 class Realization:
-    """One disorder realization: detunings dw_l and anharmonicities U_l (units of J)."""
+    """One disorder realization: detunings dw_l and anharmonicities U_l (units of J).
+
+    ``frequency_offset``: the quasi-static frequency noise s_l included in
+    ``dw`` (None: none).  It is part of the Hamiltonian but not of the qubit
+    frequency an experiment calibrates (:meth:`ArraySpec.qubit_frequency`).
+    """
 
     dw: np.ndarray
     U: np.ndarray
+    frequency_offset: np.ndarray | None = None
 
     @property
     def L(self) -> int:
         return len(self.dw)
+
+    @property
+    def calibrated_dw(self) -> np.ndarray:
+        """The detunings without the quasi-static frequency noise (what a calibration sees)."""
+        return self.dw if self.frequency_offset is None else self.dw - self.frequency_offset
 
 
 @dataclass(frozen=True)
@@ -288,9 +299,9 @@ class ArraySpec:
         frequency noise (dw_l -> dw_l + s_l), drawn after the pattern and only
         when on: :func:`lru_mps.physics.disorder.draw`.
         """
-        dw, U = disorder.draw(self.L, self.Ubar, self.W, rng, self.disorder_pattern, self.e2_spread,
-                              self.frequency_noise)
-        return Realization(dw=dw, U=U)
+        dw, U, offset = disorder.draw(self.L, self.Ubar, self.W, rng, self.disorder_pattern, self.e2_spread,
+                                      self.frequency_noise)
+        return Realization(dw=dw, U=U, frequency_offset=offset)
 
     def clean_realization(self) -> Realization:
         """The disorder-free array (dw = 0, U = Ubar)."""
@@ -329,13 +340,19 @@ class ArraySpec:
         this frequency; with the bare frequency the realization average would
         dephase in ~ |dw_1 - dw_2| / J^2 ~ 10/J from the spread of hopping
         shifts alone.
+
+        Both are computed without the quasi-static frequency noise
+        (``real.calibrated_dw``): a calibration measures the qubit's mean
+        frequency, not each shot's offset, so the noise on site 1 dephases the
+        ensemble (docs/physics.md §3.1), as the thermal excitations do.
         """
+        dw = real.calibrated_dw
         if frame == "bare":
-            return float(real.dw[0])
+            return float(dw[0])
         require(frame == "dressed", "qubit_frame", frame, "dressed or bare")
         from scipy.linalg import eigh_tridiagonal
 
-        lam, vec = eigh_tridiagonal(real.dw, np.ones(self.L - 1))
+        lam, vec = eigh_tridiagonal(dw, np.ones(self.L - 1))
         return float(lam[np.argmax(np.abs(vec[0]) ** 2)])
 
     def jump_channels(self) -> list[Channel]:
