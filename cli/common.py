@@ -12,10 +12,11 @@ from lru_mps.errors import ParameterError
 
 #: options whose values carry a unit, and the internal unit their converted value is in
 _TIME_OPTIONS = {"t_final", "t1", "tphi", "dt", "t_base", "t_eval"}
-_ENERGY_OPTIONS = {"anharmonicity", "frequency", "disorder", "rate"}
+_ENERGY_OPTIONS = {"anharmonicity", "frequency", "disorder", "rate", "e2_spread", "frequency_noise"}
 
 RESETS = ["periodic", "random", "dissipation", "none"]
 ENGINES = ["auto", "exact", "sector", "mps"]
+PATTERNS = ["box", "gaussian", "quasiperiodic", "alternating"]
 BACKENDS = ["numpy", "torch", "torch:cpu", "torch:cuda", "cupy"]
 
 
@@ -100,6 +101,16 @@ def model_options(defaults: bool = True):
         click.option("--t1", default=None, help=f"Override the transmons' T1q (e.g. 16.7us, 500/J, inf; realistic: {REALISTIC['t1']})."),
         click.option("--tphi", default=None, help=f"Override the pure dephasing time Tphi (e.g. 10us, inf; realistic: {REALISTIC['tphi']})."),
         click.option("--temperature", default=None, help=f"Override the temperature (e.g. 100mK, 0; realistic: {REALISTIC['temperature']})."),
+        click.option("--e2-spread", default=d("e2_spread"), show_default=defaults,
+                     help=show("e2_spread", "Std S of the leakage levels' residual detuning per site and realization, "
+                               "E2_l = E2 + N(0, S), absorbed by U_l (e.g. 50kHz, 0.5J, 2Jprop with Jprop = 2 J^2/Ubar; 0 = off).")),
+        click.option("--frequency-noise", default=d("frequency_noise"), show_default=defaults,
+                     help=show("frequency_noise", "Std S of a quasi-static offset N(0, S) of each site's frequency per "
+                               "realization (slow flux noise): w_l and E2_l/2 shift together (e.g. 50kHz, 2Jprop; 0 = off).")),
+        click.option("--disorder-pattern", type=click.Choice(PATTERNS), default=d("disorder_pattern"), show_default=defaults,
+                     help=show("disorder_pattern", "box (the paper); gaussian of the box's std W/sqrt(12); quasiperiodic "
+                               "(Aubry-Andre, (W/2) cos(2 pi beta l + phi), golden beta, random phi); alternating (+-W/2, "
+                               "random sign of site 1). U_l = Ubar + 2 dw_l for each.")),
     ]
 
     def deco(f):

@@ -25,6 +25,10 @@ MODEL = {
     "reset": "periodic",
     "rate": "0.03J",
     "conditions": "realistic",
+    # fabrication and tuning errors (docs/physics.md §3.1), off by default (off = the paper's recipe, bit for bit)
+    "e2_spread": "0",           # std of the leakage levels' residual detuning delta_l (E2_l = E2 + delta_l)
+    "frequency_noise": "0",     # std of a quasi-static offset s_l of each site's frequency (w_l and E2_l/2 shift)
+    "disorder_pattern": "box",  # box | gaussian | quasiperiodic | alternating
 }
 
 #: The paper's hardware figures, applied by ``conditions = "realistic"`` (docs/physics.md §5).

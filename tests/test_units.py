@@ -192,3 +192,26 @@ def test_milli_is_not_mega():
     except ParameterError:
         return
     assert value == pytest.approx(1e-3 / J_HZ)
+
+
+@pytest.mark.parametrize("text, multiple", [("2Jprop", 2.0), ("2 Jprop", 2.0), ("0.5J_prop", 0.5), ("3*Jprop", 3.0),
+                                            ("1xJprop", 1.0)])
+def test_multiples_of_J_prop(text, multiple):
+    """'Jprop' = J_prop = 2 J^2/Ubar: at Ubar = 50 J (250 MHz at J/2pi = 5 MHz) 1 Jprop = 0.04 J = 200 kHz."""
+    from lru_mps.physics.units import j_prop
+
+    assert j_prop(50.0) == pytest.approx(0.04, rel=1e-12)
+    assert to_energy(text, "e2_spread", J_HZ, Ubar=50.0) == pytest.approx(multiple * 0.04, rel=1e-12)
+    assert to_rate(text, "rate", J_HZ, Ubar=25.0) == pytest.approx(multiple * 0.08, rel=1e-12)
+    # the same spread typed as a frequency: 1 Jprop = 2 (J/2pi)^2 / (Ubar/2pi) = 200 kHz at 5 MHz, 250 MHz
+    assert to_energy(f"{multiple * 200}kHz", "e2_spread", J_HZ, Ubar=50.0) == pytest.approx(multiple * 0.04, rel=1e-12)
+
+
+def test_J_prop_needs_the_anharmonicity():
+    """Without Ubar (the default) 'Jprop' is refused with an error naming the parameter."""
+    for func in (to_energy, to_rate):
+        with pytest.raises(ParameterError) as info:
+            func("2Jprop", "disorder", J_HZ)
+        assert info.value.name == "disorder" and "Jprop" in str(info.value)
+    with pytest.raises(ParameterError):
+        to_energy("2Jpropp", "e2_spread", J_HZ, Ubar=50.0)

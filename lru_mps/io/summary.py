@@ -24,6 +24,16 @@ _BRANCH_NOTE = {
 }
 
 
+def _disorder_line(spec) -> list[str]:
+    """The disorder pattern and the fabrication/tuning spreads, when any differs from the paper's recipe."""
+    if spec.disorder_pattern == "box" and spec.e2_spread == 0 and spec.frequency_noise == 0:
+        return []
+    jp = spec.J_prop
+    return [f"disorder: pattern={spec.disorder_pattern}"
+            f"  e2 spread={spec.e2_spread:g} J ({spec.e2_spread / jp:.3g} J_prop)"
+            f"  frequency noise={spec.frequency_noise:g} J ({spec.frequency_noise / jp:.3g} J_prop)"]
+
+
 def format_summary(result: SimulationResult) -> str:
     """Parameters, estimator, decay times (1/J and us) and final values."""
     spec, s = result.spec, result.settings
@@ -33,6 +43,7 @@ def format_summary(result: SimulationResult) -> str:
         f"L={spec.L}  J/2pi={spec.J_hz / 1e6:g} MHz  Ubar={spec.Ubar:g} J  W={spec.W:g} J  "
         f"reset={spec.reset.kind}" + (f" G={spec.reset.rate:g} J" if spec.reset.kind != "none" else ""),
         f"conditions: {cond}",
+        *_disorder_line(spec),
         f"engine={s.engine}  estimator={s.estimator}"
         + (_BRANCH_NOTE[spec.reset.kind in ("periodic", "random")] if s.estimator == "branch" else "")
         + f"  trajectories={result.completed}  seed={s.seed}  "

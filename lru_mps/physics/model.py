@@ -7,9 +7,11 @@ wbar N the Hamiltonian is
     H = sum_l [dw_l n_l - (U_l/2) n_l (n_l - 1)] + J sum_l (a_l^dag a_{l+1} + h.c.)
 
 with dw_l uniform in [-W/2, W/2] and U_l = Ubar + 2 dw_l, so that the leakage
-energy E2 = 2 w_l - U_l is the same on every site.  Everything here is in
-units of J (energies, rates) and 1/J (times); ``J_hz`` = J/2pi in Hz only
-sets the conversion to physical units and the thermal energies.
+energy E2 = 2 w_l - U_l is the same on every site (the paper's recipe; other
+disorder patterns and the fabrication/tuning spreads: :mod:`.disorder`).
+Everything here is in units of J (energies, rates) and 1/J (times); ``J_hz``
+= J/2pi in Hz only sets the conversion to physical units and the thermal
+energies.
 
 The continuous jump channels c_k = sqrt(rate_k) op_k act on one site each;
 the no-jump generator is H_eff = H - (i/2) sum_k c_k^dag c_k.  Every term of
@@ -20,10 +22,11 @@ representations (dense, fixed-N sector, MPS/MPO) are built from.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from . import disorder
 from . import operators as ops
 from ..defaults import MODEL, REALISTIC
 from ..errors import ParameterError, require
@@ -43,6 +46,8 @@ _DEFAULT = {
     "wbar": to_energy(MODEL["frequency"], "frequency", _J_HZ),
     "W": to_energy(MODEL["disorder"], "disorder", _J_HZ),
     "rate": to_rate(MODEL["rate"], "rate", _J_HZ),
+    "e2_spread": to_energy(MODEL["e2_spread"], "e2_spread", _J_HZ),
+    "frequency_noise": to_energy(MODEL["frequency_noise"], "frequency_noise", _J_HZ),
 }
 
 
@@ -95,14 +100,25 @@ class Conditions:
 
 @dataclass(frozen=True)
 class Realization:
-    """One disorder realization: detunings dw_l and anharmonicities U_l (units of J)."""
+    """One disorder realization: detunings dw_l and anharmonicities U_l (units of J).
+
+    ``frequency_offset``: the quasi-static frequency noise s_l included in
+    ``dw`` (None: none).  It is part of the Hamiltonian but not of the qubit
+    frequency an experiment calibrates (:meth:`ArraySpec.qubit_frequency`).
+    """
 
     dw: np.ndarray
     U: np.ndarray
+    frequency_offset: np.ndarray | None = None
 
     @property
     def L(self) -> int:
         return len(self.dw)
+
+    @property
+    def calibrated_dw(self) -> np.ndarray:
+        """The detunings without the quasi-static frequency noise (what a calibration sees)."""
+        return self.dw if self.frequency_offset is None else self.dw - self.frequency_offset
 
 
 @dataclass(frozen=True)
@@ -125,7 +141,11 @@ class ArraySpec:
 
     ``L`` sites, hopping ``J_hz`` = J/2pi in Hz, mean anharmonicity ``Ubar``,
     mean frequency ``wbar``, disorder width ``W`` (full width of the box),
-    the last-site ``reset`` and the hardware ``conditions``.
+    the last-site ``reset`` and the hardware ``conditions``; the
+    fabrication/tuning errors ``e2_spread`` (std of the leakage levels'
+    residual detuning), ``frequency_noise`` (std of a quasi-static frequency
+    offset) and the ``disorder_pattern`` (box, gaussian, quasiperiodic,
+    alternating), see :mod:`lru_mps.physics.disorder` (off by default).
 
     Constructed directly, every field is in internal units and the defaults
     are those of :data:`lru_mps.defaults.MODEL` converted, except
@@ -141,6 +161,9 @@ class ArraySpec:
     W: float = _DEFAULT["W"]
     reset: Reset = field(default_factory=Reset)
     conditions: Conditions = field(default_factory=Conditions)
+    e2_spread: float = _DEFAULT["e2_spread"]
+    frequency_noise: float = _DEFAULT["frequency_noise"]
+    disorder_pattern: str = MODEL["disorder_pattern"]
 
     def __post_init__(self):
         require(isinstance(self.L, (int, np.integer)) and self.L >= 2, "length", self.L, "an integer L >= 2")
@@ -148,12 +171,16 @@ class ArraySpec:
         require(math.isfinite(self.Ubar) and self.Ubar > 0, "anharmonicity", self.Ubar, "Ubar > 0 (units of J)")
         require(math.isfinite(self.wbar) and self.wbar > 0, "frequency", self.wbar, "wbar > 0 (units of J)")
         require(math.isfinite(self.W) and self.W >= 0, "disorder", self.W, "W >= 0 (units of J)")
-        require(
-            self.W < self.Ubar,
-            "disorder",
-            self.W,
-            f"W < Ubar = {self.Ubar:g} J, so that every anharmonicity U_l = Ubar + 2 dw_l stays positive",
-        )
+        require(self.disorder_pattern in disorder.PATTERNS, "disorder_pattern", self.disorder_pattern,
+                f"one of {', '.join(disorder.PATTERNS)}")
+        if self.disorder_pattern != "gaussian":  # bounded |dw_l| <= W/2 (the gaussian's condition: disorder.check)
+            require(
+                self.W < self.Ubar,
+                "disorder",
+                self.W,
+                f"W < Ubar = {self.Ubar:g} J, so that every anharmonicity U_l = Ubar + 2 dw_l stays positive",
+            )
+        disorder.check(self.Ubar, self.wbar, self.W, self.disorder_pattern, self.e2_spread, self.frequency_noise)
 
     # ------------------------------------------------------------------ input
     @classmethod
@@ -170,13 +197,19 @@ class ArraySpec:
         t1=None,
         tphi=None,
         temperature=None,
+        e2_spread=MODEL["e2_spread"],
+        frequency_noise=MODEL["frequency_noise"],
+        disorder_pattern=MODEL["disorder_pattern"],
     ) -> "ArraySpec":
         """Build a spec from values with units as a user types them (defaults: :data:`lru_mps.defaults.MODEL`).
 
         ``conditions`` is 'ideal' (no noise, 0 K) or 'realistic' (the paper's
         hardware, :data:`lru_mps.defaults.REALISTIC`: T1q = 16.7 us,
         Tphi = 10 us, 100 mK); ``t1``, ``tphi`` and ``temperature`` override
-        either.
+        either.  ``e2_spread`` and ``frequency_noise`` are energies (standard
+        deviations; '50kHz', '0.5J', or multiples of J_prop = 2 J^2/Ubar like
+        '2Jprop'); ``disorder_pattern`` is box, gaussian, quasiperiodic or
+        alternating (:mod:`lru_mps.physics.disorder`).
         """
         try:
             L = int(length)
@@ -200,19 +233,24 @@ class ArraySpec:
         if temperature is not None:
             temp = to_kelvin(temperature, "temperature")
         reset_rate = to_rate(rate, "rate", J_hz) if reset != "none" else 0.0
+        Ubar = to_energy(anharmonicity, "anharmonicity", J_hz)
+        require(math.isfinite(Ubar) and Ubar > 0, "anharmonicity", Ubar, "Ubar > 0 (units of J)")  # (before Jprop)
         return cls(
             L=L,
             J_hz=J_hz,
-            Ubar=to_energy(anharmonicity, "anharmonicity", J_hz),
+            Ubar=Ubar,
             wbar=to_energy(frequency, "frequency", J_hz),
             W=to_energy(disorder, "disorder", J_hz),
             reset=Reset(reset, reset_rate),
             conditions=Conditions(T1q, Tphi, temp),
+            e2_spread=to_energy(e2_spread, "e2_spread", J_hz, Ubar=Ubar),
+            frequency_noise=to_energy(frequency_noise, "frequency_noise", J_hz, Ubar=Ubar),
+            disorder_pattern=disorder_pattern,
         )
 
     def replace(self, **changes) -> "ArraySpec":
         """A copy with some fields changed (validated again)."""
-        values = {k: getattr(self, k) for k in ("L", "J_hz", "Ubar", "wbar", "W", "reset", "conditions")}
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
         values.update(changes)
         return ArraySpec(**values)
 
@@ -229,7 +267,19 @@ class ArraySpec:
             "T1q_J": _json_float(self.conditions.T1q),
             "Tphi_J": _json_float(self.conditions.Tphi),
             "temperature_K": self.conditions.temperature_K,
+            **self._errors_dict(),
         }
+
+    def _errors_dict(self) -> dict:
+        """The fabrication/tuning errors, only those on, so that the keys of earlier runs stay valid."""
+        out = {}
+        if self.disorder_pattern != MODEL["disorder_pattern"]:
+            out["disorder_pattern"] = self.disorder_pattern
+        if self.e2_spread != _DEFAULT["e2_spread"]:
+            out["e2_spread_J"] = self.e2_spread
+        if self.frequency_noise != _DEFAULT["frequency_noise"]:
+            out["frequency_noise_J"] = self.frequency_noise
+        return out
 
     # ---------------------------------------------------------------- physics
     @property
@@ -243,9 +293,15 @@ class ArraySpec:
         return math.pi / (2.0 * self.J_prop)
 
     def draw_realization(self, rng: np.random.Generator) -> Realization:
-        """Resonant-E2 disorder: dw_l ~ U[-W/2, W/2], U_l = Ubar + 2 dw_l."""
-        dw = rng.uniform(-self.W / 2.0, self.W / 2.0, size=self.L)
-        return Realization(dw=dw, U=self.Ubar + 2.0 * dw)
+        """Resonant-E2 disorder: dw_l ~ U[-W/2, W/2], U_l = Ubar + 2 dw_l (box pattern, no spreads).
+
+        Other patterns, then the e2 spread (U_l -> U_l - delta_l) and the
+        frequency noise (dw_l -> dw_l + s_l), drawn after the pattern and only
+        when on: :func:`lru_mps.physics.disorder.draw`.
+        """
+        dw, U, offset = disorder.draw(self.L, self.Ubar, self.W, rng, self.disorder_pattern, self.e2_spread,
+                                      self.frequency_noise)
+        return Realization(dw=dw, U=U, frequency_offset=offset)
 
     def clean_realization(self) -> Realization:
         """The disorder-free array (dw = 0, U = Ubar)."""
@@ -284,13 +340,19 @@ class ArraySpec:
         this frequency; with the bare frequency the realization average would
         dephase in ~ |dw_1 - dw_2| / J^2 ~ 10/J from the spread of hopping
         shifts alone.
+
+        Both are computed without the quasi-static frequency noise
+        (``real.calibrated_dw``): a calibration measures the qubit's mean
+        frequency, not each shot's offset, so the noise on site 1 dephases the
+        ensemble (docs/physics.md §3.1), as the thermal excitations do.
         """
+        dw = real.calibrated_dw
         if frame == "bare":
-            return float(real.dw[0])
+            return float(dw[0])
         require(frame == "dressed", "qubit_frame", frame, "dressed or bare")
         from scipy.linalg import eigh_tridiagonal
 
-        lam, vec = eigh_tridiagonal(real.dw, np.ones(self.L - 1))
+        lam, vec = eigh_tridiagonal(dw, np.ones(self.L - 1))
         return float(lam[np.argmax(np.abs(vec[0]) ** 2)])
 
     def jump_channels(self) -> list[Channel]:
@@ -322,9 +384,10 @@ class ArraySpec:
 
     def fastest_scale(self) -> float:
         """The largest frequency in H_eff (units of J), for time-step checks."""
-        umax = self.Ubar + self.W
+        dw_max, du_max = disorder.extent(self.disorder_pattern, self.W, self.e2_spread, self.frequency_noise)
+        umax = self.Ubar + du_max  # box, no spreads: Ubar + W (|dw_l| <= W/2)
         total_rate = sum(ch.rate * np.abs(ch.op.conj().T @ ch.op).max() for ch in self.jump_channels())
-        return max(umax, self.W / 2.0 + 2.0, total_rate, self.reset.rate)
+        return max(umax, dw_max + 2.0, total_rate, self.reset.rate)
 
     def check_time_step(self, dt: float, name: str = "dt") -> float:
         """Refuse a step that cannot resolve the fastest scale (Nyquist: dt * fastest < pi)."""

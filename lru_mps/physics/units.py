@@ -8,6 +8,7 @@ user may type:
 kind            accepted                                    bare number means
 ==============  ==========================================  =================
 frequency       ``Hz kHz MHz GHz`` (f = omega / 2 pi), ``J``  multiples of J
+                (``Jprop`` where the anharmonicity is known)
 rate            as frequency (Gamma / 2 pi), ``/s /ms /us /ns``  multiples of J
                 (a plain rate 1/tau), ``J``
 time            ``s ms us ns ps``, ``/J`` (e.g. ``200/J``)    multiples of 1/J
@@ -16,6 +17,12 @@ temperature     ``K mK uK``                                 (0 only)
 
 ``inf`` is accepted for times (e.g. no hardware decay: ``--t1 inf``).
 With J/2pi = 5 MHz, 1/J = 1 / (2 pi 5 MHz) = 31.83 ns.
+
+``Jprop`` (also ``J_prop``, ``*Jprop``, ``xJprop``) is the leakage stack's
+hopping J_prop = 2 J^2/Ubar (docs/physics.md §8), i.e. 2/Ubar in units of J
+with Ubar in units of J: '2Jprop' = 0.08 J at Ubar = 50 J.  It is accepted
+by :func:`to_energy` and :func:`to_rate` when the caller passes ``Ubar``
+(the parameters that take it: ``e2_spread`` and ``frequency_noise``).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9,
 _TEMP = {"K": 1.0, "mK": 1e-3, "uK": 1e-6, "µK": 1e-6}
 _J_WORDS = {"J", "*J", "xJ", "j"}
 _PER_J = {"/J", "1/J", "J^-1", "J**-1", "/j", "1/j"}
+_JPROP_WORDS = {"Jprop", "J_prop", "*Jprop", "xJprop", "*J_prop"}
 
 
 def _split(value, name: str, example: str) -> tuple[float, str]:
@@ -56,28 +64,47 @@ def parse_frequency_hz(value, name: str = "frequency") -> float:
     return number * _FREQ[key]
 
 
-def _in_J(number: float, unit: str, J_hz: float) -> float | None:
-    """A bare number or a multiple of J as it is; a frequency f = omega/2pi (Hz..GHz) over J/2pi; else None."""
+def _in_J(number: float, unit: str, J_hz: float, value=None, name: str = "", Ubar: float | None = None) -> float | None:
+    """A bare number or a multiple of J as it is; a frequency f = omega/2pi (Hz..GHz) over J/2pi;
+    a multiple of J_prop = 2 J^2/Ubar (= 2/Ubar in J) where ``Ubar`` (in J) is given; else None."""
     if unit == "" or unit in _J_WORDS:
         return number
     if unit in _FREQ:
         return number * _FREQ[unit] / J_hz
+    if unit in _JPROP_WORDS:
+        if Ubar is None:
+            raise ParameterError(name, value, "a frequency or a multiple of J ('Jprop' is not accepted here)")
+        return number * 2.0 / Ubar
     return None
 
 
-def to_energy(value, name: str, J_hz: float) -> float:
-    """An energy/frequency in units of J: '250MHz' (omega/2pi), '50J' or a bare 50."""
+def j_prop(Ubar: float) -> float:
+    """The stack hopping J_prop = 2 J^2/Ubar in units of J (Ubar in units of J)."""
+    return 2.0 / Ubar
+
+
+def to_energy(value, name: str, J_hz: float, Ubar: float | None = None) -> float:
+    """An energy/frequency in units of J: '250MHz' (omega/2pi), '50J' or a bare 50.
+
+    With ``Ubar`` (units of J), also a multiple of J_prop = 2 J^2/Ubar: '2Jprop'.
+    """
     number, unit = _split(value, name, "250MHz")
-    x = _in_J(number, unit, J_hz)
+    x = _in_J(number, unit, J_hz, value, name, Ubar)
     if x is None:
-        raise ParameterError(name, value, "a frequency in Hz/kHz/MHz/GHz (f = omega/2pi) or a multiple of J like '50J'")
+        also = " or of J_prop = 2 J^2/Ubar like '2Jprop'" if Ubar is not None else ""
+        raise ParameterError(
+            name, value, f"a frequency in Hz/kHz/MHz/GHz (f = omega/2pi) or a multiple of J like '50J'{also}"
+        )
     return x
 
 
-def to_rate(value, name: str, J_hz: float) -> float:
-    """A rate in units of J: '0.03J', a bare 0.03, '0.15MHz' (Gamma/2pi) or '1/us' (1/tau)."""
+def to_rate(value, name: str, J_hz: float, Ubar: float | None = None) -> float:
+    """A rate in units of J: '0.03J', a bare 0.03, '0.15MHz' (Gamma/2pi) or '1/us' (1/tau).
+
+    With ``Ubar`` (units of J), also a multiple of J_prop = 2 J^2/Ubar: '2Jprop'.
+    """
     number, unit = _split(value, name, "0.03J")
-    x = _in_J(number, unit, J_hz)
+    x = _in_J(number, unit, J_hz, value, name, Ubar)
     if x is not None:
         return x
     if unit.startswith("/") or unit.startswith("1/"):
