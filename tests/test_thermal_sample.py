@@ -106,28 +106,3 @@ def test_bad_odds_name_the_parameter(bad):
     with pytest.raises(ParameterError, match="leakage_thermal_odds"):
         make_settings(ArraySpec.from_user(length=3), leakage_thermal_odds=bad)
 
-
-def test_strata_are_spread_evenly_over_the_trajectories():
-    """The stratum of trajectory i comes from a low-discrepancy sequence (stratum_uniform): in every block of 20
-    consecutive trajectories the number with an excited interior is within 2 of its expectation sum_i q_i (a random
-    pick would miss by 2 standard deviations, ~4 rows, in some of the 16 blocks); each value is uniform over
-    seeds (its offset), so each row stays unbiased.  L = 6, 100 mK (q ~ 0.5), odds 8."""
-    from lru_mps.run.seeding import stratum_uniform
-
-    spec = ArraySpec.from_user(length=6)
-    st = make_settings(spec, trajectories=320, seed=7, engine="exact", estimator="branch", leakage_thermal_odds=8.0)
-    q_leak = list(st.inits).index("leakage")
-    hot, q = [], []
-    for i in range(320):
-        d = draw(spec, st, i)
-        hot.append(any(int(np.argmax(abs(v))) > 0 for v in d.products[q_leak][1:-1]))
-        p0 = np.prod(spec.thermal_probabilities(d.realization)[1:-1, 0])
-        q.append(8.0 * (1 - p0) / (8.0 * (1 - p0) + p0))
-    hot, q = np.array(hot), np.array(q)
-    assert 0.4 < q.mean() < 0.9
-    for b in range(16):
-        block = slice(20 * b, 20 * b + 20)
-        assert abs(hot[block].sum() - q[block].sum()) <= 2.0, (b, hot[block].sum(), q[block].sum())
-    offsets = np.array([stratum_uniform(s, 0, "leakage") for s in range(2000)])
-    assert abs(offsets.mean() - 0.5) < 4 * np.sqrt(1 / 12 / 2000)
-    assert abs(np.mean(offsets < 0.25) - 0.25) < 4 * np.sqrt(0.25 * 0.75 / 2000)

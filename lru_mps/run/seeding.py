@@ -22,25 +22,6 @@ def disorder_rng(seed: int, index: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index, 0)))
 
 
-#: the step of the strata's low-discrepancy sequence over trajectory indices (golden ratio: the most uniform)
-GOLDEN_STEP = (5.0 ** 0.5 - 1.0) / 2.0
-
-
-def stratum_uniform(seed: int, index: int, init: str) -> float:
-    """The uniform that picks trajectory ``index``'s thermal stratum: (offset + index x golden ratio) mod 1.
-
-    Each value is uniform on [0, 1) (the offset is drawn from the run's seed,
-    SeedSequence(seed, spawn_key=(2**31 - 1, code(init)))), so a row's
-    weighted value is unbiased; along the indices the values are spread
-    evenly (a Kronecker sequence), so every block of consecutive trajectories
-    holds each stratum in its expected share to within a row or two, and the
-    between-strata variance of a random assignment is gone
-    (:func:`lru_mps.run.thermal_sample.stratified_levels`).
-    """
-    offset = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2**31 - 1, INIT_CODE[init]))).random()
-    return float((offset + index * GOLDEN_STEP) % 1.0)
-
-
 def event_rng(seed: int, index: int, init: str) -> np.random.Generator:
     """The thermal-sample and event stream of trajectory ``index`` for initial state ``init``."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index, 1, INIT_CODE[init])))

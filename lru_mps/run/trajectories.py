@@ -60,7 +60,7 @@ def draw(spec: ArraySpec, settings, index: int, realization: Realization | None 
     products, rows, per_init = [], [], []
     for init in settings.inits:
         rng = event_rng(settings.seed, index, init)
-        levels, weight = thermal_start(spec, real, init, rng, settings, index)
+        levels, weight = thermal_start(spec, real, init, rng, settings)
         sites = [np.asarray(v, dtype=complex) for v in product_state(init, levels)]
         per_init.append(sum(int(np.nonzero(v)[0].max()) for v in sites))
         products.append(sites)

@@ -113,7 +113,7 @@ def _leakage_thermal_odds(cfg: dict, L: int) -> float:
     At L <= 8 the rows whose interior holds a thermal excitation carry most
     of T_star's variance, and 8x their odds halves its error; at L = 12 the
     empty rows carry most of the leakage lifetime and the odds cost more
-    than they buy (measured: tau_L 1.6 % natural against 2.8 % at odds 8,
+    than they buy (measured: tau_L 1.6 % natural against 3.4 % at odds 8,
     480 trajectories; BENCHMARKS.md), so long arrays keep the natural sample.
     """
     return float(cfg.get("short_leakage_thermal_odds", 1.0)) if _short(cfg, L) else 1.0
