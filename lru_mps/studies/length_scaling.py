@@ -55,10 +55,11 @@ from ..analysis.rates import qubit_rates
 from ..errors import require
 from ..physics.units import time_to_us
 from ..run.seeding import disorder_rng
-from ..run.trajectories import engine_mix, format_mix
+from ..run.trajectories import engine_mix
 from ..run.simulate import simulate
-from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, save_figure, time_json
+from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, time_json
 from .common import ensemble_settings, positive_int
+from .length_scaling_report import plot as report_plot, table as report_table
 
 HELP = """T_prop, T_star, T1, T2 and the localization length xi vs the array length L.
 
@@ -396,166 +397,10 @@ class LengthScaling(Study):
         return _compute(cfg, ctx)
 
     def table(self, summary: dict) -> str:
-        return _table(summary, summary["parameters"]["J_over_2pi_Hz"])
+        return report_table(summary, summary["parameters"]["J_over_2pi_Hz"])
 
     def plot(self, dataset, summary: dict, figdir) -> list:
-        return _plot(dataset, summary, figdir)
-
-
-def _fmt(t: dict | None) -> str:
-    if not t or t.get("value_J") is None:
-        return f"{'-':>17s}"
-    return f"{t['value_J']:9.4g}+-{(t['error_J'] or 0):<6.2g}"
-
-
-def _table(summary: dict, J_hz: float) -> str:
-    lines = []
-    for cond, e in summary["by_conditions"].items():
-        lines.append(f"{cond} conditions (times in 1/J; 1/J = {time_to_us(1.0, J_hz) * 1e3:.2f} ns)")
-        head = (f"{'L':>4} {'engine':>7} {'T_prop':>9} {'T_star':>17} {'tau_leak(1)':>17} {'tau_leak(L)':>17} "
-                f"{'eta':>13} {'T1 (fit)':>17} {'T2 (fit)':>17}")
-        if "T1_typical" in e:
-            head += f" {'ln T1_typ':>16}"
-        lines.append(head)
-        for k, L in enumerate(e["lengths"]):
-            eta = e["removal_efficiency"][k]
-            eta_s = f"{eta['value']:6.3f}+-{eta['error']:<5.1g}" if eta["value"] is not None else f"{'-':>13s}"
-            row = (f"{L:4d} {e['engines'][k]:>7} {e['T_prop'][k]['value_J']:9.4g} {_fmt(e['T_star'][k])} "
-                   f"{_fmt(e['leakage_lifetime_qubit'][k])} {_fmt(e['leakage_lifetime_array'][k])} {eta_s} "
-                   f"{_fmt(e['T1'][k])} {_fmt(e['T2'][k])}")
-            if "T1_typical" in e:
-                t = e["T1_typical"][k]
-                mark = "*" if t["method"] == "log-space" else " "
-                row += f" {t['log_value']:9.3f}+-{(t['log_error'] or 0):<5.2g}{mark}" if t["log_value"] is not None else f" {'-':>16}"
-            lines.append(row)
-        if "xi" in e:
-            xi = e["xi"]
-            lines.append(
-                f"xi = {xi['value']:.4g} +- {xi['error']:.2g} sites (fit of ln T1_typ vs L); "
-                f"strong disorder 1/(2 ln(W/J) - 3) = {e['xi_theory_strong']}; transfer matrix = {e['xi_theory_transfer']:.4g}"
-                if xi["value"] is not None else "xi: not resolved"
-            )
-            xf = e.get("xi_fit") or {}
-            if "fit_lengths" in xf:
-                lines.append(f"xi fitted on L = {xf['fit_lengths'][0]}..{xf['fit_lengths'][-1]} "
-                             + ("(asymptotic regime L >= 1 + 3 xi)" if xf["asymptotic"] else
-                                "(NOT in the asymptotic regime: too few lengths reach L >= 1 + 3 xi; add longer ones)")
-                             + f", error: {xf['error_method']}")
-                if not xf["asymptotic"]:
-                    lines.append("local xi: " + ", ".join(
-                        f"L={d['L']}: {d['value']:.3g}" if d["value"] is not None else f"L={d['L']}: -"
-                        for d in xf["local_xi"]))
-                if "difference_from_transfer" in xf and xf["difference_from_transfer"]["value"] is not None:
-                    d = xf["difference_from_transfer"]
-                    lines.append(f"xi - transfer matrix = {d['value']:.3g} +- {d['error']:.2g} (paired over realizations)")
-            if e["floating_point_floor"]["lengths_past_floor"]:
-                lines.append(f"* past the floating-point floor (log-space continuation): L = {e['floating_point_floor']['lengths_past_floor']}")
-        if "hardware_limits" in e:
-            hw = e["hardware_limits"]
-            lines.append("hardware limits: " + ", ".join(
-                f"{k} = {hw[k]['value_J']:.4g}/J" for k in ("T1q", "T2q", "T_leak_own") if hw[k]["value_J"] is not None))
-            rp = e["removal_stops_paying"]
-            lines.append(f"leakage removal stops paying (T_star >= T1q/2) at L = {rp['measured_L'] or '> ' + str(max(e['lengths']))}"
-                         f" (transit estimate L = {rp['transit_estimate_L']:.3g})")
-            lines.append("engines: " + "; ".join(
-                f"L={L}: " + format_mix(m) for L, m in zip(e["lengths"], e["engine_mix"])))
-        lines.append("tau_leak(1), tau_leak(L): leakage lifetimes, int P_star^(1) dt and int P_star^(L) dt; eta: share "
-                     "of the leakage ended by the reset site (not by hardware decay)")
-        s = e["T_star_slope"]
-        if s["value"] is not None:
-            lines.append(f"T_star grows by {s['value']:.3g} +- {s['error']:.2g} /J per site")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _plot(ds, summary: dict, figdir) -> list:
-    """T1, T2, T_star, T_prop vs L (log scale) and ln T1 vs L with the xi fit and theory lines."""
-    import matplotlib.pyplot as plt
-
-    us = float(ds.attrs["time_us_per_J"])
-    paths = []
-    fig, axes = plt.subplots(1, len(ds.conditions), figsize=(5.2 * len(ds.conditions), 4.0), squeeze=False)
-    for ax, cond in zip(axes[0], ds.conditions.values):
-        run = np.isfinite(ds["leakage_array_mean"].sel(conditions=cond).isel(t=0).values)
-        L = ds.L.values
-        for name, marker in (("T_star", "o"), ("T1", "s"), ("T2", "^")):
-            v = ds[f"{name}_J"].sel(conditions=cond).values * us
-            e = ds[f"{name}_error_J"].sel(conditions=cond).values * us
-            ok = np.isfinite(v)
-            if ok.any():
-                ax.errorbar(L[ok], v[ok], yerr=e[ok], fmt=marker + "-", capsize=2, label=f"{name} (fit)")
-        if "leakage_lifetime_array_J" in ds:  # always defined, also where T_star is not resolved
-            v = ds["leakage_lifetime_array_J"].sel(conditions=cond).values * us
-            e = ds["leakage_lifetime_array_error_J"].sel(conditions=cond).values * us
-            ok = np.isfinite(v)
-            if ok.any():
-                ax.errorbar(L[ok], v[ok], yerr=e[ok], fmt="o--", mfc="none", color="C0", capsize=2,
-                            label="tau_leak = int P_star^(L) dt")
-        ax.plot(L[run], ds["T_prop_J"].values[run] * us, "k--", label="T_prop")
-        if cond == "realistic":  # the hardware limits, as in the paper's Fig. 3d-f
-            for key, color, lab in (("T1q_J", "C1", "T1q"), ("T2q_J", "C2", "T2q"), ("T_leak_own_J", "C0", "T1q/2 (|2>)")):
-                v = ds.attrs.get(key)
-                if isinstance(v, (int, float, np.floating)) and np.isfinite(v):
-                    ax.axhline(float(v) * us, color=color, ls=":", lw=1.2, label=f"{lab} (limit)")
-        if cond == "ideal":
-            lt = ds["log_T1_typical"].values
-            ok = np.isfinite(lt) & (lt < 700)
-            ax.plot(L[ok], np.exp(lt[ok]) * us, "D:", color="C3", label="T1 typical (branch rates)")
-        ax.set_yscale("log")
-        ax.set_xlabel("array length L")
-        ax.set_ylabel("time (us)")
-        ax.set_title(f"{cond} conditions")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths += save_figure(fig, figdir, "decay_times_vs_L")
-
-    if "ideal" in ds.conditions.values:
-        paths += _plot_xi(ds, figdir)
-    return paths
-
-
-def _plot_xi(ds, figdir) -> list:
-    """ln T1_typ vs L with the fit over its lengths and the theory slopes; the local xi vs L next to it."""
-    import matplotlib.pyplot as plt
-
-    has_local = "xi_local" in ds
-    fig, axes = plt.subplots(1, 2 if has_local else 1, figsize=(10.4 if has_local else 5.2, 4.0), squeeze=False)
-    ax = axes[0, 0]
-    L = ds.L.values
-    lt, le = ds["log_T1_typical"].values, ds["log_T1_typical_error"].values
-    ok = np.isfinite(lt)
-    ax.errorbar(L[ok], lt[ok], yerr=le[ok], fmt="o", capsize=2, label="ln T1_typ (per-realization rates)")
-    xi = ds.attrs.get("xi")
-    theories = [(key, style, ds.attrs.get(key)) for key, style in (("xi_theory_strong", ":"), ("xi_theory_transfer", "--"))]
-    theories = [(k, st, float(th)) for k, st, th in theories if isinstance(th, (int, float, np.floating)) and np.isfinite(th)]
-    if isinstance(xi, (int, float, np.floating)) and np.isfinite(xi):
-        a = float(ds.attrs["xi_intercept"])
-        lo = ds.attrs.get("xi_min_length", L.min())
-        lo = float(lo) if isinstance(lo, (int, float, np.integer, np.floating)) else float(L.min())
-        xx = np.linspace(lo, L[ok].max(), 50)
-        err = ds.attrs.get("xi_error")
-        err_txt = f" +- {float(err):.2g}" if isinstance(err, (int, float, np.floating)) else ""
-        ax.plot(xx, a + xx / xi, "-", label=f"fit L >= {lo:g}: xi = {xi:.3g}{err_txt}")
-        for key, style, th in theories:
-            ax.plot(xx, a + xx / th, style, label=f"{key.replace('xi_theory_', '')}: xi = {th:.3g}")
-    ax.set_xlabel("array length L")
-    ax.set_ylabel("ln(T1 J)")
-    ax.legend(fontsize=8)
-    if has_local:
-        ax = axes[0, 1]
-        v, e = ds["xi_local"].values, ds["xi_local_error"].values
-        ok = np.isfinite(v)
-        ax.errorbar(L[ok], v[ok], yerr=e[ok], fmt="s", capsize=2, label="local xi (consecutive lengths)")
-        if isinstance(xi, (int, float, np.floating)) and np.isfinite(xi):
-            ax.axhline(float(xi), color="C1", label=f"fit: xi = {xi:.3g}")
-        for key, style, th in theories:
-            ax.axhline(th, color="k", ls=style, lw=1, label=f"{key.replace('xi_theory_', '')}: {th:.3g}")
-        ax.set_xlabel("array length L")
-        ax.set_ylabel("xi (sites)")
-        ax.set_title("local slopes: the asymptotic regime")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return save_figure(fig, figdir, "localization_length")
+        return report_plot(dataset, summary, figdir)
 
 
 STUDIES = {LengthScaling.NAME: LengthScaling()}
