@@ -19,7 +19,7 @@ from lru_mps.run.simulate import simulate
 from lru_mps.studies import replot, run_study, study_names
 from lru_mps.studies.base import StudyContext
 from lru_mps.studies.common import spec_of
-from lru_mps.studies.tolerance import STUDIES, doubling_fit, fit_points
+from lru_mps.studies.tolerance import STUDIES, doubling_crossing, doubling_fit, fit_points
 
 TIME_KEYS = {"value_J", "error_J", "value_us", "error_us"}
 DOUBLING_KEYS = {"value_J", "error_J", "value_MHz", "error_MHz", "value_Jprop", "error_Jprop", "chi2_red", "bound"}
@@ -55,6 +55,7 @@ def test_quick_tolerance_outputs_and_contract(quick):
         assert len(row["removal_efficiency"]) == n and all(set(x) == {"value", "error"} for x in row["removal_efficiency"])
         for key in ("T_star_doubling", "tau_L_doubling"):
             assert DOUBLING_KEYS <= set(row[key]) and row[key]["bound"] in (None, "lower")
+            assert {"value_Jprop", "error_Jprop", "bound"} <= set(row[key]["crossing"])
         assert row["T_prop"][0]["value_J"] == pytest.approx(np.pi / (2 * 0.04))
     # spread 0 is one ensemble shared by both kinds
     assert e2["by_length"][0]["T_star"][0] == fn["by_length"][0]["T_star"][0]
@@ -158,3 +159,19 @@ def test_swept_error_in_the_model_table_is_refused(tmp_path):
         run_study("tolerance", StudyContext(out=tmp_path, workers=1), quick=True, overrides={"e2_spread": "1Jprop"})
     with pytest.raises(ParameterError, match="kinds"):
         run_study("tolerance", StudyContext(out=tmp_path, workers=1), quick=True, overrides={"kinds": "hopping_spread"})
+
+
+def test_doubling_crossing_interpolates_and_bounds():
+    """The model-free crossing of 2 T0: linear interpolation between the bracketing spreads, its error
+    propagated; a lower bound where no point doubles."""
+    S = [0.0, 1.0, 2.0, 4.0]
+    c = doubling_crossing(S, [2.0, 3.0, 5.0, 6.0], [0.0, 0.0, 0.0, 0.0])
+    assert c["value"] == pytest.approx(1.5) and c["error"] == 0 and c["bound"] is None
+    # error: u = (2 T0 - Ta)/(Tb - Ta), dS = ds sqrt(sum (du/dT_i sigma_i)^2), checked by finite differences
+    y, e = np.array([2.0, 3.0, 5.0, 6.0]), np.array([0.1, 0.2, 0.3, 0.1])
+    c = doubling_crossing(S, y, e)
+    grad = [(doubling_crossing(S, y + h, e)["value"] - c["value"]) / 1e-7 for h in np.eye(4) * 1e-7]
+    assert c["error"] == pytest.approx(float(np.sqrt(np.sum((np.array(grad) * e) ** 2))), rel=1e-4)
+    flat = doubling_crossing(S, [2.0, 2.5, 3.0, 3.5], [0.1] * 4)
+    assert flat["bound"] == "lower" and flat["value"] == 4.0 and flat["error"] is None
+    assert doubling_crossing(S, [2.0, np.nan, 5.0, 6.0], [0.1] * 4)["value"] == pytest.approx(0.0 + 2.0 / 3.0 * 2.0)

@@ -143,6 +143,38 @@ def fit_points(values, ratio: float) -> int:
     return len(y)
 
 
+def doubling_crossing(spreads, values, errors) -> dict:
+    """Model-free: where values(S) first reaches 2 values(0), by linear interpolation between the two spreads
+    that bracket it; the error propagates the errors of values(0) and of the two bracketing points (as
+    independent).  {"value", "error", "bound"}: ``bound`` = "lower" and ``value`` = the largest spread where
+    no point reaches the double; None entries without a resolved value at S = 0.
+    """
+    s = np.asarray(spreads, dtype=float)
+    y = np.asarray(values, dtype=float)
+    e = np.asarray(errors, dtype=float)
+    out = {"value": None, "error": None, "bound": None}
+    if s.size < 2 or s[0] != 0 or not np.isfinite(y[0]):
+        return out
+    target = 2.0 * y[0]
+    prev = 0
+    for k in range(1, s.size):
+        if not np.isfinite(y[k]):
+            continue
+        if y[k] >= target:
+            a, D, ds = prev, y[k] - y[prev], s[k] - s[prev]
+            u = (target - y[a]) / D
+            grad = np.zeros(s.size)  # du/dy_i
+            grad[0] += 2.0 / D
+            grad[a] += (u - 1.0) / D
+            grad[k] += -u / D
+            err = float(ds * np.sqrt(np.nansum((grad * np.nan_to_num(e)) ** 2)))
+            out.update(value=float(s[a] + u * ds), error=err)
+            return out
+        prev = k
+    out.update(value=float(s[-1]), bound="lower")
+    return out
+
+
 def _doubling_json(fit: dict, J_hz: float, J_prop: float) -> dict:
     """The fit's S_2 (in J) as {"value_J", "error_J", "value_MHz", ..., "chi2_red", "bound"}."""
     v, e = finite_or_none(fit["value"]), finite_or_none(fit["error"])
@@ -154,6 +186,14 @@ def _doubling_json(fit: dict, J_hz: float, J_prop: float) -> dict:
     out["dof"] = fit["dof"]
     out["bound"] = fit["bound"]
     out["fit_spreads"] = fit.get("fit_spreads")
+    cross = fit.get("crossing")
+    if cross is not None:  # the model-free crossing of 2 T0, in the same units
+        cv, ce = finite_or_none(cross["value"]), finite_or_none(cross["error"])
+        out["crossing"] = {**{f"value_{u}": None if cv is None else cv * f for u, f in
+                              (("J", 1.0), ("MHz", J_hz / 1e6), ("Jprop", 1.0 / J_prop))},
+                           **{f"error_{u}": None if ce is None else ce * f for u, f in
+                              (("J", 1.0), ("MHz", J_hz / 1e6), ("Jprop", 1.0 / J_prop))},
+                           "bound": cross["bound"]}
     out["T0_J"] = finite_or_none(fit["T0"])
     out["T0_error_J"] = finite_or_none(fit["T0_error"])
     return out
@@ -248,6 +288,8 @@ class Tolerance(Study):
                     fits[q][ki][li] = doubling_fit(S_J[ki, :m], tau[q][ki, li, :m, 0], tau[q][ki, li, :m, 1],
                                                    s_max=S_J[ki, n - 1])
                     fits[q][ki][li]["fit_spreads"] = m
+                    fits[q][ki][li]["crossing"] = doubling_crossing(S_J[ki, :n], tau[q][ki, li, :n, 0],
+                                                                    tau[q][ki, li, :n, 1])
         c = spec0.conditions
         leak_own = 0.5 * c.T1q  # the lifetime of |2> by its own decay: T_star cannot exceed it
         # ---- dataset
@@ -290,7 +332,9 @@ class Tolerance(Study):
                      "doubling": "T_star(S) = T0 (1 + (S/S_2)^2) fitted per kind and L (weights: the T_star errors, "
                                  "absolute sigma) over the spreads up to the first where T_star reaches fit_ratio x "
                                  "T_star(0) (fit_spreads of them); S_2 is where T_star doubles; bound = 'lower': no "
-                                 "doubling within the range, value = the largest spread",
+                                 "doubling within the range, value = the largest spread; crossing: model-free, where "
+                                 "T_star first reaches 2 T_star(0) (linear interpolation between the bracketing "
+                                 "spreads); where chi2_red >> 1 the form does not hold and the crossing is the answer",
                      "common_random_numbers": "the same seed at every spread: the same box draws and event streams",
                      "ceiling": "under hardware decay T_star cannot exceed T_leak_own = T1q/2: where 2 T_star(0) "
                                 "comes near it, T_star cannot double and the doubling spread is only bounded"},
@@ -419,8 +463,16 @@ def _fmt_doubling(d: dict) -> str:
     if d["bound"] == "lower":
         return f"> {d['value_Jprop']:.3g} J_prop (> {d['value_MHz'] * 1e3:.3g} kHz; not doubled within the range)"
     chi = "" if d["chi2_red"] is None else f", chi2_red = {d['chi2_red']:.2g}"
-    return (f"{d['value_Jprop']:.3g} +- {d['error_Jprop']:.2g} J_prop = {d['value_MHz'] * 1e3:.4g} +- "
-            f"{d['error_MHz'] * 1e3:.2g} kHz{chi}")
+    out = (f"{d['value_Jprop']:.3g} +- {d['error_Jprop']:.2g} J_prop = {d['value_MHz'] * 1e3:.4g} +- "
+           f"{d['error_MHz'] * 1e3:.2g} kHz (fit{chi})")
+    c = d.get("crossing")
+    if c is not None and c["value_Jprop"] is not None:
+        if c["bound"] == "lower":
+            out += f"; crossing of 2 T0: > {c['value_Jprop']:.3g} J_prop"
+        else:
+            out += (f"; crossing of 2 T0: {c['value_Jprop']:.3g} +- {c['error_Jprop']:.2g} J_prop = "
+                    f"{c['value_MHz'] * 1e3:.4g} +- {c['error_MHz'] * 1e3:.2g} kHz")
+    return out
 
 
 STUDIES = {Tolerance.NAME: Tolerance()}
