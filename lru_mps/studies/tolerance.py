@@ -32,7 +32,12 @@ T_star(S) = T0 (1 + (S/S_2)^2) is fitted (weighted least squares,
 absolute sigma), and S_2, the spread at which T_star doubles, is reported
 with its error and the fit's reduced chi^2; where the fitted S_2 lies beyond
 the largest spread (or T_star does not grow), the largest spread is a lower
-bound (``bound`` = "lower").  The same for tau_L.
+bound (``bound`` = "lower").  The fit takes the spreads up to the first where
+T_star reaches ``fit_ratio`` x T_star(0) (the onset: realistic T_star bends
+over towards T1q/2).  Next to it ``crossing``, model-free: where T_star first
+reaches 2 T_star(0), interpolated linearly between the bracketing spreads
+(the answer where the fit's chi^2 says the form does not hold).  The same
+for tau_L.
 """
 
 from __future__ import annotations
@@ -70,7 +75,7 @@ at every spread.  Per error and L the summary gives the spread at which
 T_star doubles (fit T0 (1 + (S/S_2)^2)), or a lower bound.  --hopping-spread
 is not swept (the engines do not take per-bond couplings yet).  Options:
 --e2-spreads, --frequency-noises (e.g. 0,2Jprop,400kHz), --lengths, --kinds.
-Default: ~2 minutes on 2 cores (--quick: seconds).
+Default: 9.5 minutes on one core (720 trajectories per point; --quick: seconds).
 """
 
 
@@ -305,6 +310,8 @@ class Tolerance(Study):
                               ("chi2_red", "chi2_red")):
                 arr = np.array([[nan_or(fits[q][ki][li][key]) for li in range(NL)] for ki in range(K)])
                 data[f"{short}_fit_{name}"] = (("kind", "L"), arr)
+            data[f"{short}_fit_spreads"] = (("kind", "L"), np.array(
+                [[int(fits[q][ki][li]["fit_spreads"]) for li in range(NL)] for ki in range(K)]))
             data[f"{short}_doubling_is_bound"] = (("kind", "L"), np.array(
                 [[int(fits[q][ki][li]["bound"] == "lower") for li in range(NL)] for ki in range(K)]))
         coords = {
@@ -432,17 +439,19 @@ class Tolerance(Study):
                     T0 = float(ds["T_star_fit_T0_J"].sel(kind=kind, L=L))
                     a = float(ds["T_star_fit_a_per_J2"].sel(kind=kind, L=L))
                     jp = float(ds.attrs["J_prop_J"])
-                    if np.isfinite(T0) and np.isfinite(a) and ok_x.any():
-                        xx = np.linspace(0.0, float(np.nanmax(x)), 100)
+                    bound = bool(int(ds["T_star_doubling_is_bound"].sel(kind=kind, L=L)))
+                    m = int(ds["T_star_fit_spreads"].sel(kind=kind, L=L)) if "T_star_fit_spreads" in ds else len(x)
+                    if np.isfinite(T0) and np.isfinite(a) and ok_x.any() and not bound:
+                        xx = np.linspace(0.0, float(np.nanmax(x[:m])), 100)  # over the fitted spreads only
                         ax.plot(xx, T0 * (1 + a * (xx * jp) ** 2) * us, color="C0", lw=1.0,
                                 label=r"$T_0(1+(S/S_2)^2)$")
                         S2 = float(ds["T_star_fit_doubling_J"].sel(kind=kind, L=L)) / jp
                         if np.isfinite(S2):
-                            if int(ds["T_star_doubling_is_bound"].sel(kind=kind, L=L)):
-                                ax.annotate(r"$S_2 >$" + f" {S2:.3g}" + r" $J_{\rm prop}$", xy=(0.03, 0.04),
-                                            xycoords="axes fraction", fontsize=8)
-                            else:
-                                ax.plot([S2], [2 * T0 * us], "*", color="k", ms=10, label=r"$T_\star$ doubles")
+                            ax.plot([S2], [2 * T0 * us], "*", color="k", ms=10, label=r"$T_\star$ doubles")
+                    S2 = float(ds["T_star_fit_doubling_J"].sel(kind=kind, L=L)) / jp
+                    if bound and np.isfinite(S2):
+                        ax.annotate(r"$T_\star$ does not double: $S_2 >$" + f" {S2:.3g}" + r" $J_{\rm prop}$",
+                                    xy=(0.03, 0.04), xycoords="axes fraction", fontsize=8)
                     ax.set_yscale("log")
                     ax.set_xlabel(f"{kind} S / " + r"$J_{\rm prop}$")
                     ax.set_title(f"{LABELS.get(kind, kind)}, L = {L}")
