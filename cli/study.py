@@ -95,3 +95,10 @@ for _name in ("rate-sweep", "disorder-sweep", "hopping-sweep", "dynamics"):
     _make(_name, [])
 _make("temperature-sweep", [click.option("--temperatures", default=None, help="Temperatures, e.g. 0,100mK,300mK."),
                             click.option("--lengths", default=None, help="Lengths, e.g. 3,6,12.")])
+_make("tolerance", [
+    click.option("--e2-spreads", default=None,
+                 help="Leakage-level detuning spreads S, e.g. 0,1Jprop,2Jprop,400kHz (J_prop = 2 J^2/Ubar)."),
+    click.option("--frequency-noises", default=None, help="Quasi-static frequency-noise spreads, e.g. 0,1Jprop,100kHz."),
+    click.option("--kinds", default=None, help="Error kinds to sweep: e2_spread,frequency_noise (default both)."),
+    click.option("--lengths", default=None, help="Lengths, e.g. 3,6."),
+])

@@ -2,8 +2,8 @@
 
 Each study is a :class:`~lru_mps.studies.base.Study` in a module of its own
 (``length_scaling``, ``rate_sweep``, ``decay_sweep``: disorder and hopping,
-``dynamics``), registered in the module's ``STUDIES``; its defaults are the
-TOML file ``studies/<name>.toml`` (the only copy).
+``dynamics``, ``temperature_sweep``, ``tolerance``), registered in the
+module's ``STUDIES``; its defaults are the TOML file ``studies/<name>.toml`` (the only copy).
 
     from lru_mps.studies import StudyContext, run_study
     res = run_study("length-scaling", StudyContext(out="runs/ls"), overrides={"lengths": "2:20"})
@@ -26,6 +26,7 @@ _MODULES = {
     "hopping-sweep": "decay_sweep",
     "dynamics": "dynamics",
     "temperature-sweep": "temperature_sweep",
+    "tolerance": "tolerance",
 }
 
 __all__ = ["Study", "StudyContext", "StudyResult", "get_study", "replot", "run_study", "study_names"]

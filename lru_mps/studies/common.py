@@ -91,8 +91,12 @@ def evolution_kind(ideal: bool) -> str:
     return "disorder realizations (exact branch)" if ideal else "trajectories"
 
 
-def run_ensemble(spec: ArraySpec, cfg: dict, ctx: StudyContext, label: str, *, init, t_final: float, time_points: int):
-    """One resumable ensemble through :func:`simulate` (store = the study's work folder)."""
+def run_ensemble(spec: ArraySpec, cfg: dict, ctx: StudyContext, label: str, *, init, t_final: float, time_points: int,
+                 **extra):
+    """One resumable ensemble through :func:`simulate` (store = the study's work folder).
+
+    ``extra``: further keyword arguments of :func:`simulate` (e.g. ``leakage_thermal_odds``).
+    """
     estimator, n = ensemble_settings(spec, cfg)
     # the cost of an evolution is ~ one state update per stop: time points and measurements
     stops = time_points + (spec.reset.rate * t_final if spec.reset.kind in ("periodic", "random") else 0.0)
@@ -111,6 +115,7 @@ def run_ensemble(spec: ArraySpec, cfg: dict, ctx: StudyContext, label: str, *, i
         estimator=estimator,
         engine_options=engine_options(cfg, spec),
         **options,
+        **extra,
     )
 
 

@@ -1,0 +1,487 @@
+"""Study ``tolerance``: how precisely must a chip be tuned (issue 22, item 6).
+
+T_star, T_prop, T1, T2 (:func:`lru_mps.analysis.decay.decay_times`) and the
+leakage lifetimes tau_1, tau_L and the removal efficiency
+(:func:`lru_mps.analysis.lifetimes.leakage_lifetimes`) against each
+fabrication/tuning error of docs/physics.md §3.1 that the engines take today:
+
+``e2_spread``        the leakage levels' residual detuning, E2_l = E2 + delta_l,
+                     delta_l ~ N(0, S) (default 0..10 J_prop);
+``frequency_noise``  a quasi-static frequency offset s_l ~ N(0, S) of each
+                     site per trajectory (slow flux noise; E2_l moves by 2 s_l;
+                     default 0..5 J_prop, see below).
+
+``hopping_spread`` (J_l = J (1 + eps_l)) needs per-bond couplings in the
+engines and is not swept yet; the summary says so (``note``), and it is one
+more entry of ``SWEEPS`` once the model has it.
+
+For every error kind, length L and spread S one ensemble of the branch
+estimator (three initial states, realistic conditions by default) runs to
+(L-1) T_prop + ``t_after``.  Common random numbers: every point uses the same
+seed, so trajectory i has the same box draws (the spread's normals come
+after them in the disorder stream) and the same event streams at every S;
+the differences between points are sharper than the errors of each point.
+S = 0 is the same ensemble for both kinds (run once; bit for bit the run
+without the option).
+
+The doubling spread (docs/physics.md §8, "Tolerance"): a stack hop across a
+detuning Delta is a two-level problem with coupling J_prop, whose largest
+transfer is 1/(1 + (Delta/2J_prop)^2), so the hop (and T_star) slows by a
+factor that grows quadratically at small detuning.  Per kind and L,
+T_star(S) = T0 (1 + (S/S_2)^2) is fitted (weighted least squares,
+absolute sigma), and S_2, the spread at which T_star doubles, is reported
+with its error and the fit's reduced chi^2; where the fitted S_2 lies beyond
+the largest spread (or T_star does not grow), the largest spread is a lower
+bound (``bound`` = "lower").  The fit takes the spreads up to the first where
+T_star reaches ``fit_ratio`` x T_star(0) (the onset: realistic T_star bends
+over towards T1q/2).  Next to it ``crossing``, model-free: where T_star first
+reaches 2 T_star(0), interpolated linearly between the bracketing spreads
+(the answer where the fit's chi^2 says the form does not hold).  The same
+for tau_L.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import xarray as xr
+
+from ..analysis.decay import decay_times
+from ..analysis.lifetimes import LIFETIMES, leakage_lifetimes
+from ..errors import require
+from ..physics.units import to_energy, to_time
+from ..run.trajectories import engine_mix, format_mix
+from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
+from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of, us_per_J
+
+#: error kind -> the config key of its spread values (the kind is the model key of `lru-mps simulate`)
+SWEEPS = {"e2_spread": "e2_spreads", "frequency_noise": "frequency_noises"}
+#: errors of issue 22 that the engines do not take yet
+NOT_SWEPT = {"hopping_spread": "not swept: per-bond couplings J_l = J (1 + eps_l) need engine changes "
+                               "(--hopping-spread does not exist yet); it will be one more sweep of this study"}
+DECAYS = ("T_star", "T_prop", "T1", "T2")
+LIVES = ("leakage_lifetime_qubit", "leakage_lifetime_array")
+LABELS = {"e2_spread": "leakage-level detuning spread", "frequency_noise": "quasi-static frequency noise"}
+
+HELP = """T_star, T_prop, T1, T2 and the leakage lifetimes vs fabrication/tuning errors.
+
+How precisely must a chip be tuned: the decay times against --e2-spread (the
+leakage levels' residual detuning, 0..10 J_prop, J_prop = 2 J^2/Ubar = 0.2 MHz
+at the paper's point) and --frequency-noise (quasi-static flux noise,
+0..5 J_prop: it detunes neighbouring leakage levels by 2(s_l - s_l+1), twice
+the e2 spread's reach), at L = 3 and 6, realistic conditions, the same seed
+at every spread.  Per error and L the summary gives the spread at which
+T_star doubles (fit T0 (1 + (S/S_2)^2)), or a lower bound.  --hopping-spread
+is not swept (the engines do not take per-bond couplings yet).  Options:
+--e2-spreads, --frequency-noises (e.g. 0,2Jprop,400kHz), --lengths, --kinds.
+Default: 9.5 minutes on one core (720 trajectories per point; --quick: seconds).
+"""
+
+
+# ------------------------------------------------------------------ the fit
+def doubling_fit(spreads, values, errors, s_max: float | None = None) -> dict:
+    """Fit values(S) = T0 (1 + a S^2) (weighted, absolute sigma); S_2 = a^(-1/2), the spread at which it doubles.
+
+    ``spreads`` in any unit (the result is in the same unit); nan values are
+    left out.  Returns {"T0", "T0_error", "a", "a_error", "value", "error",
+    "chi2_red", "dof", "bound", "points"}: ``value`` = S_2 with its error when
+    a > 0 and S_2 <= ``s_max`` (default: the largest spread fitted), else
+    ``value`` = the largest spread, ``error`` = None and ``bound`` = "lower"
+    (the values do not double within the range).  None entries where the fit
+    is impossible (fewer than 2 points).
+    """
+    from scipy.optimize import curve_fit
+
+    s = np.asarray(spreads, dtype=float)
+    y = np.asarray(values, dtype=float)
+    e = np.asarray(errors, dtype=float)
+    ok = np.isfinite(s) & np.isfinite(y) & np.isfinite(e) & (e > 0)
+    s, y, e = s[ok], y[ok], e[ok]
+    top = float(np.max(s)) if s.size else math.nan
+    s_max = top if s_max is None else float(s_max)
+    out = {"T0": None, "T0_error": None, "a": None, "a_error": None, "value": None, "error": None, "chi2_red": None,
+           "dof": int(max(s.size - 2, 0)), "bound": None, "points": int(s.size)}
+    if s.size < 2 or not np.any(s > 0):
+        return out
+
+    def model(x, T0, a):
+        return T0 * (1.0 + a * x * x)
+
+    i0 = int(np.argmin(s))
+    T0_guess = float(y[i0])
+    a_guess = max(float(np.max((y / T0_guess - 1.0) / np.where(s > 0, s * s, np.inf))), 1e-6 / top**2)
+    try:
+        p, cov = curve_fit(model, s, y, p0=(T0_guess, a_guess), sigma=e, absolute_sigma=True, maxfev=20000)
+    except (RuntimeError, ValueError):
+        return out
+    perr = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    T0, a = float(p[0]), float(p[1])
+    chi2 = float(np.sum(((y - model(s, *p)) / e) ** 2))
+    out.update(T0=T0, T0_error=float(perr[0]), a=a, a_error=float(perr[1]),
+               chi2_red=chi2 / out["dof"] if out["dof"] > 0 else None)
+    if a > 0 and math.isfinite(perr[1]):
+        S2 = a ** -0.5
+        if S2 <= s_max:
+            out.update(value=S2, error=0.5 * S2 * float(perr[1]) / a)  # dS2 = S2 da / (2a)
+            return out
+    out.update(value=s_max, error=None, bound="lower")
+    return out
+
+
+def fit_points(values, ratio: float) -> int:
+    """How many spreads (from the smallest) the doubling fit takes: up to and including the first whose value
+    reaches ``ratio`` x the first resolved value (all of them if none does).
+
+    Past a few times T_star(0) the growth bends over (under hardware decay
+    T_star cannot exceed T1q/2), and the quadratic form describes the onset,
+    not the saturation.
+    """
+    y = np.asarray(values, dtype=float)
+    ok = np.flatnonzero(np.isfinite(y))
+    if ok.size == 0 or not math.isfinite(ratio):
+        return len(y)
+    y0 = y[ok[0]]
+    for i in ok[1:]:
+        if y[i] >= ratio * y0:
+            return int(i) + 1
+    return len(y)
+
+
+def doubling_crossing(spreads, values, errors) -> dict:
+    """Model-free: where values(S) first reaches 2 values(0), by linear interpolation between the two spreads
+    that bracket it; the error propagates the errors of values(0) and of the two bracketing points (as
+    independent).  {"value", "error", "bound"}: ``bound`` = "lower" and ``value`` = the largest spread where
+    no point reaches the double; None entries without a resolved value at S = 0.
+    """
+    s = np.asarray(spreads, dtype=float)
+    y = np.asarray(values, dtype=float)
+    e = np.asarray(errors, dtype=float)
+    out = {"value": None, "error": None, "bound": None}
+    if s.size < 2 or s[0] != 0 or not np.isfinite(y[0]):
+        return out
+    target = 2.0 * y[0]
+    prev = 0
+    for k in range(1, s.size):
+        if not np.isfinite(y[k]):
+            continue
+        if y[k] >= target:
+            a, D, ds = prev, y[k] - y[prev], s[k] - s[prev]
+            u = (target - y[a]) / D
+            grad = np.zeros(s.size)  # du/dy_i
+            grad[0] += 2.0 / D
+            grad[a] += (u - 1.0) / D
+            grad[k] += -u / D
+            err = float(ds * np.sqrt(np.nansum((grad * np.nan_to_num(e)) ** 2)))
+            out.update(value=float(s[a] + u * ds), error=err)
+            return out
+        prev = k
+    out.update(value=float(s[-1]), bound="lower")
+    return out
+
+
+def _doubling_json(fit: dict, J_hz: float, J_prop: float) -> dict:
+    """The fit's S_2 (in J) as {"value_J", "error_J", "value_MHz", ..., "chi2_red", "bound"}."""
+    v, e = finite_or_none(fit["value"]), finite_or_none(fit["error"])
+    out = {}
+    for unit, f in (("J", 1.0), ("MHz", J_hz / 1e6), ("Jprop", 1.0 / J_prop)):
+        out[f"value_{unit}"] = None if v is None else v * f
+        out[f"error_{unit}"] = None if e is None else e * f
+    out["chi2_red"] = finite_or_none(fit["chi2_red"])
+    out["dof"] = fit["dof"]
+    out["bound"] = fit["bound"]
+    out["fit_spreads"] = fit.get("fit_spreads")
+    cross = fit.get("crossing")
+    if cross is not None:  # the model-free crossing of 2 T0, in the same units
+        cv, ce = finite_or_none(cross["value"]), finite_or_none(cross["error"])
+        out["crossing"] = {**{f"value_{u}": None if cv is None else cv * f for u, f in
+                              (("J", 1.0), ("MHz", J_hz / 1e6), ("Jprop", 1.0 / J_prop))},
+                           **{f"error_{u}": None if ce is None else ce * f for u, f in
+                              (("J", 1.0), ("MHz", J_hz / 1e6), ("Jprop", 1.0 / J_prop))},
+                           "bound": cross["bound"]}
+    out["T0_J"] = finite_or_none(fit["T0"])
+    out["T0_error_J"] = finite_or_none(fit["T0_error"])
+    return out
+
+
+# ------------------------------------------------------------------ study
+def _kinds(cfg: dict) -> list[str]:
+    kinds = as_list(cfg, "kinds")
+    for k in kinds:
+        require(k in SWEEPS, "kinds", kinds, f"error kinds among {', '.join(SWEEPS)} (hopping_spread: not available yet)")
+        require(cfg["model"].get(k) in (None, 0, "0"), k, cfg["model"].get(k),
+                f"not set in the model table: the tolerance study sweeps it (use {SWEEPS[k]})")
+    return list(dict.fromkeys(kinds))
+
+
+def _spreads(cfg: dict, kind: str, spec) -> list[tuple[str, float]]:
+    """(text, S in units of J) of the kind's spreads, sorted; S = 0 first if given."""
+    values = [(str(v), to_energy(str(v), SWEEPS[kind], spec.J_hz, Ubar=spec.Ubar)) for v in as_list(cfg, SWEEPS[kind])]
+    for text, x in values:
+        require(math.isfinite(x) and x >= 0, SWEEPS[kind], text, "spreads >= 0")
+    out, seen = [], set()
+    for text, x in sorted(values, key=lambda tv: tv[1]):
+        if x not in seen:
+            seen.add(x)
+            out.append((text, x))
+    return out
+
+
+class Tolerance(Study):
+    """The tolerance study (module docstring)."""
+
+    NAME = "tolerance"
+    HELP = HELP
+
+    def compute(self, cfg: dict, ctx: StudyContext):
+        kinds = _kinds(cfg)
+        lengths = parse_lengths(cfg["lengths"])
+        T = positive_int(cfg, "time_points", 3)
+        odds = float(cfg.get("leakage_thermal_odds", 1.0))
+        require(math.isfinite(odds) and odds >= 1, "leakage_thermal_odds", odds, "a number >= 1")
+        spec0 = spec_of(cfg, length=lengths[0])
+        spreads = {k: _spreads(cfg, k, spec0) for k in kinds}
+        P = max(len(v) for v in spreads.values())
+        K, NL = len(kinds), len(lengths)
+        tau = {q: np.full((K, NL, P, 2), np.nan) for q in DECAYS + LIFETIMES}
+        tails = {q: np.full((K, NL, P), "", dtype=object) for q in LIVES}
+        mixes = [[[{} for _ in range(P)] for _ in lengths] for _ in kinds]
+        # one ensemble per distinct spec: S = 0 is shared by every kind
+        points = {}
+        for li, L in enumerate(lengths):  # the shortest array first: the paper's working point
+            for ki, kind in enumerate(kinds):
+                for pi, (text, x) in enumerate(spreads[kind]):
+                    key = (L, None if x == 0 else kind, x)
+                    points.setdefault(key, []).append((ki, li, pi, text))
+        ctx.plan(len(points))
+        for (L, kind, x), where in points.items():
+            text = where[0][3]
+            spec = spec_of(cfg, length=L, **({kind: text} if kind is not None else {}))
+            t_final = (L - 1) * spec.T_prop + to_time(cfg["t_after"], "t_after", spec.J_hz)
+            label = f"L={L} " + (f"{kind}={text}" if kind is not None else "no spread")
+            res = run_ensemble(spec, cfg, ctx, label, init="all", t_final=t_final, time_points=T,
+                               leakage_thermal_odds=odds)
+            mix = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
+            found = {q: (d.value, d.error) for q, d in decay_times(res).items() if d is not None}
+            lives = leakage_lifetimes(res)
+            for ki, li, pi, _ in where:
+                mixes[ki][li][pi] = mix
+                for q, (v, e) in found.items():
+                    if q in tau:
+                        tau[q][ki, li, pi] = (nan_or(v), nan_or(e))
+                for q, d in lives.items():
+                    if d is not None:
+                        tau[q][ki, li, pi] = (nan_or(d.value), nan_or(d.error))
+                        if q in tails:
+                            tails[q][ki, li, pi] = d.tail_method
+        return self._assemble(cfg, spec0, kinds, lengths, spreads, tau, tails, mixes, odds)
+
+    def _assemble(self, cfg, spec0, kinds, lengths, spreads, tau, tails, mixes, odds):
+        J_hz, J_prop = spec0.J_hz, spec0.J_prop
+        K, NL, P = len(kinds), len(lengths), max(len(v) for v in spreads.values())
+        S_J = np.full((K, P), np.nan)
+        for ki, k in enumerate(kinds):
+            S_J[ki, : len(spreads[k])] = [x for _, x in spreads[k]]
+        ratio = float(cfg.get("fit_ratio", math.inf))
+        require(ratio > 1, "fit_ratio", ratio, "a number > 1 (inf: every spread)")
+        fits = {q: [[None] * NL for _ in kinds] for q in ("T_star", "leakage_lifetime_array")}
+        for q in fits:
+            for ki in range(K):
+                n = len(spreads[kinds[ki]])
+                for li in range(NL):
+                    m = fit_points(tau[q][ki, li, :n, 0], ratio)
+                    fits[q][ki][li] = doubling_fit(S_J[ki, :m], tau[q][ki, li, :m, 0], tau[q][ki, li, :m, 1],
+                                                   s_max=S_J[ki, n - 1])
+                    fits[q][ki][li]["fit_spreads"] = m
+                    fits[q][ki][li]["crossing"] = doubling_crossing(S_J[ki, :n], tau[q][ki, li, :n, 0],
+                                                                    tau[q][ki, li, :n, 1])
+        c = spec0.conditions
+        leak_own = 0.5 * c.T1q  # the lifetime of |2> by its own decay: T_star cannot exceed it
+        # ---- dataset
+        dims = ("kind", "L", "spread")
+        data = {}
+        for q in DECAYS + LIVES:
+            data[f"{q}_J"] = (dims, tau[q][..., 0], {"units": "1/J"})
+            data[f"{q}_error_J"] = (dims, tau[q][..., 1], {"units": "1/J"})
+        data["removal_efficiency"] = (dims, tau["removal_efficiency"][..., 0], {"units": "1"})
+        data["removal_efficiency_error"] = (dims, tau["removal_efficiency"][..., 1], {"units": "1"})
+        for q, short in (("T_star", "T_star"), ("leakage_lifetime_array", "tau_L")):
+            for name, key in (("T0_J", "T0"), ("a_per_J2", "a"), ("doubling_J", "value"), ("doubling_error_J", "error"),
+                              ("chi2_red", "chi2_red")):
+                arr = np.array([[nan_or(fits[q][ki][li][key]) for li in range(NL)] for ki in range(K)])
+                data[f"{short}_fit_{name}"] = (("kind", "L"), arr)
+            data[f"{short}_fit_spreads"] = (("kind", "L"), np.array(
+                [[int(fits[q][ki][li]["fit_spreads"]) for li in range(NL)] for ki in range(K)]))
+            data[f"{short}_doubling_is_bound"] = (("kind", "L"), np.array(
+                [[int(fits[q][ki][li]["bound"] == "lower") for li in range(NL)] for ki in range(K)]))
+        coords = {
+            "kind": ("kind", np.array(kinds, dtype=str)),
+            "L": ("L", np.array(lengths)),
+            "spread": ("spread", np.arange(P), {"long_name": "index of the spread value (per kind: spread_J)"}),
+            "spread_J": (("kind", "spread"), S_J, {"units": "J", "long_name": "standard deviation S of the error"}),
+            "spread_MHz": (("kind", "spread"), S_J * J_hz / 1e6, {"units": "MHz", "long_name": "S/2pi"}),
+            "spread_Jprop": (("kind", "spread"), S_J / J_prop, {"units": "J_prop", "long_name": "S / J_prop"}),
+        }
+        attrs = dataset_attrs(spec0, cfg, J_prop_J=J_prop, leakage_thermal_odds=odds,
+                              T_leak_own_J=finite_or_none(leak_own) or "inf",
+                              not_swept=";".join(f"{k}: {v}" for k, v in NOT_SWEPT.items()))
+        attrs.pop("L", None)
+        ds = xr.Dataset(data, coords=coords, attrs=attrs)
+        # ---- summary
+        summary = {
+            "study": self.NAME,
+            "kinds": kinds,
+            "lengths": lengths,
+            "conditions": "ideal" if c.ideal else "realistic",
+            "J_prop": {"value_J": J_prop, "value_MHz": J_prop * J_hz / 1e6},
+            "T_leak_own": time_json(leak_own, 0.0, J_hz),
+            "note": {**NOT_SWEPT,
+                     "doubling": "T_star(S) = T0 (1 + (S/S_2)^2) fitted per kind and L (weights: the T_star errors, "
+                                 "absolute sigma) over the spreads up to the first where T_star reaches fit_ratio x "
+                                 "T_star(0) (fit_spreads of them); S_2 is where T_star doubles; bound = 'lower': no "
+                                 "doubling within the range, value = the largest spread; crossing: model-free, where "
+                                 "T_star first reaches 2 T_star(0) (linear interpolation between the bracketing "
+                                 "spreads); where chi2_red >> 1 the form does not hold and the crossing is the answer",
+                     "common_random_numbers": "the same seed at every spread: the same box draws and event streams",
+                     "ceiling": "under hardware decay T_star cannot exceed T_leak_own = T1q/2: where 2 T_star(0) "
+                                "comes near it, T_star cannot double and the doubling spread is only bounded"},
+            "trajectories": int(cfg["trajectories"]),
+            "leakage_thermal_odds": odds,
+            "fit_ratio": ratio,
+            "parameters": {**spec0.as_dict(), "L": None, "seed": int(cfg["seed"])},
+        }
+        for ki, kind in enumerate(kinds):
+            n = len(spreads[kind])
+            entry = {
+                "spreads": [t for t, _ in spreads[kind]],
+                "spreads_J": [x for _, x in spreads[kind]],
+                "spreads_MHz": [x * J_hz / 1e6 for _, x in spreads[kind]],
+                "spreads_Jprop": [x / J_prop for _, x in spreads[kind]],
+                "by_length": [],
+            }
+            for li, L in enumerate(lengths):
+                row = {"L": L}
+                for q in DECAYS:
+                    row[q] = [time_json(tau[q][ki, li, p, 0], tau[q][ki, li, p, 1], J_hz) for p in range(n)]
+                for q in LIVES:
+                    row[q] = [{**time_json(tau[q][ki, li, p, 0], tau[q][ki, li, p, 1], J_hz),
+                               "tail": tails[q][ki, li, p] or None} for p in range(n)]
+                row["removal_efficiency"] = [{"value": finite_or_none(tau["removal_efficiency"][ki, li, p, 0]),
+                                              "error": finite_or_none(tau["removal_efficiency"][ki, li, p, 1])}
+                                             for p in range(n)]
+                row["T_star_doubling"] = _doubling_json(fits["T_star"][ki][li], J_hz, J_prop)
+                row["tau_L_doubling"] = _doubling_json(fits["leakage_lifetime_array"][ki][li], J_hz, J_prop)
+                row["engine_mix"] = mixes[ki][li][:n]
+                entry["by_length"].append(row)
+            summary[kind] = entry
+        return ds, summary
+
+    # ------------------------------------------------------------------ table
+    def table(self, summary: dict) -> str:
+        jp = summary["J_prop"]
+        lines = [f"{self.NAME}: decay times (us, +- jackknife error) vs fabrication/tuning errors, "
+                 f"{summary['conditions']} conditions; J_prop = {jp['value_J']:.4g} J = {jp['value_MHz'] * 1e3:.4g} kHz"]
+
+        def cell(t, width=16):
+            if t is None or t.get("value_us") is None:
+                return f"{'-':>{width}}"
+            err = "?" if t.get("error_us") is None else format(t["error_us"], ".2g")
+            return f"{t['value_us']:8.4g}+-{err:<6}"
+
+        for kind in summary["kinds"]:
+            e = summary[kind]
+            for row in e["by_length"]:
+                lines += ["", f"{kind} ({LABELS[kind]}), L = {row['L']}",
+                          f"{'S/Jprop':>8} {'S/2pi kHz':>10} {'T_star':>16} {'T1':>16} {'T2':>16} {'tau_L':>16} "
+                          f"{'eta':>10}  engines"]
+                for p, sj in enumerate(e["spreads_Jprop"]):
+                    eta = row["removal_efficiency"][p]
+                    eta_s = "-" if eta["value"] is None else f"{eta['value']:.3f}"
+                    lines.append(f"{sj:8.3g} {e['spreads_MHz'][p] * 1e3:10.4g} {cell(row['T_star'][p])} "
+                                 f"{cell(row['T1'][p])} {cell(row['T2'][p])} "
+                                 f"{cell(row['leakage_lifetime_array'][p])} {eta_s:>10}  "
+                                 f"{format_mix(row['engine_mix'][p])}")
+                for name, key in (("T_star", "T_star_doubling"), ("tau_L", "tau_L_doubling")):
+                    lines.append(f"  {name} doubles at S = {_fmt_doubling(row[key])}")
+        lines.append("")
+        lines.append("hopping_spread: " + NOT_SWEPT["hopping_spread"])
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------------- plot
+    def plot(self, ds, summary: dict, figdir) -> list:
+        plt = pyplot()
+        us = float(ds.attrs["time_us_per_J"])
+        kinds = [str(k) for k in ds["kind"].values]
+        lengths = [int(L) for L in ds["L"].values]
+        styles = {"T_star": ("C0", "o", r"$T_\star$"), "T1": ("C3", "s", r"$T_1$"), "T2": ("C2", "^", r"$T_2$"),
+                  "leakage_lifetime_array": ("C4", "D", r"$\tau_L$")}
+        with plt.rc_context(PLOT_STYLE):
+            fig, axes = plt.subplots(len(kinds), len(lengths), figsize=(4.4 * len(lengths), 3.4 * len(kinds)),
+                                     squeeze=False, sharey=True)
+            for ki, kind in enumerate(kinds):
+                x = ds["spread_Jprop"].sel(kind=kind).values
+                ok_x = np.isfinite(x)
+                for li, L in enumerate(lengths):
+                    ax = axes[ki, li]
+                    for q, (c, mk, lab) in styles.items():
+                        v = ds[f"{q}_J"].sel(kind=kind, L=L).values * us
+                        e = ds[f"{q}_error_J"].sel(kind=kind, L=L).values * us
+                        ok = ok_x & np.isfinite(v)
+                        if ok.any():
+                            ax.errorbar(x[ok], v[ok], yerr=np.nan_to_num(e[ok]), fmt=mk, color=c, ms=4, capsize=2,
+                                        lw=1.0, label=lab, alpha=0.6 if q == "leakage_lifetime_array" else 1.0)
+                    tp = ds["T_prop_J"].sel(kind=kind, L=L).values * us
+                    if np.isfinite(tp).any():
+                        ax.axhline(float(np.nanmax(tp)), color="k", ls="--", lw=0.9, label=r"$T_{\rm prop}$")
+                    own = ds.attrs.get("T_leak_own_J", "inf")
+                    if not isinstance(own, str) and np.isfinite(own):
+                        ax.axhline(float(own) * us, color="C0", ls=":", lw=1.0, label=r"$T_1^{\rm q}/2$")
+                    T0 = float(ds["T_star_fit_T0_J"].sel(kind=kind, L=L))
+                    a = float(ds["T_star_fit_a_per_J2"].sel(kind=kind, L=L))
+                    jp = float(ds.attrs["J_prop_J"])
+                    bound = bool(int(ds["T_star_doubling_is_bound"].sel(kind=kind, L=L)))
+                    m = int(ds["T_star_fit_spreads"].sel(kind=kind, L=L)) if "T_star_fit_spreads" in ds else len(x)
+                    if np.isfinite(T0) and np.isfinite(a) and ok_x.any() and not bound:
+                        xx = np.linspace(0.0, float(np.nanmax(x[:m])), 100)  # over the fitted spreads only
+                        ax.plot(xx, T0 * (1 + a * (xx * jp) ** 2) * us, color="C0", lw=1.0,
+                                label=r"$T_0(1+(S/S_2)^2)$")
+                        S2 = float(ds["T_star_fit_doubling_J"].sel(kind=kind, L=L)) / jp
+                        if np.isfinite(S2):
+                            ax.plot([S2], [2 * T0 * us], "*", color="k", ms=10, label=r"$T_\star$ doubles")
+                    S2 = float(ds["T_star_fit_doubling_J"].sel(kind=kind, L=L)) / jp
+                    if bound and np.isfinite(S2):
+                        ax.annotate(r"$T_\star$ does not double: $S_2 >$" + f" {S2:.3g}" + r" $J_{\rm prop}$",
+                                    xy=(0.03, 0.04), xycoords="axes fraction", fontsize=8)
+                    ax.set_yscale("log")
+                    ax.set_xlabel(f"{kind} S / " + r"$J_{\rm prop}$")
+                    ax.set_title(f"{LABELS.get(kind, kind)}, L = {L}")
+                axes[ki, 0].set_ylabel(r"time ($\mu$s)")
+            axes[0, 0].legend(fontsize=7, ncol=2)
+            fig.tight_layout()
+            return save_figure(fig, figdir, "decay_times_vs_spread")
+
+
+def nan_or(x) -> float:
+    v = finite_or_none(x)
+    return math.nan if v is None else v
+
+
+def _fmt_doubling(d: dict) -> str:
+    if d["value_Jprop"] is None:
+        return "(no fit)"
+    if d["bound"] == "lower":
+        return f"> {d['value_Jprop']:.3g} J_prop (> {d['value_MHz'] * 1e3:.3g} kHz; not doubled within the range)"
+    chi = "" if d["chi2_red"] is None else f", chi2_red = {d['chi2_red']:.2g}"
+    out = (f"{d['value_Jprop']:.3g} +- {d['error_Jprop']:.2g} J_prop = {d['value_MHz'] * 1e3:.4g} +- "
+           f"{d['error_MHz'] * 1e3:.2g} kHz (fit{chi})")
+    c = d.get("crossing")
+    if c is not None and c["value_Jprop"] is not None:
+        if c["bound"] == "lower":
+            out += f"; crossing of 2 T0: > {c['value_Jprop']:.3g} J_prop"
+        else:
+            out += (f"; crossing of 2 T0: {c['value_Jprop']:.3g} +- {c['error_Jprop']:.2g} J_prop = "
+                    f"{c['value_MHz'] * 1e3:.4g} +- {c['error_MHz'] * 1e3:.2g} kHz")
+    return out
+
+
+STUDIES = {Tolerance.NAME: Tolerance()}
