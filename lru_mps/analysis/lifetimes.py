@@ -42,9 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import simpson
 
-from ..physics.units import time_to_us
 from ..run.result import SimulationResult
-from .decay import fit_window
+from .decay import DecayTime, fit_window
 from .fitting import fit_exponential, jackknife_error
 
 #: lifetime name -> the observable integrated
@@ -68,14 +67,9 @@ class Lifetime:
     tail_method: str
 
     def as_json(self, J_hz: float) -> dict:
-        return {
-            "value_J": _finite(self.value),
-            "error_J": _finite(self.error),
-            "value_us": _finite(time_to_us(self.value, J_hz)),
-            "error_us": _finite(time_to_us(self.error, J_hz)),
-            "tail_J": _finite(self.tail),
-            "tail": self.tail_method,
-        }
+        """The decay times' keys (value and error in 1/J and us), and the tail after t_final and how it was taken."""
+        return {**DecayTime(self.value, self.error).as_json(J_hz), "tail_J": _finite(self.tail),
+                "tail": self.tail_method}
 
 
 @dataclass
