@@ -114,3 +114,18 @@ def test_disorder_sweep_accepts_realistic_L8(tmp_path):
     s = run_study("disorder-sweep", StudyContext(out=tmp_path, workers=1), overrides=over).summary
     assert s["parameters"]["L"] == 8 and s["conditions"] == ["realistic"]
     assert s["ensembles"]["realistic"]["estimator"] == "branch"
+
+
+def test_long_leakage_keys_are_checked():
+    """The long arrays' leakage keys: counts and odds per L, and one clear error naming a bad key."""
+    from lru_mps.errors import ParameterError
+    from lru_mps.studies.length_scaling import _ensembles
+
+    cfg = dict(trajectories=240, short_lengths="2:8", short_factor=3, short_leakage_thermal_odds=8,
+               long_leakage_factor=3, long_leakage_hot_tail=1, long_leakage_thermal_odds=1, hot_tail=4)
+    assert _ensembles(cfg, 4, False, 64) == [("all", 720, 8.0, 4.0)]
+    assert _ensembles(cfg, 12, False, 64) == [("leakage", 720, 1.0, 1.0), (["qubit", "coherence"], 240, 1.0, 4.0)]
+    assert _ensembles(cfg, 12, True, 64) == [("all", 64, 1.0, 4.0)]
+    for key, bad in (("long_leakage_factor", 0.5), ("long_leakage_hot_tail", 0), ("long_leakage_thermal_odds", -1)):
+        with pytest.raises(ParameterError, match=key):
+            _ensembles({**cfg, key: bad}, 12, False, 64)
