@@ -1,4 +1,7 @@
-"""Small helpers shared by the tests: one trajectory unbatched, many batched, and how two results differ."""
+"""Small helpers shared by the tests: one trajectory unbatched, many batched, how two results differ, and the
+leakage lifetimes of a stored study's point."""
+
+from pathlib import Path
 
 import numpy as np
 
@@ -37,3 +40,28 @@ def records_differ(a: dict[str, TrajectoryRecord], b: dict[str, TrajectoryRecord
                 problems.append(f"{init}: event {ea} != {eb}")
                 break
     return problems
+
+
+#: the JSON keys of each leakage lifetime quantity (issue 23; ``as_json`` of analysis.lifetimes)
+LIFETIME_KEYS = {"leakage_lifetime_qubit": {"value_J", "error_J", "value_us", "error_us", "tail_J", "tail"},
+                 "leakage_lifetime_array": {"value_J", "error_J", "value_us", "error_us", "tail_J", "tail"},
+                 "removal_efficiency": {"value", "error"}}
+
+
+def stored_lifetimes(folder, spec, cfg: dict, **kw) -> dict:
+    """{name: as_json} of ``leakage_lifetimes(simulate(spec, ...))`` with a study's settings: seed, engine and
+    its options from the study's ``cfg``, the branch estimator, and ``kw`` (init, t_final, time_points,
+    trajectories, ...).  The ensemble is loaded from the study's store (``folder``/work), which costs nothing,
+    and the call fails if that writes a block: the study ran the point with other settings."""
+    from lru_mps.analysis.lifetimes import leakage_lifetimes
+    from lru_mps.run.simulate import simulate
+    from lru_mps.studies.base import engine_options
+
+    def blocks():
+        return {str(p): p.stat().st_mtime_ns for p in (Path(folder) / "work").rglob("block_*.npz")}
+
+    before = blocks()
+    res = simulate(spec, seed=int(cfg["seed"]), engine=cfg["engine"], estimator="branch",
+                   engine_options=engine_options(cfg, spec), store=Path(folder) / "work", **kw)
+    assert blocks() == before, "the study did not run this ensemble (other settings)"
+    return {k: v.as_json(spec.J_hz) for k, v in leakage_lifetimes(res).items()}

@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import LIFETIME_KEYS, stored_lifetimes
 from lru_mps.io.datasets import load_dataset
 from lru_mps.studies import run_study
-from lru_mps.studies.base import StudyContext
+from lru_mps.studies.base import StudyContext, base_spec, read_config
 
 TIME_KEYS = {"value_J", "error_J", "value_us", "error_us"}
 
@@ -54,6 +55,7 @@ def test_quick_study_outputs(tmp_path):
     assert s["by_conditions"]["realistic"]["lengths"] == [2, 3]
     ds = load_dataset(tmp_path / "results.nc")
     assert ds["log_T1_realization"].shape == (len(L), 8)
+    _check_lifetimes(tmp_path, s, ds)
     assert ds["T1_J"].dims == ("conditions", "L") and ds["time_J"].attrs["units"] == "1/J"
     for name in ("decay_times_vs_L", "localization_length"):
         for ext in ("png", "pdf"):
@@ -71,6 +73,29 @@ def test_quick_study_outputs(tmp_path):
     assert (tmp_path / "figures" / "localization_length.pdf").exists()
     bad = CliRunner().invoke(main, ["plot", str(tmp_path / "figures")])
     assert bad.exit_code == 2 and "study output folder" in bad.output
+
+
+def _check_lifetimes(folder, s, ds):
+    """tau_1, tau_L and eta per condition and L (issue 23): leakage_lifetimes(simulate(...)) of that ensemble with
+    the study's settings (loaded from its store), in summary.json and results.nc; eta = 1 in ideal conditions."""
+    from lru_mps.studies.length_scaling import _leakage_thermal_odds, _t_final, _trajectories
+
+    cfg = read_config(folder)
+    for cond, e in s["by_conditions"].items():
+        for k, L in enumerate(e["lengths"]):
+            spec = base_spec(cfg, length=L, conditions=cond)
+            want = stored_lifetimes(folder, spec, cfg, init="all", t_final=_t_final(spec, cfg),
+                                    time_points=cfg["time_points"], hot_tail=float(cfg.get("hot_tail", 1.0)),
+                                    trajectories=cfg["realizations"] if cond == "ideal" else _trajectories(cfg, L),
+                                    leakage_thermal_odds=_leakage_thermal_odds(cfg, L))
+            for name, keys in LIFETIME_KEYS.items():
+                assert set(e[name][k]) == keys and e[name][k] == want[name], (cond, L, name)
+            at = ds.sel(conditions=cond, L=L)
+            assert float(at["leakage_lifetime_array_J"]) == e["leakage_lifetime_array"][k]["value_J"]
+            assert float(at["removal_efficiency_error"]) == e["removal_efficiency"][k]["error"]
+            eta = e["removal_efficiency"][k]
+            if cond == "ideal":  # no hardware decay: the reset site ends all the leakage
+                assert abs(eta["value"] - 1.0) <= eta["error"] + 1e-12, (L, eta)
 
 
 def _cli(*args, cwd):
