@@ -61,6 +61,17 @@ class LifetimeGrid:
         rows = [self.as_json(i, j) for i, j in zip(indices, J)]
         return {k: [r[k] for r in rows] for k in LIFETIMES}
 
+    def nested(self, J_hz: float, where=None) -> dict:
+        """{name: nested lists over the grid's axes of as_json per point (None where ``where`` is False)}."""
+        out = {}
+        for k in LIFETIMES:
+            a = np.full(self.points.shape, None, dtype=object)
+            for index in np.ndindex(a.shape):
+                if where is None or where[index]:
+                    a[index] = self.get(index)[k].as_json(J_hz)
+            out[k] = a.tolist()
+        return out
+
     def array(self, name: str) -> np.ndarray:
         """(*shape, 2): the value and error of one quantity at every point (nan where none)."""
         out = np.full(self.points.shape + (2,), np.nan)
