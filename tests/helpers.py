@@ -48,6 +48,17 @@ LIFETIME_KEYS = {"leakage_lifetime_qubit": {"value_J", "error_J", "value_us", "e
                  "removal_efficiency": {"value", "error"}}
 
 
+def load_study(folder) -> tuple[dict, dict, object]:
+    """(resolved config, summary.json, results.nc) of a stored study."""
+    import json
+
+    from lru_mps.io.datasets import load_dataset
+    from lru_mps.studies.base import read_config
+
+    return read_config(folder), json.loads((Path(folder) / "summary.json").read_text()), load_dataset(
+        Path(folder) / "results.nc")
+
+
 def stored_lifetimes(folder, spec, cfg: dict, **kw) -> dict:
     """{name: as_json} of ``leakage_lifetimes(simulate(spec, ...))`` with a study's settings: seed, engine and
     its options from the study's ``cfg``, the branch estimator, and ``kw`` (init, t_final, time_points,
@@ -65,3 +76,22 @@ def stored_lifetimes(folder, spec, cfg: dict, **kw) -> dict:
                    engine_options=engine_options(cfg, spec), store=Path(folder) / "work", **kw)
     assert blocks() == before, "the study did not run this ensemble (other settings)"
     return {k: v.as_json(spec.J_hz) for k, v in leakage_lifetimes(res).items()}
+
+
+def check_lifetimes(s_points: dict, ds_points, want: dict, ideal: bool):
+    """One point of a study: its summary's tau_1, tau_L, eta (``s_points``: {name: JSON}) are ``want`` (as JSON:
+    :func:`stored_lifetimes`), its dataset's variables (``ds_points``: the dataset at the point) hold the same
+    numbers; in ideal conditions eta = 1 within its error, else 0 < eta < 1 (hardware decay ends some leakage)."""
+    for k, keys in LIFETIME_KEYS.items():
+        assert set(s_points[k]) == keys and s_points[k] == want[k], (k, s_points[k], want[k])
+    for k in ("leakage_lifetime_qubit", "leakage_lifetime_array"):
+        assert s_points[k]["value_J"] > 0 and s_points[k]["tail"] in ("fit", "bound", "lower bound")
+        assert float(ds_points[f"{k}_J"]) == s_points[k]["value_J"]
+        assert float(ds_points[f"{k}_error_J"]) == s_points[k]["error_J"]
+    eta = s_points["removal_efficiency"]
+    assert float(ds_points["removal_efficiency"]) == eta["value"]
+    assert float(ds_points["removal_efficiency_error"]) == eta["error"]
+    if ideal:  # no hardware decay: the reset site ends all the leakage
+        assert abs(eta["value"] - 1.0) <= eta["error"] + 1e-12, eta
+    else:
+        assert 0.0 < eta["value"] < 1.0

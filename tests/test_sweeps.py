@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import LIFETIME_KEYS, stored_lifetimes
+from helpers import LIFETIME_KEYS, check_lifetimes, load_study, stored_lifetimes
 from lru_mps.physics import analytic
 from lru_mps.physics.units import to_time
 from lru_mps.errors import ParameterError
 from lru_mps.io.datasets import load_dataset
 from lru_mps.studies import StudyContext, get_study, run_study
-from lru_mps.studies.base import MODEL_KEYS, read_config
+from lru_mps.studies.base import MODEL_KEYS
 from lru_mps.studies.common import spec_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -276,33 +276,13 @@ def test_dynamics_outputs(quick):
 
 
 # ---------------------------------------------------------- leakage lifetimes
-def _check_lifetimes(s_points: dict, ds_points, want: dict, ideal: bool):
-    """One point: the summary's tau_1, tau_L, eta are ``want`` (leakage_lifetimes of the same ensemble, as JSON);
-    the dataset's variables hold the same numbers; in ideal conditions eta = 1 within its error."""
-    for k, keys in LIFETIME_KEYS.items():
-        assert set(s_points[k]) == keys and s_points[k] == want[k], (k, s_points[k], want[k])
-    for k in ("leakage_lifetime_qubit", "leakage_lifetime_array"):
-        assert s_points[k]["value_J"] > 0 and s_points[k]["tail"] in ("fit", "bound", "lower bound")
-        assert float(ds_points[f"{k}_J"]) == s_points[k]["value_J"]
-        assert float(ds_points[f"{k}_error_J"]) == s_points[k]["error_J"]
-    eta = s_points["removal_efficiency"]
-    assert float(ds_points["removal_efficiency"]) == eta["value"]
-    assert float(ds_points["removal_efficiency_error"]) == eta["error"]
-    if ideal:  # no hardware decay: the reset site ends all the leakage
-        assert abs(eta["value"] - 1.0) <= eta["error"] + 1e-12, eta
-    else:
-        assert 0.0 < eta["value"] < 1.0
-
-
 @pytest.mark.parametrize("name", ["disorder-sweep", "hopping-sweep"])
 def test_decay_sweeps_report_leakage_lifetimes(quick, name):
     """tau_1, tau_L and eta at every point and condition (issue 23) in summary.json and results.nc: those of
     leakage_lifetimes(simulate(...)) of the point's leakage ensemble with the study's settings (loaded from its
     store), at the sorted sweep position; eta = 1 in ideal conditions."""
     res, _ = quick[name]
-    study, cfg = STUDIES[name], read_config(res.out)
-    s = json.loads((res.out / "summary.json").read_text())
-    ds = load_dataset(res.out / "results.nc")
+    study, (cfg, s, ds) = STUDIES[name], load_study(res.out)
     x = np.array(s["disorders_MHz"] if study.dim == "disorder" else s["hoppings_MHz"])
     for k in LIFETIME_KEYS:
         assert ds[k if k == "removal_efficiency" else f"{k}_J"].dims == ("conditions", study.dim)
@@ -313,7 +293,7 @@ def test_decay_sweeps_report_leakage_lifetimes(quick, name):
             want = stored_lifetimes(res.out, spec, cfg, init=("leakage",), time_points=cfg["time_points"],
                                     t_final=study._t_finals(spec, cfg)["leakage"],
                                     trajectories=cfg["realizations" if cond == "ideal" else "trajectories"])
-            _check_lifetimes({k: s[cond][k][pi] for k in LIFETIME_KEYS},
+            check_lifetimes({k: s[cond][k][pi] for k in LIFETIME_KEYS},
                              ds.sel(conditions=cond).isel({study.dim: pi}), want, cond == "ideal")
     assert "tau_leak(1)" in res.table and "tau_leak(L)" in res.table and " eta" in res.table
 
@@ -321,16 +301,14 @@ def test_decay_sweeps_report_leakage_lifetimes(quick, name):
 def test_dynamics_reports_leakage_lifetimes(quick):
     """tau_1, tau_L and eta per rate: leakage_lifetimes of that rate's ensemble (ideal: eta = 1)."""
     res, _ = quick["dynamics"]
-    cfg = read_config(res.out)
-    s = json.loads((res.out / "summary.json").read_text())
-    ds = load_dataset(res.out / "results.nc")
+    cfg, s, ds = load_study(res.out)
     assert ds["leakage_lifetime_array_J"].dims == ("rate",) and ds["removal_efficiency"].dims == ("rate",)
     for i, rate in enumerate(s["rates"]):
         spec = spec_of(cfg, rate=rate, conditions=s["conditions"])
         t_final = to_time(cfg["t_final"], "t_final", spec.J_hz)
         want = stored_lifetimes(res.out, spec, cfg, init="leakage", t_final=t_final, time_points=cfg["time_points"],
                                 trajectories=cfg["realizations"])
-        _check_lifetimes({k: s[k][i] for k in LIFETIME_KEYS}, ds.isel(rate=i), want, s["conditions"] == "ideal")
+        check_lifetimes({k: s[k][i] for k in LIFETIME_KEYS}, ds.isel(rate=i), want, s["conditions"] == "ideal")
     assert "tau_leak(1)" in res.table
 
 
