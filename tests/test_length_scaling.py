@@ -78,16 +78,18 @@ def test_quick_study_outputs(tmp_path):
 def _check_lifetimes(folder, s, ds):
     """tau_1, tau_L and eta per condition and L (issue 23): leakage_lifetimes(simulate(...)) of that ensemble with
     the study's settings (loaded from its store), in summary.json and results.nc; eta = 1 in ideal conditions."""
-    from lru_mps.studies.length_scaling import _leakage_thermal_odds, _t_final, _trajectories
+    from lru_mps.studies.length_scaling import _ensembles, _t_final
 
     cfg = read_config(folder)
     for cond, e in s["by_conditions"].items():
         for k, L in enumerate(e["lengths"]):
             spec = base_spec(cfg, length=L, conditions=cond)
-            want = stored_lifetimes(folder, spec, cfg, init="all", t_final=_t_final(spec, cfg),
-                                    time_points=cfg["time_points"], hot_tail=float(cfg.get("hot_tail", 1.0)),
-                                    trajectories=cfg["realizations"] if cond == "ideal" else _trajectories(cfg, L),
-                                    leakage_thermal_odds=_leakage_thermal_odds(cfg, L))
+            # the run with the leakage start: all three starts, or the leakage start alone (long_leakage_factor)
+            ((init, n, odds, hot),) = [r for r in _ensembles(cfg, L, cond == "ideal", cfg["realizations"])
+                                       if r[0] in ("all", "leakage")]
+            want = stored_lifetimes(folder, spec, cfg, init=init, t_final=_t_final(spec, cfg),
+                                    time_points=cfg["time_points"], trajectories=n, leakage_thermal_odds=odds,
+                                    hot_tail=hot)
             check_lifetimes({name: e[name][k] for name in LIFETIME_KEYS}, ds.sel(conditions=cond, L=L), want,
                             cond == "ideal")
 

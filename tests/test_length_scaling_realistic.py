@@ -10,22 +10,38 @@ test_sector_realistic.py.
 import json
 import math
 
+import numpy as np
 import pytest
+
+from lru_mps.physics.model import ArraySpec
+from lru_mps.run.simulate import simulate
 
 from lru_mps.studies import get_study, run_study
 from lru_mps.studies.base import StudyContext
 
 
 def test_realistic_length_scaling_past_L6(tmp_path):
-    over = dict(conditions="realistic", lengths="2,8", trajectories=4, time_points=21, realistic_t_after="0.5us")
+    # L = 2 a short array (3x the trajectories, excited interiors at 8x their odds: the defaults), L = 8 a long one
+    # here: its leakage start runs long_leakage_factor x the trajectories of the qubit starts, at its own odds
+    over = dict(conditions="realistic", lengths="2,8", trajectories=4, time_points=21, realistic_t_after="0.5us",
+                short_lengths="2", long_leakage_factor=2, long_leakage_thermal_odds=3)
     res = run_study("length-scaling", StudyContext(out=tmp_path, workers=1), overrides=over)
     s = json.loads((tmp_path / "summary.json").read_text())
     e = s["by_conditions"]["realistic"]
     assert e["lengths"] == [2, 8] and e["engines"] == ["exact", "auto"]
-    # the default short arrays: L <= 8 run 3x the trajectories, excited interiors at 8x their odds
-    assert e["leakage_thermal_odds"] == [8.0, 8.0]
-    assert e["trajectories"] == [12, 12]
-    assert e["engine_mix"] == [{"exact": 36}, {"sector": 36, "mps": 0}]  # 100 mK at L = 8: small sectors
+    assert e["leakage_thermal_odds"] == [8.0, 3.0]
+    assert e["trajectories"] == [12, 4] and e["leakage_trajectories"] == [12, 8]
+    assert e["engine_mix"] == [{"exact": 36}, {"sector": 16, "mps": 0}]  # 100 mK at L = 8: small sectors
+    # the split run at L = 8 is the same trajectories as runs of each initial state alone (a trajectory's numbers
+    # depend only on the seed, its index and its initial state)
+    spec = ArraySpec.from_user(length=8, conditions="realistic")
+    t_final = float(res.dataset["time_J"].values[1, -1])
+    alone = {"leakage": simulate(spec, init="leakage", t_final=t_final, time_points=21, trajectories=8,
+                                 leakage_thermal_odds=3, hot_tail=4),
+             "qubit": simulate(spec, init="qubit", t_final=t_final, time_points=21, trajectories=4, hot_tail=4)}
+    for name, init in (("leakage_array", "leakage"), ("qubit_population", "qubit")):
+        got = res.dataset[f"{name}_mean"].sel(conditions="realistic", L=8).values
+        np.testing.assert_allclose(got, alone[init].observable(name).mean, rtol=1e-12, atol=1e-15)
     # the leakage lifetimes and the removal efficiency are reported at every L (issue 23's keys)
     for k in range(2):
         for name in ("leakage_lifetime_qubit", "leakage_lifetime_array"):
@@ -53,7 +69,8 @@ def test_realistic_length_scaling_past_L6(tmp_path):
     t_final = res.dataset["time_J"].values[:, -1]
     assert t_final[1] == pytest.approx(7 * math.pi / 0.08 + 0.5e-6 * 2 * math.pi * 5e6)  # transit + realistic_t_after
     assert res.dataset.attrs["T1q_J"] == pytest.approx(hw["T1q"]["value_J"])
-    assert "leakage removal stops paying" in res.table and "sector 36 / mps 0" in res.table
+    assert "leakage removal stops paying" in res.table and "sector 16 / mps 0" in res.table
+    assert "L=2: 12/12 (x8); L=8: 8/4 (x3)" in res.table
     assert (tmp_path / "figures" / "decay_times_vs_L.png").stat().st_size > 1000
 
 

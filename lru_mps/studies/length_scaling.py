@@ -54,7 +54,9 @@ from ..analysis.localization import asymptotic_localization_length, typical, xi_
 from ..analysis.rates import qubit_rates
 from ..errors import require
 from ..physics.units import time_to_us
+from ..run.result import OBSERVABLE_INIT
 from ..run.seeding import disorder_rng
+from ..run.settings import resolve_inits
 from ..run.trajectories import engine_mix
 from ..run.simulate import simulate
 from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, time_json
@@ -109,16 +111,58 @@ def _trajectories(cfg: dict, L: int) -> int:
     return int(round(n * factor))
 
 
-def _leakage_thermal_odds(cfg: dict, L: int) -> float:
-    """The odds factor of the leakage start's excited interiors at L (``short_leakage_thermal_odds`` on short lengths).
+def _leakage_trajectories(cfg: dict, L: int) -> int:
+    """Trajectories of the leakage start at L: ``long_leakage_factor`` x those of the qubit starts on the long lengths.
 
-    At L <= 8 the rows whose interior holds a thermal excitation carry most
-    of T_star's variance, and 8x their odds halves its error; at L = 12 the
-    empty rows carry most of the leakage lifetime and the odds cost more
-    than they buy (measured: tau_L 1.6 % natural against 3.4 % at odds 8,
-    480 trajectories; BENCHMARKS.md), so long arrays keep the natural sample.
+    At L >= 10 the leakage lifetimes need 3-7x the rows that T1 and T2 need
+    for the same relative error (per-row spread of tau_1 and tau_L 0.6-1.2 of
+    the mean, against the branch's T1 and T2 at 2.5 % with 240 rows;
+    BENCHMARKS.md), so only the leakage start gets the factor.
     """
-    return float(cfg.get("short_leakage_thermal_odds", 1.0)) if _short(cfg, L) else 1.0
+    n = _trajectories(cfg, L)
+    if _short(cfg, L):
+        return n
+    factor = cfg.get("long_leakage_factor", 1)
+    require(not isinstance(factor, bool) and isinstance(factor, (int, float)) and 1 <= factor < math.inf,
+            "long_leakage_factor", factor,
+            "a number >= 1 (leakage-start trajectories off short_lengths = long_leakage_factor x trajectories)")
+    return int(round(n * factor))
+
+
+def _leakage_thermal_odds(cfg: dict, L: int) -> float:
+    """The odds factor of the leakage start's excited interiors at L (``short_``/``long_leakage_thermal_odds``).
+
+    The rows whose interior holds a thermal excitation carry most of the
+    variance of T_star at L <= 8 and of the leakage lifetimes at every L
+    (84-98 % of tau_L's at L = 10 and 20, BENCHMARKS.md); they also cost
+    more (a larger sector), so the long arrays take smaller odds.
+    """
+    key = "short_leakage_thermal_odds" if _short(cfg, L) else "long_leakage_thermal_odds"
+    odds = cfg.get(key, 1.0)
+    require(not isinstance(odds, bool) and isinstance(odds, (int, float)) and 0 < odds < math.inf,
+            key, odds, "a number > 0 (1 = the natural thermal sample)")
+    return float(odds)
+
+
+def _ensembles(cfg: dict, L: int, ideal: bool, n_real: int) -> list[tuple[str | list, int, float, float]]:
+    """The runs at one L: (initial states, trajectories, leakage odds, hot tail).
+
+    Two runs where the leakage start gets more rows (``long_leakage_factor``);
+    that run thins its hot tail by ``long_leakage_hot_tail`` instead of
+    ``hot_tail``: a thinned hot row carries weight f, and at L = 16 one such
+    leakage row (four thermal excitations blocking the stack) doubled the
+    spread of tau_L (BENCHMARKS.md), while running them all costs ~10 %.
+    """
+    hot = float(cfg.get("hot_tail", 1.0))
+    if ideal:
+        return [("all", n_real, 1.0, hot)]
+    n, n_leak, odds = _trajectories(cfg, L), _leakage_trajectories(cfg, L), _leakage_thermal_odds(cfg, L)
+    if n_leak == n:
+        return [("all", n, odds, hot)]
+    leak_hot = cfg.get("long_leakage_hot_tail", hot)
+    require(not isinstance(leak_hot, bool) and isinstance(leak_hot, (int, float)) and 1 <= leak_hot < math.inf,
+            "long_leakage_hot_tail", leak_hot, "a number >= 1 (1 = every hot row runs)")
+    return [("leakage", n_leak, odds, float(leak_hot)), (["qubit", "coherence"], n, 1.0, hot)]
 
 
 def _compute(cfg: dict, ctx: StudyContext):
@@ -163,31 +207,38 @@ def _compute(cfg: dict, ctx: StudyContext):
             if L > int(cfg["ensemble_max_length"]):
                 engines[(cond, L)] = "-"
                 continue
-            res = simulate(
-                spec,
-                init="all",
-                t_final=_t_final(spec, cfg),
-                time_points=T,
-                trajectories=n_real if ideal else _trajectories(cfg, L),
-                seed=seed,
-                engine=cfg["engine"],
-                estimator=ensemble_settings(spec, {"realizations": n_real, "trajectories": cfg["trajectories"]})[0],
-                engine_options=engine_options(cfg, spec),
-                hot_tail=float(cfg.get("hot_tail", 1.0)),
-                leakage_thermal_odds=_leakage_thermal_odds(cfg, L),
-                **ctx.run_options(f"{cond} L={L}"),
-            )
-            engines[(cond, L)] = res.settings.engine
-            mixes[(cond, L)] = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
-            time_J[li] = res.times
-            for name in curves:
-                ms = res.observable(name)
-                curves[name][ci, li, :, 0] = ms.mean
-                curves[name][ci, li, :, 1] = ms.sem
-            for name, d in decay_times(res).items():
-                if name in fits and d is not None:
-                    fits[name][ci, li] = (d.value, d.error)
-            lives.put((ci, li), leakage_lifetimes(res))
+            for init, n_traj, odds, hot in _ensembles(cfg, L, ideal, n_real):
+                res = simulate(
+                    spec,
+                    init=init,
+                    t_final=_t_final(spec, cfg),
+                    time_points=T,
+                    trajectories=n_traj,
+                    seed=seed,
+                    engine=cfg["engine"],
+                    estimator=ensemble_settings(spec, {"realizations": n_real, "trajectories": cfg["trajectories"]})[0],
+                    engine_options=engine_options(cfg, spec),
+                    hot_tail=hot,
+                    leakage_thermal_odds=odds,
+                    **ctx.run_options(f"{cond} L={L}" + ("" if init == "all" else f" {'+'.join(resolve_inits(init))}")),
+                )
+                engines[(cond, L)] = res.settings.engine
+                mix = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
+                tally = mixes.setdefault((cond, L), {})
+                for k, v in mix.items():
+                    tally[k] = tally.get(k, 0) + v
+                time_J[li] = res.times
+                for name in curves:
+                    if OBSERVABLE_INIT[name] in res.blocks:
+                        ms = res.observable(name)
+                        curves[name][ci, li, :, 0] = ms.mean
+                        curves[name][ci, li, :, 1] = ms.sem
+                for name, d in decay_times(res).items():
+                    if name in fits and d is not None:
+                        fits[name][ci, li] = (d.value, d.error)
+                if "leakage" not in res.blocks:
+                    continue
+                lives.put((ci, li), leakage_lifetimes(res))
 
     ds, summary = _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy,
                             log_T2, lives)
@@ -196,6 +247,7 @@ def _compute(cfg: dict, ctx: StudyContext):
                            [mixes.get(("realistic", L), {}) for L in lengths["realistic"]], ds)
         entry = summary["by_conditions"]["realistic"]
         entry["trajectories"] = [_trajectories(cfg, L) for L in lengths["realistic"]]
+        entry["leakage_trajectories"] = [_leakage_trajectories(cfg, L) for L in lengths["realistic"]]
         entry["leakage_thermal_odds"] = [_leakage_thermal_odds(cfg, L) for L in lengths["realistic"]]
     return ds, summary
 
