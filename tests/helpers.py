@@ -1,4 +1,7 @@
-"""Small helpers shared by the tests: one trajectory unbatched, many batched, and how two results differ."""
+"""Small helpers shared by the tests: one trajectory unbatched, many batched, how two results differ, and the
+leakage lifetimes of a stored study's point."""
+
+from pathlib import Path
 
 import numpy as np
 
@@ -37,3 +40,58 @@ def records_differ(a: dict[str, TrajectoryRecord], b: dict[str, TrajectoryRecord
                 problems.append(f"{init}: event {ea} != {eb}")
                 break
     return problems
+
+
+#: the JSON keys of each leakage lifetime quantity (issue 23; ``as_json`` of analysis.lifetimes)
+LIFETIME_KEYS = {"leakage_lifetime_qubit": {"value_J", "error_J", "value_us", "error_us", "tail_J", "tail"},
+                 "leakage_lifetime_array": {"value_J", "error_J", "value_us", "error_us", "tail_J", "tail"},
+                 "removal_efficiency": {"value", "error"}}
+
+
+def load_study(folder) -> tuple[dict, dict, object]:
+    """(resolved config, summary.json, results.nc) of a stored study."""
+    import json
+
+    from lru_mps.io.datasets import load_dataset
+    from lru_mps.studies.base import read_config
+
+    return read_config(folder), json.loads((Path(folder) / "summary.json").read_text()), load_dataset(
+        Path(folder) / "results.nc")
+
+
+def stored_lifetimes(folder, spec, cfg: dict, **kw) -> dict:
+    """{name: as_json} of ``leakage_lifetimes(simulate(spec, ...))`` with a study's settings: seed, engine and
+    its options from the study's ``cfg``, the branch estimator, and ``kw`` (init, t_final, time_points,
+    trajectories, ...).  The ensemble is loaded from the study's store (``folder``/work), which costs nothing,
+    and the call fails if that writes a block: the study ran the point with other settings."""
+    from lru_mps.analysis.lifetimes import leakage_lifetimes
+    from lru_mps.run.simulate import simulate
+    from lru_mps.studies.base import engine_options
+
+    def blocks():
+        return {str(p): p.stat().st_mtime_ns for p in (Path(folder) / "work").rglob("block_*.npz")}
+
+    before = blocks()
+    res = simulate(spec, seed=int(cfg["seed"]), engine=cfg["engine"], estimator="branch",
+                   engine_options=engine_options(cfg, spec), store=Path(folder) / "work", **kw)
+    assert blocks() == before, "the study did not run this ensemble (other settings)"
+    return {k: v.as_json(spec.J_hz) for k, v in leakage_lifetimes(res).items()}
+
+
+def check_lifetimes(s_points: dict, ds_points, want: dict, ideal: bool):
+    """One point of a study: its summary's tau_1, tau_L, eta (``s_points``: {name: JSON}) are ``want`` (as JSON:
+    :func:`stored_lifetimes`), its dataset's variables (``ds_points``: the dataset at the point) hold the same
+    numbers; in ideal conditions eta = 1 within its error, else 0 < eta < 1 (hardware decay ends some leakage)."""
+    for k, keys in LIFETIME_KEYS.items():
+        assert set(s_points[k]) == keys and s_points[k] == want[k], (k, s_points[k], want[k])
+    for k in ("leakage_lifetime_qubit", "leakage_lifetime_array"):
+        assert s_points[k]["value_J"] > 0 and s_points[k]["tail"] in ("fit", "bound", "lower bound")
+        assert float(ds_points[f"{k}_J"]) == s_points[k]["value_J"]
+        assert float(ds_points[f"{k}_error_J"]) == s_points[k]["error_J"]
+    eta = s_points["removal_efficiency"]
+    assert float(ds_points["removal_efficiency"]) == eta["value"]
+    assert float(ds_points["removal_efficiency_error"]) == eta["error"]
+    if ideal:  # no hardware decay: the reset site ends all the leakage
+        assert abs(eta["value"] - 1.0) <= eta["error"] + 1e-12, eta
+    else:
+        assert 0.0 < eta["value"] < 1.0

@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import LIFETIME_KEYS, check_lifetimes, stored_lifetimes
 from lru_mps.io.datasets import load_dataset
 from lru_mps.studies import run_study
-from lru_mps.studies.base import StudyContext
+from lru_mps.studies.base import StudyContext, base_spec, read_config
 
 TIME_KEYS = {"value_J", "error_J", "value_us", "error_us"}
 
@@ -54,6 +55,7 @@ def test_quick_study_outputs(tmp_path):
     assert s["by_conditions"]["realistic"]["lengths"] == [2, 3]
     ds = load_dataset(tmp_path / "results.nc")
     assert ds["log_T1_realization"].shape == (len(L), 8)
+    _check_lifetimes(tmp_path, s, ds)
     assert ds["T1_J"].dims == ("conditions", "L") and ds["time_J"].attrs["units"] == "1/J"
     for name in ("decay_times_vs_L", "localization_length"):
         for ext in ("png", "pdf"):
@@ -71,6 +73,25 @@ def test_quick_study_outputs(tmp_path):
     assert (tmp_path / "figures" / "localization_length.pdf").exists()
     bad = CliRunner().invoke(main, ["plot", str(tmp_path / "figures")])
     assert bad.exit_code == 2 and "study output folder" in bad.output
+
+
+def _check_lifetimes(folder, s, ds):
+    """tau_1, tau_L and eta per condition and L (issue 23): leakage_lifetimes(simulate(...)) of that ensemble with
+    the study's settings (loaded from its store), in summary.json and results.nc; eta = 1 in ideal conditions."""
+    from lru_mps.studies.length_scaling import _ensembles, _t_final
+
+    cfg = read_config(folder)
+    for cond, e in s["by_conditions"].items():
+        for k, L in enumerate(e["lengths"]):
+            spec = base_spec(cfg, length=L, conditions=cond)
+            # the run with the leakage start: all three starts, or the leakage start alone (long_leakage_factor)
+            ((init, n, odds, hot),) = [r for r in _ensembles(cfg, L, cond == "ideal", cfg["realizations"])
+                                       if r[0] in ("all", "leakage")]
+            want = stored_lifetimes(folder, spec, cfg, init=init, t_final=_t_final(spec, cfg),
+                                    time_points=cfg["time_points"], trajectories=n, leakage_thermal_odds=odds,
+                                    hot_tail=hot)
+            check_lifetimes({name: e[name][k] for name in LIFETIME_KEYS}, ds.sel(conditions=cond, L=L), want,
+                            cond == "ideal")
 
 
 def _cli(*args, cwd):

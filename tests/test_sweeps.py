@@ -17,11 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import LIFETIME_KEYS, check_lifetimes, load_study, stored_lifetimes
 from lru_mps.physics import analytic
+from lru_mps.physics.units import to_time
 from lru_mps.errors import ParameterError
 from lru_mps.io.datasets import load_dataset
 from lru_mps.studies import StudyContext, get_study, run_study
 from lru_mps.studies.base import MODEL_KEYS
+from lru_mps.studies.common import spec_of
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDIES = {name: get_study(name) for name in ("rate-sweep", "disorder-sweep", "hopping-sweep", "dynamics")}
@@ -270,6 +273,43 @@ def test_dynamics_outputs(quick):
     assert ds["rate_J"].attrs["units"] == "J"
     assert ds["site_leakage_mean"].shape == (2, T, 3)
     np.testing.assert_allclose(ds["leakage_array_mean"].values, ds["site_leakage_mean"].sum("site").values, atol=1e-12)
+
+
+# ---------------------------------------------------------- leakage lifetimes
+@pytest.mark.parametrize("name", ["disorder-sweep", "hopping-sweep"])
+def test_decay_sweeps_report_leakage_lifetimes(quick, name):
+    """tau_1, tau_L and eta at every point and condition (issue 23) in summary.json and results.nc: those of
+    leakage_lifetimes(simulate(...)) of the point's leakage ensemble with the study's settings (loaded from its
+    store), at the sorted sweep position; eta = 1 in ideal conditions."""
+    res, _ = quick[name]
+    study, (cfg, s, ds) = STUDIES[name], load_study(res.out)
+    x = np.array(s["disorders_MHz"] if study.dim == "disorder" else s["hoppings_MHz"])
+    for k in LIFETIME_KEYS:
+        assert ds[k if k == "removal_efficiency" else f"{k}_J"].dims == ("conditions", study.dim)
+    for cond in s["conditions"]:
+        for value in study._values(cfg):
+            spec = study._point_spec(cfg, value, cond)
+            pi = int(np.argmin(np.abs(x - study._value_MHz(spec))))
+            want = stored_lifetimes(res.out, spec, cfg, init=("leakage",), time_points=cfg["time_points"],
+                                    t_final=study._t_finals(spec, cfg)["leakage"],
+                                    trajectories=cfg["realizations" if cond == "ideal" else "trajectories"])
+            check_lifetimes({k: s[cond][k][pi] for k in LIFETIME_KEYS},
+                             ds.sel(conditions=cond).isel({study.dim: pi}), want, cond == "ideal")
+    assert "tau_leak(1)" in res.table and "tau_leak(L)" in res.table and " eta" in res.table
+
+
+def test_dynamics_reports_leakage_lifetimes(quick):
+    """tau_1, tau_L and eta per rate: leakage_lifetimes of that rate's ensemble (ideal: eta = 1)."""
+    res, _ = quick["dynamics"]
+    cfg, s, ds = load_study(res.out)
+    assert ds["leakage_lifetime_array_J"].dims == ("rate",) and ds["removal_efficiency"].dims == ("rate",)
+    for i, rate in enumerate(s["rates"]):
+        spec = spec_of(cfg, rate=rate, conditions=s["conditions"])
+        t_final = to_time(cfg["t_final"], "t_final", spec.J_hz)
+        want = stored_lifetimes(res.out, spec, cfg, init="leakage", t_final=t_final, time_points=cfg["time_points"],
+                                trajectories=cfg["realizations"])
+        check_lifetimes({k: s[k][i] for k in LIFETIME_KEYS}, ds.isel(rate=i), want, s["conditions"] == "ideal")
+    assert "tau_leak(1)" in res.table
 
 
 # ----------------------------------------------------------------------- reuse

@@ -1,6 +1,6 @@
 """`lru-mps study temperature-sweep`: outputs, contract, bad input, and the ensembles it fits at T > 0.
 
-Cost: the quick study (~10 s) and an L = 4, 250 mK sector ensemble against
+Cost: the quick study (~10 s, once: a module fixture) and an L = 4, 250 mK sector ensemble against
 the Lindblad reference (300 trajectories, ~1 minute) on one core.
 """
 
@@ -9,17 +9,27 @@ import json
 import numpy as np
 import pytest
 
+from helpers import LIFETIME_KEYS, check_lifetimes, load_study, stored_lifetimes
 from lru_mps.errors import ParameterError
 from lru_mps.io.datasets import load_dataset
 from lru_mps.physics.model import ArraySpec
 from lru_mps.studies import run_study, study_names
+from lru_mps.physics.units import to_time
 from lru_mps.studies.base import StudyContext
+from lru_mps.studies.common import spec_of
+from lru_mps.studies.temperature_sweep import _temperatures
 
 TIME_KEYS = {"value_J", "error_J", "value_us", "error_us"}
 
 
-def test_quick_temperature_sweep(tmp_path):
-    res = run_study("temperature-sweep", StudyContext(out=tmp_path, workers=1), quick=True)
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("temperature-sweep")
+    return out, run_study("temperature-sweep", StudyContext(out=out, workers=1), quick=True)
+
+
+def test_quick_temperature_sweep(quick):
+    tmp_path, res = quick
     s = json.loads((tmp_path / "summary.json").read_text())
     assert s == json.loads(json.dumps(res.summary, default=float))
     assert "temperature-sweep" in study_names()
@@ -38,11 +48,28 @@ def test_quick_temperature_sweep(tmp_path):
     assert "hardware limits" in res.table
 
 
+def test_temperature_sweep_reports_leakage_lifetimes(quick):
+    """Issue 23: per length and temperature, the leakage lifetimes of that point's ensemble (check_lifetimes)."""
+    out, res = quick
+    cfg, s, ds = load_study(out)
+    for li, L in enumerate(s["lengths"]):
+        for ti, (label, _) in enumerate(_temperatures(cfg)):  # the study's order (ascending)
+            spec = spec_of(cfg, length=L, temperature=label)
+            t_final = (L - 1) * spec.T_prop + to_time(cfg["t_after"], "t_after", spec.J_hz)
+            want = stored_lifetimes(out, spec, cfg, init="all", t_final=t_final, time_points=cfg["time_points"],
+                                    trajectories=cfg["trajectories"])
+            check_lifetimes({k: s[k][li][ti] for k in LIFETIME_KEYS}, ds.isel(L=li, temperature=ti), want, False)
+    assert ds["leakage_lifetime_array_J"].dims == ds["removal_efficiency"].dims == ("L", "temperature")
+    assert "tau_leak(1)" in res.table and "tau_leak(L)" in res.table
+
+
 def test_long_arrays_stop_at_max_temperature_long(tmp_path):
     over = dict(lengths="2,8", temperatures="0,200mK", trajectories=2, time_points=5, t_after="0.1us",
                 max_temperature_long="100mK")
     s = run_study("temperature-sweep", StudyContext(out=tmp_path, workers=1), overrides=over).summary
     assert s["T1"][1][1] is None and s["T1"][0][1] is not None  # L = 8 at 200 mK not run
+    assert s["leakage_lifetime_array"][1][1] is None and s["removal_efficiency"][1][1] is None
+    assert s["leakage_lifetime_array"][1][0]["value_J"] > 0
     assert s["engine_mix"][1][0] == {"sector": 6}  # L = 8 at T = 0: the sector engine (N <= 2)
 
 

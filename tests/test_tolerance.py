@@ -10,10 +10,13 @@ import json
 import numpy as np
 import pytest
 
+from helpers import LIFETIME_KEYS, check_lifetimes, load_study, stored_lifetimes
+
 from lru_mps.analysis.decay import decay_times
 from lru_mps.analysis.lifetimes import leakage_lifetimes
 from lru_mps.errors import ParameterError
 from lru_mps.io.datasets import load_dataset
+from lru_mps.physics.units import to_time
 from lru_mps.run.seeding import disorder_rng
 from lru_mps.run.simulate import simulate
 from lru_mps.studies import replot, run_study, study_names
@@ -49,10 +52,10 @@ def test_quick_tolerance_outputs_and_contract(quick):
         assert row["L"] == 3
         for q in ("T_star", "T_prop", "T1", "T2"):
             assert len(row[q]) == n and all(set(t) == TIME_KEYS for t in row[q])
+        for q, keys in LIFETIME_KEYS.items():
+            assert len(row[q]) == n and all(set(t) == keys for t in row[q])
         for q in ("leakage_lifetime_qubit", "leakage_lifetime_array"):
-            assert len(row[q]) == n and all(TIME_KEYS | {"tail"} <= set(t) for t in row[q])
             assert all(t["value_J"] is not None and t["value_J"] > 0 for t in row[q])  # always defined
-        assert len(row["removal_efficiency"]) == n and all(set(x) == {"value", "error"} for x in row["removal_efficiency"])
         for key in ("T_star_doubling", "tau_L_doubling"):
             assert DOUBLING_KEYS <= set(row[key]) and row[key]["bound"] in (None, "lower")
             assert {"value_Jprop", "error_Jprop", "bound"} <= set(row[key]["crossing"])
@@ -68,6 +71,22 @@ def test_quick_tolerance_outputs_and_contract(quick):
     fig.unlink()
     assert any(p.name == "decay_times_vs_spread.png" for p in replot(out)) and fig.exists()  # lru-mps plot DIR
     assert "doubles at S =" in res.table and "hopping_spread" in res.table
+    assert "tau_leak(1)" in res.table and "tau_leak(L)" in res.table
+
+
+def test_lifetimes_are_those_of_each_points_ensemble(quick):
+    """Issue 23: per error kind and spread, the leakage lifetimes of that point's ensemble (check_lifetimes)."""
+    out, res = quick
+    cfg, s, ds = load_study(out)
+    for kind in s["kinds"]:
+        (row,) = s[kind]["by_length"]
+        for p, text in enumerate(s[kind]["spreads"]):
+            spec = spec_of(cfg, length=row["L"], **{kind: text})
+            t_final = (row["L"] - 1) * spec.T_prop + to_time(cfg["t_after"], "t_after", spec.J_hz)
+            want = stored_lifetimes(out, spec, cfg, init="all", t_final=t_final, time_points=cfg["time_points"],
+                                    trajectories=cfg["trajectories"], leakage_thermal_odds=cfg["leakage_thermal_odds"])
+            check_lifetimes({k: row[k][p] for k in LIFETIME_KEYS}, ds.sel(kind=kind, L=row["L"]).isel(spread=p), want,
+                            s["conditions"] == "ideal")
 
 
 def test_spread_zero_is_the_run_without_the_option(quick):
@@ -76,8 +95,6 @@ def test_spread_zero_is_the_run_without_the_option(quick):
     cfg = {**STUDIES["tolerance"].DEFAULTS, **STUDIES["tolerance"].QUICK}
     spec = spec_of(cfg, length=3)
     assert spec_of(cfg, length=3, e2_spread="0") == spec and spec_of(cfg, length=3, frequency_noise="0") == spec
-    from lru_mps.physics.units import to_time
-
     t_final = 2 * spec.T_prop + to_time(cfg["t_after"], "t_after", spec.J_hz)
     ref = simulate(spec, init="all", t_final=t_final, time_points=cfg["time_points"], trajectories=cfg["trajectories"],
                    seed=cfg["seed"], engine=cfg["engine"], estimator="branch",

@@ -17,8 +17,11 @@ own J.  Each point runs two ensembles: |2> on site 1 (T_star) up to
 spans a few T_star at every J (docs/physics.md §8: the window should cover a
 few tau; a much longer one fits the slow tail of rare, nearly blocked
 realizations instead), and |1>, (|0>+|1>)/sqrt2 (T1, T2) up to ``t_final``
-(40 us: a few T1 <= T1q = 16.7 us).  The swept parameter is not in the model
-table; ``--disorder`` or ``--hopping`` runs one value.
+(40 us: a few T1 <= T1q = 16.7 us).  The leakage ensemble also gives the
+leakage lifetimes tau_1, tau_L and the removal efficiency of each point
+(:func:`lru_mps.analysis.lifetimes.leakage_lifetimes`; :mod:`.lifetimes`).
+The swept parameter is not in the model table; ``--disorder`` or
+``--hopping`` runs one value.
 """
 
 from __future__ import annotations
@@ -30,12 +33,14 @@ import numpy as np
 import xarray as xr
 
 from ..analysis.decay import decay_times
+from ..analysis.lifetimes import leakage_lifetimes
 from ..errors import require
 from ..physics.model import ArraySpec, Reset
 from ..physics.units import to_time
 from .base import Study, StudyContext, finite_or_none, save_figure, time_json
 from .common import (evolution_kind, CURVES, DECAYS, FITTED, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings,
                      json_list, nan_if_none, positive_int, pyplot, run_ensemble, spec_of, us_per_J)
+from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
 
 #: the two ensembles of a point: initial states, and the observables read from each
 _PARTS = {"leakage": ("leakage",), "qubit": ("qubit", "coherence")}
@@ -55,6 +60,7 @@ class _Sweep:
     time_J: dict  # {part: (P, T)}
     estimators: np.ndarray
     evolutions: np.ndarray
+    lives: LifetimeGrid  # (C, P): tau_1, tau_L, eta of the leakage ensemble
 
     def axes(self):
         """Per point: us per 1/J, J/2pi (MHz), W (J), W/2pi (MHz); and the reset rates (C, P) in J."""
@@ -125,6 +131,7 @@ class DecaySweep(Study):
         time_J = {part: np.full((P, T), np.nan) for part in _PARTS}
         estimators = np.full((C,), "", dtype=object)
         evolutions = np.zeros(C, dtype=int)
+        lives = LifetimeGrid((C, P))
         ctx.plan(C * P * len(_PARTS))
         for ci, cond in enumerate(conds):
             for pi, (value, spec) in enumerate(zip(values, specs[ci])):
@@ -136,6 +143,8 @@ class DecaySweep(Study):
                     label = f"{cond} {self.model_key}={value} {part}"
                     res = run_ensemble(spec, cfg, ctx, label, init=inits, t_final=t_finals[part], time_points=T)
                     time_J[part][pi] = res.times
+                    if part == "leakage":
+                        lives.put((ci, pi), leakage_lifetimes(res))
                     for q, d in decay_times(res).items():
                         if q in FITTED and CURVES[q][0] not in _PART_OBSERVABLES[part]:
                             continue
@@ -153,7 +162,7 @@ class DecaySweep(Study):
                             amp[q][ci, pi] = nan_if_none(d.fit.amplitude)
                             window[q][ci, pi] = (d.fit.t_start, d.fit.t_end)
 
-        sweep = _Sweep(conds, specs, tau, amp, window, curves, time_J, estimators, evolutions)
+        sweep = _Sweep(conds, specs, tau, amp, window, curves, time_J, estimators, evolutions, lives)
         return self._dataset(cfg, sweep), self._summary(cfg, sweep)
 
     def _dataset(self, cfg: dict, sweep: "_Sweep") -> xr.Dataset:
@@ -175,6 +184,7 @@ class DecaySweep(Study):
         for obs, arr in curves.items():
             data[f"{obs}_mean"] = (("conditions", dim, "t"), arr[..., 0], {"units": "1"})
             data[f"{obs}_sem"] = (("conditions", dim, "t"), arr[..., 1], {"units": "1"})
+        data.update(sweep.lives.data_vars(("conditions", dim)))
         data["rate_J"] = (("conditions", dim), rates_J, {"units": "J", "long_name": "reset rate G"})
         data["rate_MHz"] = (("conditions", dim), rates_J * J_MHz[None, :], {"units": "MHz", "long_name": "G/2pi"})
         coords = {
@@ -248,6 +258,7 @@ class DecaySweep(Study):
             entry = {}
             for q in DECAYS:
                 entry[q] = [time_json(tau[q][ci, pi, 0], tau[q][ci, pi, 1], specs[ci][pi].J_hz) for pi in range(len(row))]
+            entry.update(sweep.lives.lists([(ci, pi) for pi in range(len(row))], [s.J_hz for s in specs[ci]]))
             entry["fits"] = {
                 q: [
                     {"amplitude": finite_or_none(amp[q][ci, pi]),
@@ -281,14 +292,16 @@ class DecaySweep(Study):
             kind = evolution_kind(c == "ideal")
             lines += ["", f"{c} conditions ({e['evolutions']} {kind} per point)"]
             second = "W (J)" if self.dim == "disorder" else "G (J)"
-            lines.append(f"{head:>12} {second:>8} {'T_prop':>9} {'T_star':>17} {'T1':>17} {'T2':>17}")
+            lines.append(f"{head:>12} {second:>8} {'T_prop':>9} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}")
             for i, x in enumerate(xs):
                 d = summary[c]
+                lives = cells(d["leakage_lifetime_qubit"][i], d["leakage_lifetime_array"][i],
+                              d["removal_efficiency"][i], unit="us")
                 lines.append(
                     f"{x:12.4g} {xj[i]:8.4g} {d['T_prop'][i]['value_us']:9.4g} "
-                    f"{cell(d['T_star'][i])} {cell(d['T1'][i])} {cell(d['T2'][i])}"
+                    f"{cell(d['T_star'][i])} {cell(d['T1'][i])} {cell(d['T2'][i])} {lives}"
                 )
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + ["", LEGEND]) + "\n"
 
     # ------------------------------------------------------------------- plot
     def plot(self, ds, summary: dict, figdir) -> list:

@@ -2,7 +2,9 @@
 
 P_star^(1)(t) and P_star^(L)(t) (observables ``leakage_site1`` and
 ``leakage_array``) and the per-site leakage, from |2> on site 1, at each of
-the configured reset rates (``--rate`` runs one).
+the configured reset rates (``--rate`` runs one), and per rate the leakage
+lifetimes tau_1, tau_L and the removal efficiency of the same ensemble
+(:func:`lru_mps.analysis.lifetimes.leakage_lifetimes`; :mod:`.lifetimes`).
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import math
 import numpy as np
 import xarray as xr
 
+from ..analysis.lifetimes import LIFETIMES, leakage_lifetimes
 from ..errors import require
 from ..physics.units import to_time
 from .base import Study, StudyContext, save_figure
 from .common import (evolution_kind, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list, positive_int, pyplot,
                      run_ensemble, spec_of, us_per_J)
+from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
 
 
 class Dynamics(Study):
@@ -45,6 +49,7 @@ class Dynamics(Study):
         obs_names = ("leakage_site1", "leakage_array")
         data = {o: np.full((R, T, 2), np.nan) for o in obs_names}
         site = np.full((R, T, L, 2), np.nan)
+        lives = LifetimeGrid((R,))
         times = None
         estimator, n_evol = ensemble_settings(spec0, cfg)
         ctx.plan(len(specs))
@@ -56,6 +61,7 @@ class Dynamics(Study):
                 data[o][i, :, 0], data[o][i, :, 1] = ms.mean, ms.sem
             ms = res.site_resolved("leakage", "site_leakage")
             site[i, ..., 0], site[i, ..., 1] = ms.mean, ms.sem
+            lives.put((i,), leakage_lifetimes(res))
         us = us_per_J(spec0)
         rates_J = np.array([s.reset.rate for s in specs])
         ds = xr.Dataset(
@@ -66,6 +72,7 @@ class Dynamics(Study):
                 "leakage_array_sem": (("rate", "time_J"), data["leakage_array"][..., 1], {"units": "1"}),
                 "site_leakage_mean": (("rate", "time_J", "site"), site[..., 0], {"units": "1", "long_name": "<|2><2|_l>(t)"}),
                 "site_leakage_sem": (("rate", "time_J", "site"), site[..., 1], {"units": "1"}),
+                **lives.data_vars(("rate",)),
             },
             coords={
                 "rate": ("rate", np.array(labels, dtype=str), {"long_name": "reset rate as configured"}),
@@ -97,6 +104,7 @@ class Dynamics(Study):
                 }
                 for i, lab in enumerate(labels)
             },
+            **lives.nested(spec0.J_hz),
         }
         return ds, summary
 
@@ -119,6 +127,10 @@ class Dynamics(Study):
                     f"{lab:>8} {t[i]:8.4g} {summary['time_us'][i]:8.3g} "
                     f"{a['mean'][i]:9.4f}+-{a['sem'][i] or 0:<6.4f} {b['mean'][i]:9.4f}+-{b['sem'][i] or 0:<6.4f}"
                 )
+        lines += ["", "leakage lifetimes (1/J), per rate:", f"{'G':>8} {HEAD}"]
+        for i, lab in enumerate(summary["rates"]):
+            lines.append(f"{lab:>8} " + cells(*(summary[k][i] for k in LIFETIMES)))
+        lines.append(LEGEND)
         return "\n".join(lines) + "\n"
 
     def plot(self, ds, summary: dict, figdir) -> list:

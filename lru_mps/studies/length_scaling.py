@@ -49,7 +49,7 @@ import xarray as xr
 
 from ..analysis.decay import decay_times
 from ..analysis.fitting import fit_line
-from ..analysis.lifetimes import LIFETIME_OBSERVABLE, LIFETIMES, leakage_lifetimes
+from ..analysis.lifetimes import leakage_lifetimes
 from ..analysis.localization import asymptotic_localization_length, typical, xi_theory
 from ..analysis.rates import qubit_rates
 from ..errors import require
@@ -61,6 +61,7 @@ from ..run.trajectories import engine_mix
 from ..run.simulate import simulate
 from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, time_json
 from .common import ensemble_settings, positive_int
+from .lifetimes import LifetimeGrid
 from .length_scaling_report import plot as report_plot, table as report_table
 
 HELP = """T_prop, T_star, T1, T2 and the localization length xi vs the array length L.
@@ -180,8 +181,7 @@ def _compute(cfg: dict, ctx: StudyContext):
 
     shape = (len(conds), len(all_L))
     fits = {k: np.full(shape + (2,), np.nan) for k in DECAYS}
-    lives = {k: np.full(shape + (2,), np.nan) for k in LIFETIMES}
-    tails = {k: np.full(shape, "", dtype=object) for k in LIFETIME_OBSERVABLE}
+    lives = LifetimeGrid(shape)
     curves = {k: np.full(shape + (T, 2), np.nan) for k in ("leakage_array", "qubit_population", "qubit_coherence")}
     time_J = np.full((len(all_L), T), np.nan)
     log_T1 = np.full((len(all_L), n_real), np.nan)
@@ -238,14 +238,10 @@ def _compute(cfg: dict, ctx: StudyContext):
                         fits[name][ci, li] = (d.value, d.error)
                 if "leakage" not in res.blocks:
                     continue
-                for name, d in leakage_lifetimes(res).items():
-                    if d is not None:
-                        lives[name][ci, li] = (d.value, d.error)
-                        if name in tails:
-                            tails[name][ci, li] = d.tail_method
+                lives.put((ci, li), leakage_lifetimes(res))
 
     ds, summary = _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy,
-                            log_T2, (lives, tails))
+                            log_T2, lives)
     if "realistic" in conds:
         _realistic_summary(summary["by_conditions"]["realistic"], base_spec(cfg, length=2, conditions="realistic"),
                            [mixes.get(("realistic", L), {}) for L in lengths["realistic"]], ds)
@@ -334,8 +330,7 @@ def _slope(lengths, values, errors) -> dict:
 
 
 def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy, log_T2,
-              lifetimes):
-    lives, tails = lifetimes
+              lives):
     J_hz = spec0.J_hz
     T_prop = spec0.T_prop
     typ = np.array([_typical(log_T1[li]) for li in range(len(all_L))])  # (L, 2): mean ln T1, error
@@ -360,11 +355,7 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
         entry = {"lengths": Ls, "T_prop": [time_json(T_prop, 0.0, J_hz) for _ in Ls]}
         for name in DECAYS:
             entry[name] = [time_json(fits[name][ci, li, 0], fits[name][ci, li, 1], J_hz) for li in sel]
-        for name in LIFETIME_OBSERVABLE:
-            entry[name] = [{**time_json(lives[name][ci, li, 0], lives[name][ci, li, 1], J_hz),
-                            "tail": tails[name][ci, li] or None} for li in sel]
-        entry["removal_efficiency"] = [{"value": finite_or_none(lives["removal_efficiency"][ci, li, 0]),
-                                        "error": finite_or_none(lives["removal_efficiency"][ci, li, 1])} for li in sel]
+        entry.update(lives.lists([(ci, li) for li in sel], J_hz))
         entry["engines"] = [engines[(cond, L)] for L in Ls]
         entry["T_star_slope"] = _slope(np.array(Ls, float), fits["T_star"][ci, sel, 0], fits["T_star"][ci, sel, 1])
         if cond == "ideal":
@@ -405,10 +396,7 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
         {
             **{f"{k}_J": (("conditions", "L"), fits[k][..., 0], {"units": "1/J"}) for k in DECAYS},
             **{f"{k}_error_J": (("conditions", "L"), fits[k][..., 1], {"units": "1/J"}) for k in DECAYS},
-            **{f"{k}_J": (("conditions", "L"), lives[k][..., 0], {"units": "1/J"}) for k in LIFETIME_OBSERVABLE},
-            **{f"{k}_error_J": (("conditions", "L"), lives[k][..., 1], {"units": "1/J"}) for k in LIFETIME_OBSERVABLE},
-            "removal_efficiency": (("conditions", "L"), lives["removal_efficiency"][..., 0]),
-            "removal_efficiency_error": (("conditions", "L"), lives["removal_efficiency"][..., 1]),
+            **lives.data_vars(("conditions", "L")),
             "T_prop_J": ("L", np.full(len(all_L), T_prop), {"units": "1/J"}),
             "log_T1_realization": (("L", "realization"), log_T1, {"units": "ln(T1 J)", "convention": "T1 ~ exp(L/xi)"}),
             "log_T2_realization": (("L", "realization"), log_T2, {"units": "ln(T2 J)"}),

@@ -11,29 +11,21 @@ import numpy as np
 from ..physics.units import time_to_us
 from ..run.trajectories import format_mix
 from .base import save_figure
-
-
-def _fmt(t: dict | None) -> str:
-    if not t or t.get("value_J") is None:
-        return f"{'-':>17s}"
-    return f"{t['value_J']:9.4g}+-{(t['error_J'] or 0):<6.2g}"
+from .lifetimes import HEAD, LEGEND, cells, time_cell
 
 
 def table(summary: dict, J_hz: float) -> str:
     lines = []
     for cond, e in summary["by_conditions"].items():
         lines.append(f"{cond} conditions (times in 1/J; 1/J = {time_to_us(1.0, J_hz) * 1e3:.2f} ns)")
-        head = (f"{'L':>4} {'engine':>7} {'T_prop':>9} {'T_star':>17} {'tau_leak(1)':>17} {'tau_leak(L)':>17} "
-                f"{'eta':>13} {'T1 (fit)':>17} {'T2 (fit)':>17}")
+        head = f"{'L':>4} {'engine':>7} {'T_prop':>9} {'T_star':>17} {HEAD} {'T1 (fit)':>17} {'T2 (fit)':>17}"
         if "T1_typical" in e:
             head += f" {'ln T1_typ':>16}"
         lines.append(head)
         for k, L in enumerate(e["lengths"]):
-            eta = e["removal_efficiency"][k]
-            eta_s = f"{eta['value']:6.3f}+-{eta['error']:<5.1g}" if eta["value"] is not None else f"{'-':>13s}"
-            row = (f"{L:4d} {e['engines'][k]:>7} {e['T_prop'][k]['value_J']:9.4g} {_fmt(e['T_star'][k])} "
-                   f"{_fmt(e['leakage_lifetime_qubit'][k])} {_fmt(e['leakage_lifetime_array'][k])} {eta_s} "
-                   f"{_fmt(e['T1'][k])} {_fmt(e['T2'][k])}")
+            lives = cells(e["leakage_lifetime_qubit"][k], e["leakage_lifetime_array"][k], e["removal_efficiency"][k])
+            row = (f"{L:4d} {e['engines'][k]:>7} {e['T_prop'][k]['value_J']:9.4g} {time_cell(e['T_star'][k])} {lives} "
+                   f"{time_cell(e['T1'][k])} {time_cell(e['T2'][k])}")
             if "T1_typical" in e:
                 t = e["T1_typical"][k]
                 mark = "*" if t["method"] == "log-space" else " "
@@ -75,8 +67,7 @@ def table(summary: dict, J_hz: float) -> str:
                 f"L={L}: {nl}/{n} (x{r:g})" for L, nl, n, r in zip(
                     e["lengths"], e.get("leakage_trajectories", e["trajectories"]), e["trajectories"],
                     e["leakage_thermal_odds"])))
-        lines.append("tau_leak(1), tau_leak(L): leakage lifetimes, int P_star^(1) dt and int P_star^(L) dt; eta: share "
-                     "of the leakage ended by the reset site (not by hardware decay)")
+        lines.append(LEGEND)
         s = e["T_star_slope"]
         if s["value"] is not None:
             lines.append(f"T_star grows by {s['value']:.3g} +- {s['error']:.2g} /J per site")

@@ -10,7 +10,9 @@ rows are guided or sampled) runs to (L-1) T_prop + ``t_after`` under the
 model's hardware noise (default: the paper's T1q = 16.7 us and Tphi = 10 us),
 and T_star, T1, T2 are fitted (T_star over t > (L-1) T_prop, T1 and T2 over
 t > T_prop; jackknife errors;
-:func:`lru_mps.analysis.decay.decay_times`).  Engines: exact to L = 6, then
+:func:`lru_mps.analysis.decay.decay_times`), next to the leakage lifetimes
+tau_1, tau_L and the removal efficiency
+(:func:`lru_mps.analysis.lifetimes.leakage_lifetimes`; :mod:`.lifetimes`).  Engines: exact to L = 6, then
 the per-trajectory policy of ``--engine auto`` (sector engine where the
 sampled state's largest sector is small, MPS otherwise; the summary gives
 the mix per point).  Hot, long arrays hold many excitations and cost minutes
@@ -27,11 +29,13 @@ import numpy as np
 import xarray as xr
 
 from ..analysis.decay import decay_times
+from ..analysis.lifetimes import LIFETIMES, leakage_lifetimes
 from ..errors import require
 from ..physics.units import to_kelvin, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
 from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of, us_per_J
+from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells, time_cell
 
 HELP = """T_star, T1 and T2 vs the temperature of the array (0 to 300 mK) at L = 3, 6, 12.
 
@@ -72,6 +76,7 @@ class TemperatureSweep(Study):
         t_max_long = to_kelvin(cfg["max_temperature_long"], "max_temperature_long")
         shape = (len(lengths), len(temps))
         fits = {k: np.full(shape + (2,), np.nan) for k in DECAYS}
+        lives = LifetimeGrid(shape)
         mixes: list[list[dict]] = [[{} for _ in temps] for _ in lengths]
         run = np.zeros(shape, dtype=bool)
         todo = [(li, ti) for li, L in enumerate(lengths) for ti, (_, tk) in enumerate(temps)
@@ -87,15 +92,17 @@ class TemperatureSweep(Study):
             for name, d in decay_times(res).items():
                 if name in fits and d is not None:
                     fits[name][li, ti] = (d.value, d.error)
+            lives.put((li, ti), leakage_lifetimes(res))
         spec0 = spec_of(cfg, length=lengths[0])
-        return self._assemble(cfg, spec0, lengths, temps, fits, mixes, run)
+        return self._assemble(cfg, spec0, lengths, temps, fits, lives, mixes, run)
 
-    def _assemble(self, cfg, spec0, lengths, temps, fits, mixes, run):
+    def _assemble(self, cfg, spec0, lengths, temps, fits, lives, mixes, run):
         J_hz = spec0.J_hz
         limits = _limits(spec0)
         mK = np.array([tk * 1e3 for _, tk in temps])
         data = {f"{k}_J": (("L", "temperature"), fits[k][..., 0], {"units": "1/J"}) for k in DECAYS}
         data.update({f"{k}_error_J": (("L", "temperature"), fits[k][..., 1], {"units": "1/J"}) for k in DECAYS})
+        data.update(lives.data_vars(("L", "temperature")))
         data["run"] = (("L", "temperature"), run.astype(int))
         attrs = dataset_attrs(spec0, cfg, **{f"{k}_J": finite_or_none(v) or "inf" for k, v in limits.items()})
         for k in ("L", "temperature_K"):
@@ -107,6 +114,7 @@ class TemperatureSweep(Study):
             "temperatures_mK": [float(x) for x in mK],
             **{k: [[time_json(fits[k][li, ti, 0], fits[k][li, ti, 1], J_hz) if run[li, ti] else None
                     for ti in range(len(temps))] for li in range(len(lengths))] for k in DECAYS},
+            **lives.nested(J_hz, where=run),
             "T_prop": time_json(spec0.T_prop, 0.0, J_hz),
             "hardware_limits": {k: time_json(v, 0.0, J_hz) for k, v in limits.items()},
             "engine_mix": mixes,
@@ -123,18 +131,16 @@ class TemperatureSweep(Study):
         lines.append("hardware limits: " + ", ".join(f"{k} = {hw[k]['value_J']:.4g}/J" for k in hw
                                                      if hw[k]["value_J"] is not None))
         for li, L in enumerate(summary["lengths"]):
-            lines += ["", f"L = {L}", f"{'T (mK)':>8} {'T_star':>17} {'T1':>17} {'T2':>17}  engines"]
+            lines += ["", f"L = {L}", f"{'T (mK)':>8} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}  engines"]
             for ti, t in enumerate(summary["temperatures_mK"]):
                 if summary["T1"][li][ti] is None:
                     lines.append(f"{t:8.4g} {'(not run)':>17}")
                     continue
-                cells = []
-                for k in DECAYS:
-                    v = summary[k][li][ti]
-                    cells.append(f"{'-':>17}" if v["value_J"] is None else f"{v['value_J']:9.4g}+-{(v['error_J'] or 0):<6.2g}")
+                times = " ".join(time_cell(summary[k][li][ti]) for k in DECAYS)
+                lives = cells(*(summary[k][li][ti] for k in LIFETIMES))
                 mix = format_mix(summary["engine_mix"][li][ti])
-                lines.append(f"{t:8.4g} " + " ".join(cells) + f"  {mix}")
-        return "\n".join(lines) + "\n"
+                lines.append(f"{t:8.4g} {times} {lives}  {mix}")
+        return "\n".join(lines + ["", LEGEND]) + "\n"
 
     def plot(self, ds, summary: dict, figdir) -> list:
         plt = pyplot()

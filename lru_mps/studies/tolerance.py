@@ -48,12 +48,13 @@ import numpy as np
 import xarray as xr
 
 from ..analysis.decay import decay_times
-from ..analysis.lifetimes import LIFETIMES, leakage_lifetimes
+from ..analysis.lifetimes import leakage_lifetimes
 from ..errors import require
 from ..physics.units import to_energy, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
 from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of, us_per_J
+from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
 
 #: error kind -> the config key of its spread values (the kind is the model key of `lru-mps simulate`)
 SWEEPS = {"e2_spread": "e2_spreads", "frequency_noise": "frequency_noises"}
@@ -61,7 +62,6 @@ SWEEPS = {"e2_spread": "e2_spreads", "frequency_noise": "frequency_noises"}
 NOT_SWEPT = {"hopping_spread": "not swept: per-bond couplings J_l = J (1 + eps_l) need engine changes "
                                "(--hopping-spread does not exist yet); it will be one more sweep of this study"}
 DECAYS = ("T_star", "T_prop", "T1", "T2")
-LIVES = ("leakage_lifetime_qubit", "leakage_lifetime_array")
 LABELS = {"e2_spread": "leakage-level detuning spread", "frequency_noise": "quasi-static frequency noise"}
 
 HELP = """T_star, T_prop, T1, T2 and the leakage lifetimes vs fabrication/tuning errors.
@@ -243,8 +243,8 @@ class Tolerance(Study):
         spreads = {k: _spreads(cfg, k, spec0) for k in kinds}
         P = max(len(v) for v in spreads.values())
         K, NL = len(kinds), len(lengths)
-        tau = {q: np.full((K, NL, P, 2), np.nan) for q in DECAYS + LIFETIMES}
-        tails = {q: np.full((K, NL, P), "", dtype=object) for q in LIVES}
+        tau = {q: np.full((K, NL, P, 2), np.nan) for q in DECAYS}
+        lives = LifetimeGrid((K, NL, P))
         mixes = [[[{} for _ in range(P)] for _ in lengths] for _ in kinds]
         # one ensemble per distinct spec: S = 0 is shared by every kind
         points = {}
@@ -263,20 +263,16 @@ class Tolerance(Study):
                                leakage_thermal_odds=odds)
             mix = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
             found = {q: (d.value, d.error) for q, d in decay_times(res).items() if d is not None}
-            lives = leakage_lifetimes(res)
+            found_lives = leakage_lifetimes(res)
             for ki, li, pi, _ in where:
                 mixes[ki][li][pi] = mix
                 for q, (v, e) in found.items():
                     if q in tau:
                         tau[q][ki, li, pi] = (nan_or(v), nan_or(e))
-                for q, d in lives.items():
-                    if d is not None:
-                        tau[q][ki, li, pi] = (nan_or(d.value), nan_or(d.error))
-                        if q in tails:
-                            tails[q][ki, li, pi] = d.tail_method
-        return self._assemble(cfg, spec0, kinds, lengths, spreads, tau, tails, mixes, odds)
+                lives.put((ki, li, pi), found_lives)
+        return self._assemble(cfg, spec0, kinds, lengths, spreads, tau, lives, mixes, odds)
 
-    def _assemble(self, cfg, spec0, kinds, lengths, spreads, tau, tails, mixes, odds):
+    def _assemble(self, cfg, spec0, kinds, lengths, spreads, tau, lives, mixes, odds):
         J_hz, J_prop = spec0.J_hz, spec0.J_prop
         K, NL, P = len(kinds), len(lengths), max(len(v) for v in spreads.values())
         S_J = np.full((K, P), np.nan)
@@ -284,6 +280,7 @@ class Tolerance(Study):
             S_J[ki, : len(spreads[k])] = [x for _, x in spreads[k]]
         ratio = float(cfg.get("fit_ratio", math.inf))
         require(ratio > 1, "fit_ratio", ratio, "a number > 1 (inf: every spread)")
+        tau = {**tau, "leakage_lifetime_array": lives.array("leakage_lifetime_array")}  # its doubling is fitted too
         fits = {q: [[None] * NL for _ in kinds] for q in ("T_star", "leakage_lifetime_array")}
         for q in fits:
             for ki in range(K):
@@ -300,11 +297,10 @@ class Tolerance(Study):
         # ---- dataset
         dims = ("kind", "L", "spread")
         data = {}
-        for q in DECAYS + LIVES:
+        for q in DECAYS:
             data[f"{q}_J"] = (dims, tau[q][..., 0], {"units": "1/J"})
             data[f"{q}_error_J"] = (dims, tau[q][..., 1], {"units": "1/J"})
-        data["removal_efficiency"] = (dims, tau["removal_efficiency"][..., 0], {"units": "1"})
-        data["removal_efficiency_error"] = (dims, tau["removal_efficiency"][..., 1], {"units": "1"})
+        data.update(lives.data_vars(dims))
         for q, short in (("T_star", "T_star"), ("leakage_lifetime_array", "tau_L")):
             for name, key in (("T0_J", "T0"), ("a_per_J2", "a"), ("doubling_J", "value"), ("doubling_error_J", "error"),
                               ("chi2_red", "chi2_red")):
@@ -363,12 +359,7 @@ class Tolerance(Study):
                 row = {"L": L}
                 for q in DECAYS:
                     row[q] = [time_json(tau[q][ki, li, p, 0], tau[q][ki, li, p, 1], J_hz) for p in range(n)]
-                for q in LIVES:
-                    row[q] = [{**time_json(tau[q][ki, li, p, 0], tau[q][ki, li, p, 1], J_hz),
-                               "tail": tails[q][ki, li, p] or None} for p in range(n)]
-                row["removal_efficiency"] = [{"value": finite_or_none(tau["removal_efficiency"][ki, li, p, 0]),
-                                              "error": finite_or_none(tau["removal_efficiency"][ki, li, p, 1])}
-                                             for p in range(n)]
+                row.update(lives.lists([(ki, li, p) for p in range(n)], J_hz))
                 row["T_star_doubling"] = _doubling_json(fits["T_star"][ki][li], J_hz, J_prop)
                 row["tau_L_doubling"] = _doubling_json(fits["leakage_lifetime_array"][ki][li], J_hz, J_prop)
                 row["engine_mix"] = mixes[ki][li][:n]
@@ -392,19 +383,16 @@ class Tolerance(Study):
             e = summary[kind]
             for row in e["by_length"]:
                 lines += ["", f"{kind} ({LABELS[kind]}), L = {row['L']}",
-                          f"{'S/Jprop':>8} {'S/2pi kHz':>10} {'T_star':>16} {'T1':>16} {'T2':>16} {'tau_L':>16} "
-                          f"{'eta':>10}  engines"]
+                          f"{'S/Jprop':>8} {'S/2pi kHz':>10} {'T_star':>16} {'T1':>16} {'T2':>16} {HEAD}  engines"]
                 for p, sj in enumerate(e["spreads_Jprop"]):
-                    eta = row["removal_efficiency"][p]
-                    eta_s = "-" if eta["value"] is None else f"{eta['value']:.3f}"
+                    lives = cells(row["leakage_lifetime_qubit"][p], row["leakage_lifetime_array"][p],
+                                  row["removal_efficiency"][p], unit="us")
                     lines.append(f"{sj:8.3g} {e['spreads_MHz'][p] * 1e3:10.4g} {cell(row['T_star'][p])} "
-                                 f"{cell(row['T1'][p])} {cell(row['T2'][p])} "
-                                 f"{cell(row['leakage_lifetime_array'][p])} {eta_s:>10}  "
+                                 f"{cell(row['T1'][p])} {cell(row['T2'][p])} {lives}  "
                                  f"{format_mix(row['engine_mix'][p])}")
                 for name, key in (("T_star", "T_star_doubling"), ("tau_L", "tau_L_doubling")):
                     lines.append(f"  {name} doubles at S = {_fmt_doubling(row[key])}")
-        lines.append("")
-        lines.append("hopping_spread: " + NOT_SWEPT["hopping_spread"])
+        lines += ["", LEGEND, "hopping_spread: " + NOT_SWEPT["hopping_spread"]]
         return "\n".join(lines) + "\n"
 
     # ------------------------------------------------------------------- plot
