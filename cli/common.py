@@ -11,7 +11,7 @@ from lru_mps.defaults import MODEL, MPS, MPS_ORDERS, REALISTIC, RUN
 from lru_mps.errors import ParameterError
 
 #: options whose values carry a unit, and the internal unit their converted value is in
-_TIME_OPTIONS = {"t_final", "t1", "tphi", "dt", "t_base", "t_eval"}
+_TIME_OPTIONS = {"t_final", "t1", "tphi", "dt", "t_base", "t_eval", "cycle_time", "duration"}
 _ENERGY_OPTIONS = {"anharmonicity", "frequency", "disorder", "rate", "e2_spread", "frequency_noise"}
 
 RESETS = ["periodic", "random", "dissipation", "none"]

@@ -102,3 +102,8 @@ _make("tolerance", [
     click.option("--kinds", default=None, help="Error kinds to sweep: e2_spread,frequency_noise (default both)."),
     click.option("--lengths", default=None, help="Lengths, e.g. 3,6."),
 ])
+_make("qec", [
+    click.option("--cycle-time", default=None, help="The QEC cycle t_c, e.g. 1us, 500ns, 30/J [default: 1us]."),
+    click.option("--injection", default=None, help="Leakage-event probability per cycle p, in (0, 1) [default: 1e-3]."),
+    click.option("--cycles", default=None, help="Cycles K to simulate [default: auto, the whole cycles in 40 us]."),
+])

@@ -30,6 +30,7 @@ _EXPORTS = {
     "SimulationResult": "lru_mps.run.result",
     "decay_times": "lru_mps.analysis.decay",
     "leakage_lifetimes": "lru_mps.analysis.lifetimes",
+    "mean_leakage_cycles": "lru_mps.analysis.qec",
     "qubit_rates": "lru_mps.analysis.rates",
     "fit_localization_length": "lru_mps.analysis.localization",
     "asymptotic_localization_length": "lru_mps.analysis.localization",

@@ -87,22 +87,31 @@ def leakage_lifetimes(result: SimulationResult) -> dict[str, Lifetime | Fraction
     """tau_1, tau_L (1/J) and eta of a result with a leakage start; every entry None without one."""
     if "leakage" not in result.blocks:
         return {k: None for k in LIFETIMES}
-    partial = result.leave_one_out()
-    out: dict = {}
-    for name, obs in LIFETIME_OBSERVABLE.items():
-        window = fit_window("T_star", result, obs)
-        value, tail, method = _integral(result, obs, window)
-        if method != "fit":
-            window = None  # the replicas take the tail the same way as the full result
-        reps = [_integral(r, obs, window)[0] for r in partial]
-        error = float(jackknife_error(np.array(reps))) if len(reps) >= 2 else math.nan
-        if method == "bound":
-            error = math.hypot(error, tail)
-        out[name] = Lifetime(value, error, tail, method)
+    out: dict = {name: jackknifed_total(result, obs, _integral) for name, obs in LIFETIME_OBSERVABLE.items()}
     eta = removal_efficiency(result)
-    reps = [removal_efficiency(r) for r in partial]
+    reps = [removal_efficiency(r) for r in result.leave_one_out()]
     out["removal_efficiency"] = Fraction(eta, float(jackknife_error(np.array(reps))) if len(reps) >= 2 else math.nan)
     return out
+
+
+def jackknifed_total(result: SimulationResult, obs: str, total) -> Lifetime:
+    """A total of a leakage curve with its tail after t_final, and its jackknife error over the trajectory blocks.
+
+    ``total(result, obs, window) -> (value, tail, method)`` (e.g. :func:`_integral`; the QEC view's sum over
+    cycle boundaries, :mod:`lru_mps.analysis.qec`).  The window of the tail's fit is T_star's
+    (:func:`~lru_mps.analysis.decay.fit_window`, ended where ``obs`` is no longer resolved); the replicas fit
+    their tails on the full result's window, or, where the full result has no fit, take the tail the same way
+    as it does.  A bounded tail ('bound': its value holds half the bound) adds the other half to the error.
+    """
+    window = fit_window("T_star", result, obs)
+    value, tail, method = total(result, obs, window)
+    if method != "fit":
+        window = None  # the replicas take the tail the same way as the full result
+    reps = [total(r, obs, window)[0] for r in result.leave_one_out()]
+    error = float(jackknife_error(np.array(reps))) if len(reps) >= 2 else math.nan
+    if method == "bound":
+        error = math.hypot(error, tail)
+    return Lifetime(value, error, tail, method)
 
 
 def removal_efficiency(result: SimulationResult) -> float:
@@ -123,28 +132,37 @@ def removal_efficiency(result: SimulationResult) -> float:
     return 1.0 - decays / ended if ended > 0 else math.nan
 
 
+def tail_after(t, y, sem, window, T1q: float, y_bound: float | None = None) -> tuple[str, float, float]:
+    """How a leakage curve goes on after its last time t[-1]: (method, y_end, tau), y(t[-1] + s) ~ y_end e^{-s/tau}.
+
+    'fit': A exp(-t/tau) fitted on ``window`` (weights ``sem``), y_end = the fit at t[-1] (the last point where the
+    amplitude is not finite); 'bound' (no resolved fit, finite T1q): every |2> decays at 2/T1q at least, so
+    y_end = ``y_bound`` (default the curve's last value) and tau = T1q/2 give an upper bound of the tail; 'lower
+    bound' (ideal, no fit): no tail (y_end = 0).
+    """
+    if window is not None and window[1] > window[0]:
+        fit = fit_exponential(t, y, sem, t_start=window[0], t_end=window[1])
+        if fit.ok and fit.tau > 0:
+            at_end = fit.amplitude * math.exp(-t[-1] / fit.tau) if math.isfinite(fit.amplitude) else y[-1]
+            return "fit", max(float(at_end), 0.0), fit.tau
+    if math.isfinite(T1q):
+        return "bound", max(float(y[-1] if y_bound is None else y_bound), 0.0), 0.5 * T1q
+    return "lower bound", 0.0, math.nan
+
+
 def _integral(result: SimulationResult, obs: str, window) -> tuple[float, float, str]:
     """(integral to infinity, its tail after t_final, how the tail was taken) of the observable's mean curve.
 
-    The tail: A exp(-t/tau) fitted on ``window`` and integrated from
-    t_final; without a window or a resolved fit, the bound (realistic) or
-    nothing (ideal: the value is then a lower bound).
+    The tail (:func:`tail_after`): A exp(-t/tau) fitted on ``window`` and integrated from t_final; without a
+    window or a resolved fit, half the bound (realistic) or nothing (ideal: the value is then a lower bound).
     """
     t = result.times
     ms = result.observable(obs)
     y = ms.mean
     body = float(simpson(y, x=t))
-    if window is not None and window[1] > window[0]:
-        fit = fit_exponential(t, y, ms.sem, t_start=window[0], t_end=window[1])
-        if fit.ok and fit.tau > 0:
-            at_end = fit.amplitude * math.exp(-t[-1] / fit.tau) if math.isfinite(fit.amplitude) else y[-1]
-            tail = max(float(at_end) * fit.tau, 0.0)
-            return body + tail, tail, "fit"
-    c = result.spec.conditions
-    if math.isfinite(c.T1q):
-        half = 0.25 * max(float(y[-1]), 0.0) * c.T1q  # half the bound: every |2> decays at 2/T1q at least
-        return body + half, half, "bound"
-    return body, 0.0, "lower bound"
+    method, y_end, tau = tail_after(t, y, ms.sem, window, result.spec.conditions.T1q)
+    tail = {"fit": y_end * tau, "bound": 0.5 * y_end * tau, "lower bound": 0.0}[method]
+    return body + tail, tail, method
 
 
 def _finite(x):

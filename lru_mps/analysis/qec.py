@@ -1,0 +1,184 @@
+"""The QEC view of a leakage start: what a leakage event costs an error-correction cycle (docs/physics.md §8).
+
+A surface-code cycle of length t_c samples the coding qubit at the cycle
+boundaries.  After a leakage event at the start of cycle 0 (site 1 in |2>,
+the array in its thermal state):
+
+``S(k) = P_star^(1)(k t_c)``      the survival: the probability that the coding
+                                  qubit is still leaked at boundary k;
+``D = sum_{k>=1} S(k)``           the mean leakage duration in cycles (the
+                                  boundaries after the event at which the qubit
+                                  is leaked);
+``seepage(k) = 1 - S(k)/S(k-1)``  the share of the leakage left at boundary
+                                  k - 1 that is gone at boundary k (cycle k),
+                                  i.e. 1 - S(k+1)/S(k) for k = 0..K-1;
+``p D / (1 + p D)``               the steady-state leakage of the coding qubit
+                                  under isolated leakage events of probability
+                                  p per cycle (a renewal argument: 1/p cycles
+                                  unleaked on average, then D leaked).
+
+D's tail after the last simulated boundary K: the tail of the leakage
+lifetimes (:func:`lru_mps.analysis.lifetimes.tail_after`, the same fit on the
+same window): y_end exp(-s/tau) summed over the boundaries after K,
+y_end r/(1 - r) with r = exp(-t_c/tau); where no fit resolves it, the bound
+(every |2> decays at 2/T1q at least: S(K + j) <= P_star^(L)(K t_c)
+exp(-2 j t_c/T1q)) of which the value takes half and the error the other
+half.  Errors: jackknife over the result's trajectory blocks
+(:func:`lru_mps.analysis.lifetimes.jackknifed_total`).
+
+The qubit's error per cycle: the Pauli twirl of amplitude and phase damping
+over a time t (Ghosh, Fowler, Geller, PRA 86, 062318 (2012); Tomita and
+Svore, PRA 90, 062320 (2014)):
+
+    p_x = p_y = (1 - e^{-t/T1}) / 4,    p_z = (1 - e^{-t/T2}) / 2 - (1 - e^{-t/T1}) / 4,
+
+total p = p_x + p_y + p_z = (1 - e^{-t/T1})/4 + (1 - e^{-t/T2})/2, with the
+relaxation probability eps_1 = 1 - e^{-t/T1}.  A bare transmon has T1 = T1q
+and 1/T2 = 1/(2 T1q) + 1/Tphi.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import require
+from ..run.result import SimulationResult
+from .decay import RESOLVED_SIGMAS, fit_window
+from .fitting import jackknife_error
+from .lifetimes import Lifetime, jackknifed_total, tail_after
+
+#: the observable whose values at the cycle boundaries are S(k)
+SURVIVAL_OBSERVABLE = "leakage_site1"
+
+
+# ------------------------------------------------------------------ closed forms (arrays and numbers)
+def geometric_tail(y_end: float, tau: float, t_c: float) -> float:
+    """sum_{j>=1} y_end exp(-j t_c/tau) = y_end / (exp(t_c/tau) - 1): an exponential tail over the boundaries after
+    the last one (0 for y_end = 0 or tau = nan)."""
+    if y_end == 0.0 or not math.isfinite(tau):
+        return 0.0
+    return float(y_end / math.expm1(t_c / tau))
+
+
+def seepage(S) -> np.ndarray:
+    """1 - S[k]/S[k-1] for k = 1..len(S)-1 (``S`` from boundary 0 on); nan where S[k-1] <= 0."""
+    S = np.asarray(S, dtype=float)
+    prev = S[:-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(prev > 0, 1.0 - S[1:] / np.where(prev > 0, prev, 1.0), np.nan)
+
+
+def steady_state_leakage(p: float, D: float, D_error: float = 0.0) -> tuple[float, float]:
+    """(p D / (1 + p D), its error from D's): the steady-state leakage under isolated events of probability p."""
+    x = p * D
+    return x / (1.0 + x), p * D_error / (1.0 + x) ** 2
+
+
+def pauli_errors(t: float, T1: float, T2: float, T1_error: float = 0.0, T2_error: float = 0.0) -> dict:
+    """The Pauli-twirled error over a time t of a qubit with T1 and T2 (module docstring), with errors propagated
+    from those of T1 and T2 (taken as independent; T1, T2 = inf: no error of that kind).
+
+    {"eps_1", "p_x", "p_y", "p_z", "p_total"}, each {"value", "error"}.
+    """
+    a = math.exp(-t / T1) if T1 > 0 else 0.0  # e^{-t/T1}
+    b = math.exp(-t / T2) if T2 > 0 else 0.0
+    da = a * t / T1**2 * T1_error if math.isfinite(T1) and T1 > 0 else 0.0  # |d e^{-t/T1}| from T1's error
+    db = b * t / T2**2 * T2_error if math.isfinite(T2) and T2 > 0 else 0.0
+    eps1 = 1.0 - a
+    out = {
+        "eps_1": (eps1, da),
+        "p_x": (eps1 / 4, da / 4),
+        "p_y": (eps1 / 4, da / 4),
+        "p_z": ((1.0 - b) / 2 - eps1 / 4, math.hypot(db / 2, da / 4)),
+        "p_total": (eps1 / 4 + (1.0 - b) / 2, math.hypot(db / 2, da / 4)),
+    }
+    return {k: {"value": v, "error": e} for k, (v, e) in out.items()}
+
+
+def bare_T2(T1q: float, Tphi: float) -> float:
+    """1 / (1/(2 T1q) + 1/Tphi): a bare transmon's T2 (inf without either)."""
+    rate = (0.5 / T1q if math.isfinite(T1q) else 0.0) + (1.0 / Tphi if math.isfinite(Tphi) else 0.0)
+    return 1.0 / rate if rate > 0 else math.inf
+
+
+# ------------------------------------------------------------------ from a result
+def cycle_indices(times, t_c: float) -> np.ndarray:
+    """The grid indices of the boundaries k t_c, k = 0..K, K = the whole cycles in the run.
+
+    The grid must contain every boundary (to 1e-9 relative): t_final = K t_c
+    and K m + 1 points; a grid that misses one raises ParameterError.
+    """
+    t = np.asarray(times, dtype=float)
+    require(math.isfinite(t_c) and t_c > 0, "cycle_time", t_c, "a finite time > 0 (units of 1/J)")
+    K = int(math.floor(t[-1] / t_c * (1.0 + 1e-12)))
+    require(K >= 1, "cycle_time", t_c, f"at most the simulated time {t[-1]:.4g}/J")
+    targets = np.arange(K + 1) * t_c
+    idx = np.clip(np.searchsorted(t, targets), 0, len(t) - 1)
+    below = np.clip(idx - 1, 0, len(t) - 1)
+    idx = np.where(np.abs(t[below] - targets) < np.abs(t[idx] - targets), below, idx)
+    miss = np.abs(t[idx] - targets) > 1e-9 * max(t_c, 1.0)
+    require(not miss.any(), "cycle_time", t_c, "a time grid with a point at every cycle boundary k t_c",
+            f"first missing boundary: k = {int(np.flatnonzero(miss)[0]) if miss.any() else -1}")
+    return idx
+
+
+def survival(result: SimulationResult, t_c: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(k, S(k), its standard error) at the boundaries k = 0..K (S(0) = P_star^(1)(0): 1 up to sampling weights)."""
+    idx = cycle_indices(result.times, t_c)
+    ms = result.observable(SURVIVAL_OBSERVABLE)
+    return np.arange(len(idx)), ms.mean[idx], ms.sem[idx]
+
+
+def cycle_total(t, y, sem, t_c: float, window, T1q: float, y_bound: float | None = None) -> tuple[float, float, str]:
+    """(sum_{k>=1} y(k t_c) with the tail after the last boundary, the tail, how it was taken) of a curve on a grid
+    that holds the boundaries: :func:`~lru_mps.analysis.lifetimes.tail_after`'s fit (``window``) or bound
+    (``y_bound``: the leakage left anywhere at t[-1]) summed by :func:`geometric_tail`; a bound counts half."""
+    idx = cycle_indices(t, t_c)
+    require(idx[-1] == len(t) - 1, "cycle_time", t_c, "a run that ends at a cycle boundary (t_final = K t_c)")
+    y = np.asarray(y, dtype=float)
+    body = float(np.sum(y[idx[1:]]))
+    method, y_end, tau = tail_after(t, y, sem, window, T1q, y_bound)
+    tail = geometric_tail(y_end, tau, t_c) * (0.5 if method == "bound" else 1.0)
+    return body + tail, tail, method
+
+
+def mean_leakage_cycles(result: SimulationResult, t_c: float) -> Lifetime:
+    """D = sum_{k>=1} S(k) in cycles, with its tail after the last boundary and its jackknife error.
+
+    ``Lifetime`` fields in cycles (not 1/J): value, error, tail, tail_method ('fit', 'bound' or 'lower bound').
+    The bound takes the leakage left anywhere in the array at t_final (it can come back to site 1).
+    """
+
+    def total(res, obs, window):
+        ms = res.observable(obs)
+        return cycle_total(res.times, ms.mean, ms.sem, t_c, window, res.spec.conditions.T1q,
+                           y_bound=float(res.observable("leakage_array").mean[-1]))
+
+    return jackknifed_total(result, SURVIVAL_OBSERVABLE, total)
+
+
+def seepage_per_cycle(result: SimulationResult, t_c: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(k = 1..K, 1 - S(k)/S(k-1), jackknife error over the trajectory blocks); nan where S(k-1) is not resolved
+    (not above RESOLVED_SIGMAS standard errors: a ratio of noise)."""
+    k, S, sem = survival(result, t_c)
+    value = seepage(S)
+    reps = [seepage(survival(r, t_c)[1]) for r in result.leave_one_out()]
+    error = jackknife_error(np.array(reps)) if len(reps) >= 2 else np.full(value.shape, np.nan)
+    bad = ~(S[:-1] > RESOLVED_SIGMAS * sem[:-1])
+    value[bad] = np.nan
+    error = np.where(bad, np.nan, error)
+    return k[1:], value, error
+
+
+def survival_tail(result: SimulationResult, t_c: float) -> dict:
+    """How S(k) goes on after the last boundary K, for a model that needs S beyond it: {"method", "S_end", "ratio"}
+    with S(K + j) ~ S_end ratio^j; 'fit': the tail fit of :func:`mean_leakage_cycles` (S_end its value at K t_c,
+    ratio = exp(-t_c/tau)); 'bound': S_end the leakage left anywhere at K t_c and ratio exp(-2 t_c/T1q), an upper
+    bound; 'lower bound': S_end = 0."""
+    ms = result.observable(SURVIVAL_OBSERVABLE)
+    window = fit_window("T_star", result, SURVIVAL_OBSERVABLE)
+    method, y_end, tau = tail_after(result.times, ms.mean, ms.sem, window, result.spec.conditions.T1q,
+                                    y_bound=float(result.observable("leakage_array").mean[-1]))
+    return {"method": method, "S_end": y_end, "ratio": math.exp(-t_c / tau) if math.isfinite(tau) else 0.0}

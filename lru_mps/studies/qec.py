@@ -1,0 +1,266 @@
+"""Study ``qec``: the leakage removal unit seen from an error-correction cycle (issue 23, item 2).
+
+One ensemble (the three initial states, the model options of ``lru-mps
+simulate``, realistic conditions by default) runs for K whole cycles of
+length t_c (``--cycle-time``, default 1 us) on a grid with a point at every
+cycle boundary (t_final = K t_c, K m + 1 points).  From it
+(:mod:`lru_mps.analysis.qec`, docs/physics.md §8 "The QEC view"):
+
+``leakage_survival``      S(k) = P_star^(1)(k t_c), k = 1..K, after a leakage
+                          event at the start of cycle 0 (site 1 in |2>, the
+                          array in its sampled thermal state); K is the whole
+                          cycles in ``duration`` (default 40 us, where S(K) <
+                          1e-3 at the defaults) or ``--cycles``; whether S(K)
+                          fell below ``threshold`` is stated (``K_reached``);
+``mean_leakage_cycles``   D = sum_{k>=1} S(k), with the tail after K (the
+                          leakage lifetimes' fit, or their bound) and a
+                          jackknife error over the trajectory blocks;
+``seepage_per_cycle``     1 - S(k)/S(k-1) for cycle k;
+``steady_state_leakage``  p D / (1 + p D) for isolated events of probability
+                          p per cycle (``--injection``, default 1e-3); the
+                          direct simulation with leakage-injection maps at
+                          every boundary is a later step, reported as not
+                          computed (null);
+``error_per_cycle``       the Pauli-twirled error of one cycle from the T1 and
+                          T2 the study measures (analysis.decay), against a
+                          bare transmon with the same T1q and Tphi, and the
+                          difference: what the LRU adds.
+
+Besides the study's usual outputs it writes ``leakage_model.json``
+(:func:`lru_mps.studies.qec_report.leakage_model`): these numbers in a small
+documented format for a leakage-aware circuit simulator.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import xarray as xr
+
+from ..analysis.decay import decay_times
+from ..analysis.lifetimes import leakage_lifetimes
+from ..analysis.qec import (bare_T2, mean_leakage_cycles, pauli_errors, seepage_per_cycle, steady_state_leakage,
+                            survival, survival_tail)
+from ..atomic import atomic_write_bytes
+from ..errors import ParameterError, require
+from ..physics.units import time_to_us, to_time
+from ..run.trajectories import engine_mix
+from .base import Study, StudyContext, StudyResult, finite_or_none, time_json
+from .common import conditions_of, dataset_attrs, ensemble_settings, json_list, positive_int, run_ensemble, spec_of
+from . import qec_report
+
+HELP = """Leakage per error-correction cycle: survival S(k), duration D, seepage, added errors.
+
+After a leakage event at the start of cycle 0 (coding qubit in |2>, the
+array thermal), the probability S(k) = P_star^(1)(k t_c) that the coding
+qubit is still leaked at the k-th cycle boundary, the mean leakage duration
+D = sum_k S(k) in cycles (with its tail and a jackknife error), the seepage
+per cycle 1 - S(k+1)/S(k), the steady-state leakage p D/(1 + p D) under
+leakage events of probability --injection per cycle, and the qubit's error
+per cycle (Pauli twirl of T1 and T2) with the LRU against a bare transmon
+with the same T1q and Tphi.  Writes leakage_model.json for a leakage-aware
+circuit simulator.  Options: --cycle-time (default 1us), --injection
+(default 1e-3), --cycles (default: the whole cycles in 40 us).  Default: L = 3,
+periodic feedback at 0.03 J, realistic; about a minute on 2 cores (--quick:
+seconds).
+"""
+
+NOT_YET = ("not yet computed: the direct simulation with leakage-injection Kraus maps at every cycle boundary "
+           "(K0 = sqrt(1-p)(|0><0| + |1><1|) + |2><2|, K1 = sqrt(p)|2><0|, K2 = sqrt(p)|2><1| on site 1) is a later "
+           "step; 'value' is the single-event estimate p D/(1 + p D), valid for isolated events")
+
+
+def cycle_time(cfg: dict, J_hz: float) -> float:
+    """The cycle time t_c in 1/J (a time a user types: '1us', '500ns', '30/J')."""
+    t_c = to_time(cfg["cycle_time"], "cycle_time", J_hz)
+    require(math.isfinite(t_c) and t_c > 0, "cycle_time", t_c, "a finite time > 0 (e.g. 1us, 500ns)")
+    return t_c
+
+
+def injection(cfg: dict) -> float:
+    """The leakage-event probability p per cycle, in (0, 1)."""
+    value = cfg["injection"]
+    try:
+        p = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError("injection", value, "a probability per cycle in (0, 1), e.g. 1e-3") from None
+    require(0.0 < p < 1.0, "injection", value, "a probability per cycle in (0, 1), e.g. 1e-3")
+    return p
+
+
+#: at most this many cycles in one run (time points grow with them)
+MAX_CYCLES = 5000
+
+
+def cycle_grid(cfg: dict, t_c: float, J_hz: float) -> tuple[int, int]:
+    """(K, m): K cycles ('cycles', or 'auto': the whole cycles in 'duration', rounded up) and m points per cycle
+    (the fewest with K m + 1 >= min_time_points)."""
+    cycles = cfg.get("cycles", "auto")
+    if isinstance(cycles, str) and cycles.strip() != "auto":
+        try:
+            cycles = float(cycles)
+        except ValueError:
+            raise ParameterError("cycles", cycles, "an integer >= 1 or 'auto'") from None
+    if cycles in ("auto", None):
+        duration = to_time(cfg["duration"], "duration", J_hz)
+        require(math.isfinite(duration) and duration > 0, "duration", duration, "a finite time > 0 (e.g. 40us)")
+        K = max(1, int(math.ceil(duration / t_c * (1.0 - 1e-12))))
+        require(K <= MAX_CYCLES, "cycle_time", t_c,
+                f"at least duration / {MAX_CYCLES} (at most {MAX_CYCLES} cycles in the duration {cfg['duration']})")
+    else:
+        require(not isinstance(cycles, bool) and isinstance(cycles, (int, float)) and int(cycles) == cycles
+                and 1 <= cycles <= MAX_CYCLES, "cycles", cycles, f"an integer in 1..{MAX_CYCLES} or 'auto'")
+        K = int(cycles)
+    n = positive_int(cfg, "min_time_points", 2)
+    return K, max(1, math.ceil((n - 1) / K))
+
+
+class Qec(Study):
+    """The QEC study (module docstring)."""
+
+    NAME = "qec"
+    HELP = HELP
+
+    def run(self, cfg: dict, ctx: StudyContext) -> StudyResult:
+        """The study's outputs (config.toml, results.nc, summary.json, figures) and leakage_model.json."""
+        result = super().run(cfg, ctx)
+        text = qec_report.leakage_model_json(result.summary)
+        atomic_write_bytes(ctx.out / "leakage_model.json", text.encode())
+        return result
+
+    def compute(self, cfg: dict, ctx: StudyContext):
+        cond = conditions_of(cfg, allow_both=False)[0]
+        spec = spec_of(cfg, conditions=cond)
+        J_hz = spec.J_hz
+        t_c = cycle_time(cfg, J_hz)
+        p = injection(cfg)
+        K, m = cycle_grid(cfg, t_c, J_hz)
+        threshold = float(cfg["threshold"])
+        require(0 < threshold < 1, "threshold", cfg["threshold"], "a probability in (0, 1)")
+        odds = float(cfg.get("leakage_thermal_odds", 1.0))
+        require(math.isfinite(odds) and odds >= 1, "leakage_thermal_odds", odds, "a number >= 1")
+        ctx.plan(1)
+        res = run_ensemble(spec, cfg, ctx, f"L={spec.L} t_c={cfg['cycle_time']} K={K}", init="all", t_final=K * t_c,
+                           time_points=K * m + 1, leakage_thermal_odds=odds)
+        estimator, n_evol = ensemble_settings(spec, cfg)
+        k, S, S_sem = survival(res, t_c)
+        D = mean_leakage_cycles(res, t_c)
+        _, seep, seep_err = seepage_per_cycle(res, t_c)
+        ss, ss_err = steady_state_leakage(p, D.value, D.error)
+        decays = decay_times(res)
+        tau1 = leakage_lifetimes(res)["leakage_lifetime_qubit"]
+        errors = _error_per_cycle(spec, t_c, decays)
+        below = np.flatnonzero(S[1:] < threshold)
+        mix = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
+        us = time_to_us(1.0, J_hz)
+        summary = {
+            "study": self.NAME,
+            "parameters": {**spec.as_dict(), "seed": int(cfg["seed"])},
+            "conditions": cond,
+            "estimator": estimator,
+            "evolutions": n_evol,
+            "leakage_thermal_odds": odds,
+            "engine_mix": mix,
+            "cycle_time": {**time_json(t_c, 0.0, J_hz), "value_us": _round(t_c * us), "value_ns": _round(t_c * us * 1e3)},
+            "injection": p,
+            "cycles": K,
+            "points_per_cycle": m,
+            "t_final": time_json(K * t_c, 0.0, J_hz),
+            "leakage_survival": {
+                "cycles": [int(x) for x in k[1:]], "mean": json_list(S[1:]), "sem": json_list(S_sem[1:]),
+                "S0": {"mean": finite_or_none(S[0]), "sem": finite_or_none(S_sem[0])},
+                "threshold": threshold, "K_reached": bool(S[-1] < threshold),
+                "first_cycle_below": int(below[0]) + 1 if below.size else None,
+                "tail": survival_tail(res, t_c),
+            },
+            "mean_leakage_cycles": {"value": finite_or_none(D.value), "error": finite_or_none(D.error),
+                                    "tail": finite_or_none(D.tail), "tail_method": D.tail_method},
+            "seepage_per_cycle": {"cycles": [int(x) for x in k[1:]], "value": json_list(seep),
+                                  "error": json_list(seep_err)},
+            "steady_state_leakage": {"injection": p, "value": finite_or_none(ss), "error": finite_or_none(ss_err),
+                                     "method": "single-event response, isolated events: p D / (1 + p D)",
+                                     "direct_simulation": None, "note": NOT_YET},
+            "leakage_lifetime_qubit": None if tau1 is None else {
+                **tau1.as_json(J_hz), "value_cycles": finite_or_none(tau1.value / t_c),
+                "error_cycles": finite_or_none(tau1.error / t_c)},
+            "T1": None if decays["T1"] is None else decays["T1"].as_json(J_hz),
+            "T2": None if decays["T2"] is None else decays["T2"].as_json(J_hz),
+            "error_per_cycle": errors,
+            "note": {
+                "survival": "S(k) = P_star^(1)(k t_c): the coding qubit still leaked at cycle boundary k after a leakage "
+                            "event at the start of cycle 0; K_reached: S(K) < threshold; beyond K, tail: S(K + j) ~ "
+                            "S_end ratio^j",
+                "mean_leakage_cycles": "D = sum_{k>=1} S(k), the tail after K summed from the leakage lifetimes' "
+                                       "exponential fit (tail_method 'fit') or half the bound S(K+j) <= P_star^(L)(K "
+                                       "t_c) exp(-2 j t_c/T1q) ('bound', the error holds the other half); jackknife "
+                                       "error over the trajectory blocks",
+                "seepage": "1 - S(k)/S(k-1) for cycle k (boundary k-1 to k); null where S(k-1) is not resolved",
+                "error_per_cycle": qec_report.ERROR_MODEL,
+            },
+            "leakage_model": "leakage_model.json",
+        }
+        ds = self._dataset(res, spec, cfg, t_c, k, S, S_sem, seep, seep_err, summary)
+        return ds, summary
+
+    def _dataset(self, res, spec, cfg, t_c, k, S, S_sem, seep, seep_err, summary):
+        t = res.times
+        us = time_to_us(1.0, spec.J_hz)
+        data = {
+            "S_mean": (("cycle",), S, {"units": "1", "long_name": "S(k) = P_star^(1)(k t_c)"}),
+            "S_sem": (("cycle",), S_sem, {"units": "1"}),
+            "seepage": (("cycle",), np.concatenate(([np.nan], seep)), {"units": "1", "long_name": "1 - S(k)/S(k-1)"}),
+            "seepage_error": (("cycle",), np.concatenate(([np.nan], seep_err)), {"units": "1"}),
+        }
+        for obs, factor, name in (("leakage_site1", 1.0, "P_star^(1)(t)"), ("leakage_array", 1.0, "P_star^(L)(t)"),
+                                  ("qubit_population", 1.0, "<n_1>(t)"), ("qubit_coherence", 2.0, "2 C(t)")):
+            ms = res.observable(obs)
+            data[f"{obs}_mean"] = (("time_J",), factor * ms.mean, {"units": "1", "long_name": name})
+            data[f"{obs}_sem"] = (("time_J",), factor * ms.sem, {"units": "1"})
+        D = summary["mean_leakage_cycles"]
+        attrs = dataset_attrs(spec, cfg, conditions=summary["conditions"], cycle_time_J=t_c, injection=summary["injection"],
+                              cycles=summary["cycles"], D=D["value"] if D["value"] is not None else math.nan,
+                              D_error=D["error"] if D["error"] is not None else math.nan,
+                              threshold=summary["leakage_survival"]["threshold"], T_prop_J=spec.T_prop)
+        coords = {"cycle": ("cycle", k), "time_J": ("time_J", t, {"units": "1/J"}),
+                  "time_us": ("time_J", t * us, {"units": "us"})}
+        return xr.Dataset(data, coords=coords, attrs=attrs)
+
+    def table(self, summary: dict) -> str:
+        return qec_report.table(summary)
+
+    def plot(self, ds, summary: dict, figdir) -> list:
+        return qec_report.plot(ds, summary, figdir)
+
+
+def _error_per_cycle(spec, t_c: float, decays: dict) -> dict:
+    """The Pauli-twirled error of one cycle: the LRU qubit (measured T1, T2), a bare transmon (T1q, Tphi), added."""
+    c = spec.conditions
+    J_hz = spec.J_hz
+    T1b, T2b = c.T1q, bare_T2(c.T1q, c.Tphi)
+    bare = {"T1": time_json(T1b, 0.0, J_hz), "T2": time_json(T2b, 0.0, J_hz), **pauli_errors(t_c, T1b, T2b)}
+    T1, T2 = decays.get("T1"), decays.get("T2")
+    if T1 is None or T2 is None:
+        lru = added = None
+    else:
+        # the fits' free amplitudes: 1 - A is the early loss before the exponential (hybridization, fast
+        # realizations), a one-time loss that the per-cycle numbers do not hold
+        lru = {"T1": {**T1.as_json(J_hz), "amplitude": _amplitude(T1)},
+               "T2": {**T2.as_json(J_hz), "amplitude": _amplitude(T2)},
+               **pauli_errors(t_c, T1.value, T2.value, T1.error, T2.error)}
+        added = {q: {"value": lru[q]["value"] - bare[q]["value"], "error": lru[q]["error"]}
+                 for q in ("eps_1", "p_x", "p_y", "p_z", "p_total")}
+    return {"model": qec_report.ERROR_MODEL, "lru": lru, "bare": bare, "added": added,
+            "resolved": lru is not None}
+
+
+def _amplitude(d) -> float | None:
+    return None if d.fit is None else finite_or_none(d.fit.amplitude)
+
+
+def _round(x: float) -> float:
+    """A time converted to us and back to 12 digits (1us -> 1.0, not 0.9999999999999998)."""
+    return float(f"{x:.12g}")
+
+
+STUDIES = {Qec.NAME: Qec()}

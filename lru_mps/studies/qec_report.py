@@ -1,0 +1,191 @@
+"""The qec study's table, figure and ``leakage_model.json`` (from its summary and dataset).
+
+``leakage_model.json`` is what a leakage-aware circuit simulator reads: one
+JSON object, format ``lru-mps-leakage-model`` version 1,
+
+``cycle_time_s``, ``cycle_time_us``   the cycle t_c;
+``leakage_survival``    {"cycles": [1..K], "mean", "sem"}: S(k), the
+                        probability that the coding qubit is still leaked at
+                        boundary k after a leakage event at the start of
+                        cycle 0 (S(0) = 1); ``tail``: S(K + j) ~ S_end
+                        ratio^j beyond K ("method": "fit" | "bound" | "lower
+                        bound");
+``mean_leakage_cycles`` {"value", "error"}: D = sum_{k>=1} S(k) (tail
+                        included), the mean leaked boundaries per event;
+``seepage_per_cycle``   {"cycles", "value", "error"}: 1 - S(k)/S(k-1);
+``steady_state_leakage`` {"injection", "value", "error", ...}: p D/(1 + p D);
+``qubit_error_per_cycle`` {"lru", "bare", "added"}: each {"eps_1", "p_x",
+                        "p_y", "p_z", "p_total"} as {"value", "error"}, the
+                        Pauli-twirled error of one cycle (``error_model``);
+``parameters``          the model it was computed for, and ``source``.
+
+Probabilities are per cycle; times in seconds or microseconds as the key
+says; null where a number is not resolved.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .base import save_figure
+from .common import PLOT_STYLE, pyplot
+
+ERROR_MODEL = ("Pauli twirl of amplitude and phase damping over one cycle t_c (Ghosh, Fowler, Geller, PRA 86, "
+               "062318 (2012)): p_x = p_y = (1 - exp(-t_c/T1))/4, p_z = (1 - exp(-t_c/T2))/2 - (1 - exp(-t_c/T1))/4, "
+               "p_total = p_x + p_y + p_z, eps_1 = 1 - exp(-t_c/T1); lru: T1, T2 measured by the study (fits A e^{-t/tau} "
+               "to <n_1> and 2C, docs/physics.md §8); bare: T1 = T1q, 1/T2 = 1/(2 T1q) + 1/Tphi; added = lru - bare; "
+               "errors propagated from those of T1 and T2 (as independent); the fits' amplitudes A (lru T1.amplitude, "
+               "T2.amplitude): 1 - A is an early one-time loss (hybridization, fast-decaying realizations) that the "
+               "per-cycle numbers do not hold")
+
+FORMAT = "lru-mps-leakage-model"
+VERSION = 1
+
+
+def leakage_model(summary: dict) -> dict:
+    """The ``leakage_model.json`` object of a qec summary (module docstring)."""
+    e = summary["error_per_cycle"]
+    keys = ("eps_1", "p_x", "p_y", "p_z", "p_total")
+
+    def probs(block):
+        return None if block is None else {k: block[k] for k in keys}
+
+    ct = summary["cycle_time"]
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "description": "leakage of a coding transmon with a passive leakage removal unit, per QEC cycle: after a "
+                       "leakage event at the start of cycle 0, S(k) = P(still leaked at cycle boundary k); "
+                       "D = sum_{k>=1} S(k); seepage 1 - S(k)/S(k-1); the qubit's Pauli error per cycle",
+        "cycle_time_s": float(f"{ct['value_us'] * 1e-6:.12g}"),
+        "cycle_time_us": ct["value_us"],
+        "leakage_survival": {k: summary["leakage_survival"][k] for k in ("cycles", "mean", "sem", "tail", "K_reached")},
+        "mean_leakage_cycles": {k: summary["mean_leakage_cycles"][k] for k in ("value", "error", "tail_method")},
+        "seepage_per_cycle": summary["seepage_per_cycle"],
+        "steady_state_leakage": {k: summary["steady_state_leakage"][k]
+                                 for k in ("injection", "value", "error", "method", "direct_simulation")},
+        "qubit_error_per_cycle": {"lru": probs(e["lru"]), "bare": probs(e["bare"]), "added": probs(e["added"])},
+        "error_model": ERROR_MODEL,
+        "parameters": {**summary["parameters"], "conditions": summary["conditions"]},
+        "source": "lru-mps study qec",
+    }
+
+
+def leakage_model_json(summary: dict) -> str:
+    return json.dumps(leakage_model(summary), indent=2) + "\n"
+
+
+def _pm(x: dict | None, fmt: str = ".4g") -> str:
+    if x is None or x.get("value") is None:
+        return "-"
+    err = "?" if x.get("error") is None else format(x["error"], ".2g")
+    return f"{x['value']:{fmt}} +- {err}"
+
+
+def table(summary: dict) -> str:
+    p = summary["parameters"]
+    ct = summary["cycle_time"]
+    ls = summary["leakage_survival"]
+    lines = [f"qec: L = {p['L']}, {p['reset']} reset, {summary['conditions']} conditions, {summary['evolutions']} "
+             f"trajectories x 3 initial states; cycle t_c = {ct['value_us']:.4g} us = {ct['value_J']:.4g}/J, "
+             f"K = {summary['cycles']} cycles ({summary['points_per_cycle']} points per cycle)", "",
+             f"{'k':>4} {'S(k) = P_star^(1)(k t_c)':>26} {'seepage 1-S(k)/S(k-1)':>24}"]
+    K = len(ls["cycles"])
+    shown = sorted(set(range(min(K, 10))) | set(range(9, K, 5)) | {K - 1})
+    seep = summary["seepage_per_cycle"]
+    for i in shown:
+        s_ = "-" if seep["value"][i] is None else f"{seep['value'][i]:.4f} +- {seep['error'][i] or 0:.2g}"
+        lines.append(f"{ls['cycles'][i]:4d} {ls['mean'][i]:14.4e} +- {ls['sem'][i] or 0:<8.2g} {s_:>24}")
+    reach = (f"S(K) < {ls['threshold']:g} (first at k = {ls['first_cycle_below']})" if ls["K_reached"] else
+             f"S(K) = {ls['mean'][-1]:.3g} >= {ls['threshold']:g}: K too short, the tail is extrapolated")
+    D = summary["mean_leakage_cycles"]
+    ss = summary["steady_state_leakage"]
+    tail = ls["tail"]
+    lines += ["", reach + f"; beyond K: S(K+j) ~ {tail['S_end']:.3g} x {tail['ratio']:.4g}^j ({tail['method']})",
+              f"mean leakage duration D = sum_k S(k) = {_pm(D)} cycles (tail {D['tail']:.2g}, {D['tail_method']})"]
+    t1 = summary.get("leakage_lifetime_qubit")
+    if t1 is not None and t1.get("value_us") is not None:
+        lines.append(f"  (leakage lifetime of the qubit tau_1 = {t1['value_us']:.4g} +- {t1['error_us'] or 0:.2g} us = "
+                     f"{t1['value_cycles']:.4g} cycles)")
+    lines.append(f"steady-state leakage at p = {ss['injection']:g} per cycle: p D/(1 + p D) = {_pm(ss)} "
+                 "(isolated events; direct simulation: not yet computed)")
+    e = summary["error_per_cycle"]
+    lines += ["", "error per cycle (Pauli twirl of T1, T2):",
+              f"{'':>8} {'T1 (us)':>16} {'T2 (us)':>16} {'eps_1':>22} {'p_x = p_y':>22} {'p_z':>22} {'p_total':>22}"]
+    for name in ("lru", "bare", "added"):
+        row = e[name]
+        if row is None:
+            lines.append(f"{name:>8} (T1 or T2 not resolved)")
+            continue
+        T1 = row.get("T1", {"value_us": None})
+        T2 = row.get("T2", {"value_us": None})
+
+        def tcell(x):
+            if x is None or x.get("value_us") is None:
+                return f"{'-':>16}" if name != "bare" or x is None else f"{'inf':>16}"
+            return f"{x['value_us']:8.4g} +- {x['error_us'] or 0:<4.2g}"
+
+        lines.append(f"{name:>8} {tcell(T1) if name != 'added' else '':>16} {tcell(T2) if name != 'added' else '':>16} "
+                     + " ".join(f"{_pm(row[q], '.3e'):>22}" for q in ("eps_1", "p_x", "p_z", "p_total")))
+    lru = e["lru"]
+    if lru is not None and lru["T1"].get("amplitude") is not None and lru["T2"].get("amplitude") is not None:
+        lines.append(f"  (fit amplitudes A: T1 {lru['T1']['amplitude']:.3f}, T2 {lru['T2']['amplitude']:.3f}; 1 - A is "
+                     "an early one-time loss, not a per-cycle error)")
+    return "\n".join(lines) + "\n"
+
+
+def plot(ds, summary: dict, figdir) -> list:
+    """(a) S(k) and P_star^(1)(t), P_star^(L)(t) on a log scale, (b) the seepage per cycle, (c) the error per cycle."""
+    plt = pyplot()
+    t_c = float(ds.attrs["cycle_time_J"])
+    k = ds["cycle"].values
+    with plt.rc_context(PLOT_STYLE):
+        fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.8))
+        ax = axes[0]
+        x = ds["time_J"].values / t_c
+        for obs, c, lab in (("leakage_site1", "C0", r"$P_\star^{(1)}(t)$"), ("leakage_array", "C1", r"$P_\star^{(L)}(t)$")):
+            y = ds[f"{obs}_mean"].values
+            ax.plot(x, np.where(y > 0, y, np.nan), color=c, lw=1.0, alpha=0.7, label=lab)
+        S, e = ds["S_mean"].values, ds["S_sem"].values
+        ok = S > 0
+        ax.errorbar(k[ok], S[ok], yerr=np.nan_to_num(e[ok]), fmt="o", ms=3, color="k", capsize=2, lw=0.8,
+                    label=r"$S(k) = P_\star^{(1)}(k t_c)$")
+        tail = summary["leakage_survival"]["tail"]
+        if tail["S_end"] > 0 and tail["ratio"] > 0:
+            j = np.arange(0, max(6, len(k) // 4))
+            ax.plot(k[-1] + j, tail["S_end"] * tail["ratio"] ** j, "k--", lw=0.9, label=f"tail ({tail['method']})")
+        ax.axhline(summary["leakage_survival"]["threshold"], color="0.5", ls=":", lw=0.9)
+        ax.set_yscale("log")
+        ax.set_xlabel(r"cycle $k$ ($t / t_c$)")
+        ax.set_ylabel("leakage")
+        D = summary["mean_leakage_cycles"]
+        ax.set_title(f"(a) survival, D = {D['value']:.3g} cycles" if D["value"] is not None else "(a) survival",
+                     loc="left")
+        ax.legend(fontsize=7)
+        ax = axes[1]
+        sp, se = ds["seepage"].values, ds["seepage_error"].values
+        ok = np.isfinite(sp)
+        ax.errorbar(k[ok], sp[ok], yerr=np.nan_to_num(se[ok]), fmt="o", ms=3, color="C2", capsize=2, lw=0.8)
+        ax.set_ylim(-0.1, 1.05)
+        ax.set_xlabel(r"cycle $k$")
+        ax.set_ylabel(r"seepage $1 - S(k)/S(k-1)$")
+        ax.set_title("(b) seepage per cycle", loc="left")
+        ax = axes[2]
+        e = summary["error_per_cycle"]
+        names = ("eps_1", "p_x", "p_z", "p_total")
+        xs = np.arange(len(names))
+        for off, (who, c) in zip((-0.2, 0.2), (("bare", "0.6"), ("lru", "C3"))):
+            row = e[who]
+            if row is None:
+                continue
+            v = [row[q]["value"] or 0.0 for q in names]
+            err = [row[q]["error"] or 0.0 for q in names]
+            ax.bar(xs + off, v, width=0.4, yerr=err, color=c, capsize=2, label="bare transmon" if who == "bare" else "with LRU")
+        ax.set_xticks(xs, [r"$\epsilon_1$", r"$p_x = p_y$", r"$p_z$", r"$p$"])
+        ax.set_ylabel("probability per cycle")
+        ax.set_title(f"(c) error per cycle, t_c = {summary['cycle_time']['value_us']:.3g} us", loc="left")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        return save_figure(fig, figdir, "qec_leakage")
