@@ -91,6 +91,11 @@ def test_no_fit_gives_a_stated_bound():
     assert lt["leakage_lifetime_array"].tail_method == "bound"
     assert math.isclose(lt["leakage_lifetime_array"].tail, 0.25 * y_end * real_spec.conditions.T1q)
     assert lt["leakage_lifetime_array"].error >= lt["leakage_lifetime_array"].tail
+    # tau_1's bound is the same: the leakage left anywhere in the array at t_final can come back to site 1, so
+    # P_star^(1)(t_final) T1q/2 would not bound it
+    q = lt["leakage_lifetime_qubit"]
+    assert q.tail_method == "bound" and math.isclose(q.tail, 0.25 * y_end * real_spec.conditions.T1q)
+    assert y_end > res.observable("leakage_site1").mean[-1]
     ideal = simulate(ArraySpec.from_user(length=4, conditions="ideal"), init="leakage", t_final=50.0,
                      time_points=21, trajectories=8, engine="exact")
     li = leakage_lifetimes(ideal)["leakage_lifetime_array"]

@@ -154,13 +154,16 @@ def _integral(result: SimulationResult, obs: str, window) -> tuple[float, float,
     """(integral to infinity, its tail after t_final, how the tail was taken) of the observable's mean curve.
 
     The tail (:func:`tail_after`): A exp(-t/tau) fitted on ``window`` and integrated from t_final; without a
-    window or a resolved fit, half the bound (realistic) or nothing (ideal: the value is then a lower bound).
+    window or a resolved fit, half the bound (realistic: P_star^(L)(t_final) T1q/2, the leakage left anywhere,
+    for tau_1 too) or nothing (ideal: the value is then a lower bound).
     """
     t = result.times
     ms = result.observable(obs)
     y = ms.mean
     body = float(simpson(y, x=t))
-    method, y_end, tau = tail_after(t, y, ms.sem, window, result.spec.conditions.T1q)
+    # the bound takes the leakage left anywhere at t_final: leakage elsewhere in the array can come back to site 1
+    y_bound = float(result.observable("leakage_array").mean[-1])
+    method, y_end, tau = tail_after(t, y, ms.sem, window, result.spec.conditions.T1q, y_bound)
     tail = {"fit": y_end * tau, "bound": 0.5 * y_end * tau, "lower bound": 0.0}[method]
     return body + tail, tail, method
 
