@@ -119,7 +119,7 @@ class RateSweep(Study):
         lines = [
             f"rate-sweep: array leakage P_star^(L)(t = {t:g}/J = {summary['t_eval_us']:.3g} us) vs reset rate G, "
             f"L = {summary['parameters']['L']}, {summary['conditions']} conditions, "
-            f"{summary['evolutions_per_rate']} {evolution_kind(summary['conditions'] == 'ideal')} per rate",
+            f"{summary['evolutions_per_rate']} {evolution_kind(summary['conditions'] == 'ideal' and summary.get('estimator') != 'sampled')} per rate",
             "",
             f"{'G (J)':>10} {'G/2pi (MHz)':>12} " + " ".join(f"{k:>17}" for k in kinds),
         ]
