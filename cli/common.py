@@ -111,6 +111,13 @@ def model_options(defaults: bool = True):
                      help=show("disorder_pattern", "box (the paper); gaussian of the box's std W/sqrt(12); quasiperiodic "
                                "(Aubry-Andre, (W/2) cos(2 pi beta l + phi), golden beta, random phi); alternating (+-W/2, "
                                "random sign of site 1). U_l = Ubar + 2 dw_l for each.")),
+        click.option("--readout-error", type=float, default=d("readout_error"), show_default=defaults,
+                     help=show("readout_error", "Symmetric readout error EPS in [0, 2/3] of the feedback measurement "
+                               "(periodic, random): true outcome m reported as n with p(n|m) = 1 - EPS (n = m), EPS/2 "
+                               "(each n != m); the feedback applies X_0n (swap |0>, |n>). 0 = off.")),
+        click.option("--readout-confusion", default=None,
+                     help="The readout's confusion matrix P[m][n] = p(n|m) instead, rows m = 0, 1, 2 separated by "
+                          "';' (e.g. '0.98,0.01,0.01; 0.03,0.95,0.02; 0.01,0.04,0.95'); TOML: readout_confusion = [[...], ...]."),
     ]
 
     def deco(f):

@@ -9,6 +9,7 @@ times as attributes.  Files are written atomically (temporary file + rename).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from pathlib import Path
@@ -111,6 +112,8 @@ def _attr(v):
         return int(v)
     if isinstance(v, float) and math.isinf(v):
         return "inf"
+    if isinstance(v, (list, tuple)) and any(isinstance(x, (list, tuple)) for x in v):  # a matrix (readout_confusion)
+        return json.dumps(v)
     if isinstance(v, (list, tuple)):
         return ",".join(str(x) for x in v)
     return v

@@ -6,6 +6,7 @@ from ..analysis.decay import decay_times, fit_window_start
 from ..analysis.lifetimes import LIFETIME_OBSERVABLE, leakage_lifetimes
 from .datasets import diagnostics_summary
 from ..run.result import OBSERVABLE_INIT, SimulationResult
+from ..physics import readout as readouts
 from ..physics.units import time_to_us
 from ..run.settings import feedback_path
 from ..run.trajectories import format_engine_mix
@@ -25,11 +26,18 @@ _BRANCH_NOTE = {
 
 
 def _disorder_line(spec) -> list[str]:
-    """The disorder pattern and the fabrication/tuning spreads, when any differs from the paper's recipe."""
+    """The disorder pattern and the fabrication/tuning spreads, when any differs from the paper's recipe;
+    the readout at the reset site, when it has an error."""
+    out = []
+    if spec.readout is not None:
+        eps = readouts.symmetric_error(spec.readout)
+        out.append("readout at the reset site: " + (f"symmetric error EPS={eps:g} (p(n|m) = 1 - EPS, EPS/2 each n != m)"
+                   if eps is not None else f"confusion p(n|m) = {readouts.describe(spec.readout)} (rows m)")
+                   + "; the feedback applies X_0n for the report n")
     if spec.disorder_pattern == "box" and spec.e2_spread == 0 and spec.frequency_noise == 0:
-        return []
+        return out
     jp = spec.J_prop
-    return [f"disorder: pattern={spec.disorder_pattern}"
+    return out + [f"disorder: pattern={spec.disorder_pattern}"
             f"  e2 spread={spec.e2_spread:g} J ({spec.e2_spread / jp:.3g} J_prop)"
             f"  frequency noise={spec.frequency_noise:g} J ({spec.frequency_noise / jp:.3g} J_prop)"]
 
@@ -56,7 +64,8 @@ def format_summary(result: SimulationResult) -> str:
         lines.append(f"engine per trajectory: {mix}")
     path = feedback_path(spec, s)
     if path != "none":
-        lines.append(f"feedback measurements: {FEEDBACK_PATHS[path]}")
+        lines.append(f"feedback measurements: {FEEDBACK_PATHS[path]}"
+                     + ("; readout error: the reference path" if spec.readout is not None else ""))
     if s.engine_options:
         lines.append("engine options: " + ", ".join(f"{k}={v}" for k, v in s.engine_options.items()))
     worst = diagnostics_summary(result)

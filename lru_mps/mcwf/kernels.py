@@ -41,8 +41,12 @@ def branch_is_exact(spec: ArraySpec) -> bool:
     That needs every event to either lower the excitation number N (a
     removal: reset, hardware decay) or keep it (dephasing, op diagonal in
     the levels): no channel may raise N.  It holds for every condition the
-    model has (a thermal *bath* would break it).
+    model has (a thermal *bath* would break it) but a readout error at the
+    reset site: a false report of an excitation puts |0>_L into |1> or |2>
+    (raises N), and a wrong report of a removal leaves |m>_L in place.
     """
+    if spec.readout is not None:
+        return False
     for ch in spec.jump_channels():
         if ch.removes:
             continue
@@ -61,8 +65,10 @@ def check_estimator(spec: ArraySpec, estimator: str) -> str:
         raise ParameterError(
             "estimator",
             estimator,
-            "'branch' only where no channel raises the excitation number",
-            "use --estimator sampled",
+            "'branch' only where no channel raises the excitation number"
+            + (" (a readout error at the reset site does: false reports inject excitations)"
+               if spec.readout is not None else ""),
+            "use --estimator sampled or auto",
         )
     return estimator
 

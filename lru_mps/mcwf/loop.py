@@ -12,7 +12,9 @@ and dephasing) are unravelled by the waiting-time method: draw r ~ U(0, 1),
 evolve until the squared norm falls to r, pick channel k with probability
 proportional to rate_k <op_k^dag op_k>, apply it, renormalize, draw a new r.
 Feedback measurements of n_L interrupt the evolution at their clock times;
-the outcome n is drawn with the Born probability and |0><n|_L is applied.
+the outcome n is drawn with the Born probability and |0><n|_L is applied
+(with a readout error, a report n' ~ p(n'|n) is drawn next and X_0n' |n><n|_L
+applied: :mod:`lru_mps.physics.readout`; the log keeps the true outcome n).
 Every row stops at every grid time and every measurement time; at each stop
 a sampled row is renormalized and its threshold divided by the squared norm
 (P(no jump yet) carries over), a grid point is recorded before a measurement
@@ -64,9 +66,10 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from ..physics import readout as readouts
 from ..physics.model import ArraySpec
 from .records import Event, EventLog, TrajectoryRecord  # noqa: F401 (the loop's API)
-from .kernels import (ESTIMATORS, ChannelTable, Clocks, UniformDraws, crossing_time, sample_index,
+from .kernels import (ESTIMATORS, ChannelTable, Clocks, UniformDraws, check_estimator, crossing_time, sample_index,
                       regular_steps, sample_outcomes, step_lengths)
 from .branch_clocks import BranchClocks
 from .rows import Row, start_row  # noqa: F401 (the loop's API)
@@ -115,8 +118,9 @@ class StateStore(Protocol):
     def last_populations(self, rows: np.ndarray) -> np.ndarray:
         """Level populations (m, 3) of the last site."""
 
-    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool) -> None:
-        """|0><o_b| on the last site of each row (then renormalize if ``normalize``)."""
+    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool, targets=None) -> None:
+        """|k_b><o_b| on the last site of each row, k_b = targets[b] (default 0: the reset; a readout error
+        gives x(m, n), :mod:`lru_mps.physics.readout`), then renormalize if ``normalize``."""
 
     def diagnostics(self) -> list[dict]:
         """Per-row engine diagnostics."""
@@ -183,6 +187,8 @@ def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], est
         from ..errors import ParameterError
 
         raise ParameterError("estimator", estimator, "sampled or branch")
+    if estimator == "branch" and spec.readout is not None:
+        check_estimator(spec, estimator)  # refused: a readout error raises N
     return _Loop(store, spec, np.asarray(times, dtype=float), rows, estimator).run(keep_states)
 
 
@@ -191,9 +197,9 @@ def feedback_trains(store, spec: ArraySpec, estimator: str):
 
     Where the store offers them (``store.offers("feedback_trains")``, and its
     ``feedback_trains`` attribute is not None), for periodic and random
-    feedback with either estimator.
+    feedback with either estimator; not with a readout error (its reports are drawn in the loop).
     """
-    if spec.reset.kind not in ("periodic", "random") or not store.offers("feedback_trains"):
+    if spec.reset.kind not in ("periodic", "random") or not store.offers("feedback_trains") or spec.readout is not None:
         return None
     return store.feedback_trains
 
@@ -399,7 +405,7 @@ class _Loop:
         elif sampled.all():
             p = self.store.last_populations(rows)
             outcome = sample_outcomes(p, self.uniforms.take(rows))
-            self.store.reset_last(rows, outcome, normalize=True)
+            self._reset_sampled(rows, outcome)
         else:
             self._reset_rest(rows, outcome, np.ones(len(rows), dtype=bool), sampled)
         self.log.measured(rows, self.t[rows], outcome)
@@ -417,9 +423,19 @@ class _Loop:
             got = sample_outcomes(self.store.last_populations(some), self.uniforms.take(some))
             idx = np.nonzero(where)[0][sampled]
             outcome[idx] = got
-            self.store.reset_last(some, got, normalize=True)
+            self._reset_sampled(some, got)
         if (~sampled).any():
             self.store.reset_last(rows[~sampled], np.zeros(int(np.count_nonzero(~sampled)), dtype=int), normalize=False)
+
+    def _reset_sampled(self, rows: np.ndarray, outcome: np.ndarray) -> None:
+        """The feedback after true outcomes m, normalized: |0><m|_L, or with a readout error X_0n |m><m|_L with the
+        report n ~ p(n|m) drawn from one more uniform of each row's stream (:mod:`lru_mps.physics.readout`)."""
+        readout = self.spec.readout
+        if readout is None:
+            self.store.reset_last(rows, outcome, normalize=True)
+            return
+        reports = readouts.report(readout, outcome, self.uniforms.take(rows))
+        self.store.reset_last(rows, outcome, normalize=True, targets=readouts.targets(outcome, reports))
 
     def _record(self, k: int, rows: np.ndarray) -> None:
         """Populations and coherence of the rows at times[k] (normalized in sampled mode)."""

@@ -90,9 +90,10 @@ class StateList(BatchStore):
     def last_populations(self, rows) -> np.ndarray:
         return last_site_populations([self.states[b] for b in rows], self.L)
 
-    def reset_last(self, rows, outcomes, normalize: bool) -> None:
-        for b, o in zip(rows, outcomes):
-            reset(self.states[b], o, self.L - 1, normalize)
+    def reset_last(self, rows, outcomes, normalize: bool, targets=None) -> None:
+        targets = np.zeros(len(rows), dtype=int) if targets is None else targets
+        for b, o, k in zip(rows, outcomes, targets):
+            reset(self.states[b], o, self.L - 1, normalize, k)
 
     def diagnostics(self) -> list[dict]:
         return [s.diagnostics() if hasattr(s, "diagnostics") else {} for s in self.states]

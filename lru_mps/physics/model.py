@@ -28,6 +28,7 @@ import numpy as np
 
 from . import disorder
 from . import operators as ops
+from . import readout as readouts
 from ..defaults import MODEL, REALISTIC
 from ..errors import ParameterError, require
 from .units import parse_frequency_hz, to_energy, to_kelvin, to_rate, to_time
@@ -145,7 +146,9 @@ class ArraySpec:
     fabrication/tuning errors ``e2_spread`` (std of the leakage levels'
     residual detuning), ``frequency_noise`` (std of a quasi-static frequency
     offset) and the ``disorder_pattern`` (box, gaussian, quasiperiodic,
-    alternating), see :mod:`lru_mps.physics.disorder` (off by default).
+    alternating), see :mod:`lru_mps.physics.disorder` (off by default);
+    ``readout``, the feedback measurement's confusion matrix P[m][n] = p(n|m)
+    (a tuple of tuples; None = an ideal readout), see :mod:`.readout`.
 
     Constructed directly, every field is in internal units and the defaults
     are those of :data:`lru_mps.defaults.MODEL` converted, except
@@ -164,6 +167,7 @@ class ArraySpec:
     e2_spread: float = _DEFAULT["e2_spread"]
     frequency_noise: float = _DEFAULT["frequency_noise"]
     disorder_pattern: str = MODEL["disorder_pattern"]
+    readout: tuple | None = None
 
     def __post_init__(self):
         require(isinstance(self.L, (int, np.integer)) and self.L >= 2, "length", self.L, "an integer L >= 2")
@@ -181,6 +185,9 @@ class ArraySpec:
                 f"W < Ubar = {self.Ubar:g} J, so that every anharmonicity U_l = Ubar + 2 dw_l stays positive",
             )
         disorder.check(self.Ubar, self.wbar, self.W, self.disorder_pattern, self.e2_spread, self.frequency_noise)
+        if self.readout is not None:
+            object.__setattr__(self, "readout", readouts.check(self.readout))
+        readouts.check_reset(self.readout, self.reset.kind)
 
     # ------------------------------------------------------------------ input
     @classmethod
@@ -200,6 +207,8 @@ class ArraySpec:
         e2_spread=MODEL["e2_spread"],
         frequency_noise=MODEL["frequency_noise"],
         disorder_pattern=MODEL["disorder_pattern"],
+        readout_error=MODEL["readout_error"],
+        readout_confusion=MODEL["readout_confusion"],
     ) -> "ArraySpec":
         """Build a spec from values with units as a user types them (defaults: :data:`lru_mps.defaults.MODEL`).
 
@@ -209,7 +218,9 @@ class ArraySpec:
         either.  ``e2_spread`` and ``frequency_noise`` are energies (standard
         deviations; '50kHz', '0.5J', or multiples of J_prop = 2 J^2/Ubar like
         '2Jprop'); ``disorder_pattern`` is box, gaussian, quasiperiodic or
-        alternating (:mod:`lru_mps.physics.disorder`).
+        alternating (:mod:`lru_mps.physics.disorder`).  ``readout_error`` (the
+        symmetric error EPS) or ``readout_confusion`` (P[m][n] = p(n|m)): the
+        feedback measurement's readout (:mod:`lru_mps.physics.readout`; 0/None: ideal).
         """
         try:
             L = int(length)
@@ -246,6 +257,7 @@ class ArraySpec:
             e2_spread=to_energy(e2_spread, "e2_spread", J_hz, Ubar=Ubar),
             frequency_noise=to_energy(frequency_noise, "frequency_noise", J_hz, Ubar=Ubar),
             disorder_pattern=disorder_pattern,
+            readout=readouts.confusion(readout_error, readout_confusion),
         )
 
     def replace(self, **changes) -> "ArraySpec":
@@ -279,6 +291,8 @@ class ArraySpec:
             out["e2_spread_J"] = self.e2_spread
         if self.frequency_noise != _DEFAULT["frequency_noise"]:
             out["frequency_noise_J"] = self.frequency_noise
+        if self.readout is not None:  # P[m][n] = p(n|m)
+            out["readout_confusion"] = [list(r) for r in self.readout]
         return out
 
     # ---------------------------------------------------------------- physics
@@ -320,9 +334,13 @@ class ArraySpec:
         G = self.reset.rate
         if self.reset.kind == "dissipation":
             chans.append(Channel("dissipation", last, ops.a, G, True))
-        elif self.reset.kind == "random":
+        elif self.reset.kind == "random" and self.readout is None:
             for k in range(3):
                 chans.append(Channel(f"measure{k}", last, ops.reset_op(k), G, k > 0))
+        elif self.reset.kind == "random":  # sqrt(G p(n|m)) |x(m, n)><m|_L (physics.readout)
+            for p, k, m in readouts.kraus(self.readout):
+                op = np.outer(ops.ket(k), ops.ket(m))
+                chans.append(Channel(f"measure{m}{k}", last, op, G * p, k < m))
         c = self.conditions
         if math.isfinite(c.T1q):
             chans += [Channel("decay", l, ops.a, 1.0 / c.T1q, True) for l in range(self.L)]

@@ -11,7 +11,9 @@ c_k = sqrt(rate_k) op_k for every channel of ``spec.channels()``: engineered
 dissipation, the three measurement operators sqrt(G) |0><n|_L of random
 feedback, hardware decay and dephasing.  Periodic feedback adds, at the times
 t0 + k/G (k = 0, 1, ...), the measurement rho -> sum_n P_n rho P_n^dag with
-P_n = |0><n|_L.  The unknown phase t0 is averaged over [0, 1/G) by the
+P_n = |0><n|_L (with a readout error at the reset site, rho -> sum_{m,n}
+p(n|m) X_0n P_m rho P_m X_0n, and random feedback's operators are
+sqrt(G p(n|m)) X_0n |m><m|_L: :mod:`lru_mps.physics.readout`).  The unknown phase t0 is averaged over [0, 1/G) by the
 midpoint rule with M = ``t0_nodes`` nodes.  An observable at a fixed time is
 a smooth function of t0 except where a measurement time crosses that time,
 where it jumps; the midpoint rule therefore converges like O(1/M) (at most
@@ -37,7 +39,8 @@ Main solver (:func:`lindblad_observables`).  The superoperator acts on
 rho flattened row-major (vec(A rho B) = (A kron B^T) vec(rho)).  H and every
 op^dag op conserve N, and every jump and measurement lowers N equally on the
 ket and the bra side, so the Liouvillian and the measurement keep the charge
-q = N_ket - N_bra of a matrix element.  Each sector q present in the initial
+q = N_ket - N_bra of a matrix element (a readout error's |x><m|_L changes N
+by x - m on both sides: q is kept too).  Each sector q present in the initial
 state (q = 0, and q = 1 for the coherence state; q < 0 follows by Hermiticity)
 is propagated on its own: its Liouvillian is diagonalized once, so the
 evolution over any time is exact and costs one elementwise exponential, and
@@ -66,6 +69,7 @@ from ..engines.exact.state import embed, hamiltonian_eff, number_of_excitations
 from ..engines.common.eigen import decompose
 from ..errors import require
 from ..physics.model import ArraySpec, Realization, site1_state
+from ..physics.readout import kraus
 
 MAX_LENGTH = 4
 
@@ -149,8 +153,11 @@ def _jump_operators(spec: ArraySpec) -> list[sp.csr_matrix]:
 
 
 def _measurement_operators(spec: ArraySpec) -> list[sp.csr_matrix]:
-    """P_n = |0><n| on the last site (periodic feedback), n = 0, 1, 2."""
-    return [embed(ops.reset_op(n), spec.L - 1, spec.L) for n in range(3)]
+    """P_n = |0><n| on the last site (periodic feedback), n = 0, 1, 2; with a readout error the Kraus operators
+    sqrt(p(n|m)) X_0n |m><m|_L = sqrt(p) |x(m, n)><m|_L (:func:`lru_mps.physics.readout.kraus`)."""
+    if spec.readout is None:
+        return [embed(ops.reset_op(n), spec.L - 1, spec.L) for n in range(3)]
+    return [np.sqrt(p) * embed(np.outer(ops.ket(k), ops.ket(m)), spec.L - 1, spec.L) for p, k, m in kraus(spec.readout)]
 
 
 def _t0_nodes(spec: ArraySpec, t0_nodes: int) -> tuple[np.ndarray, float]:

@@ -134,10 +134,11 @@ def feedback_path(spec: ArraySpec, settings: RunSettings) -> str:
     matrix powers of the one-period map, random feedback in the eigenbasis
     of H_eff; sampled estimator: the measurements between events without
     loop stops); ``reference``: one stop of the trajectory loop per
-    measurement (stores without trains, or ``feedback = "reference"``);
-    ``none``: no feedback measurements (dissipation or no reset).
+    measurement (stores without trains, ``feedback = "reference"``, or a
+    readout error at the reset site, whose reports the loop draws); ``none``: no feedback measurements (dissipation or no reset).
     """
     if spec.reset.kind not in ("periodic", "random"):
         return "none"
     store = batch_store(get_engine(settings.engine, **settings.engine_options)) if settings.batched else None
-    return "fast" if settings.feedback == "fast" and store is not None and store.offers("feedback_trains") else "reference"
+    fast = settings.feedback == "fast" and store is not None and store.offers("feedback_trains")
+    return "fast" if fast and spec.readout is None else "reference"

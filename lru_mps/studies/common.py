@@ -80,7 +80,12 @@ def as_list(cfg: dict, key: str) -> list:
 
 
 def ensemble_settings(spec: ArraySpec, cfg: dict) -> tuple[str, int]:
-    """(estimator, number of evolutions): the branch, per realization when ideal, else ``trajectories``."""
+    """(estimator, number of evolutions): the branch, per realization when ideal, else ``trajectories``; sampled
+    ``trajectories`` where the branch is not exact (a readout error at the reset site, docs/physics.md §4.4)."""
+    from ..mcwf.kernels import branch_is_exact
+
+    if not branch_is_exact(spec):
+        return "sampled", positive_int(cfg, "trajectories")
     if spec.conditions.ideal:
         return "branch", positive_int(cfg, "realizations")
     return "branch", positive_int(cfg, "trajectories")

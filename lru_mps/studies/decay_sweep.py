@@ -289,7 +289,7 @@ class DecaySweep(Study):
 
         for c in summary["conditions"]:
             e = summary["ensembles"][c]
-            kind = evolution_kind(c == "ideal")
+            kind = evolution_kind(c == "ideal" and e.get("estimator", "branch") == "branch")
             lines += ["", f"{c} conditions ({e['evolutions']} {kind} per point)"]
             second = "W (J)" if self.dim == "disorder" else "G (J)"
             lines.append(f"{head:>12} {second:>8} {'T_prop':>9} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}")

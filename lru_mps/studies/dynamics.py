@@ -115,7 +115,7 @@ class Dynamics(Study):
         lines = [
             f"dynamics: leakage from |2> on site 1, L = {summary['parameters']['L']}, {summary['parameters']['reset']} reset, "
             f"{summary['conditions']} conditions, {summary['evolutions']} "
-            f"{evolution_kind(summary['conditions'] == 'ideal')} per rate; "
+            f"{evolution_kind(summary['conditions'] == 'ideal' and summary.get('estimator') != 'sampled')} per rate; "
             f"T_prop = {summary['T_prop_J']:.4g}/J = {summary['T_prop_us']:.3g} us",
             "",
             f"{'G':>8} {'tJ':>8} {'t (us)':>8} {'P_star^(1)':>17} {'P_star^(L)':>17}",

@@ -119,7 +119,7 @@ class RateSweep(Study):
         lines = [
             f"rate-sweep: array leakage P_star^(L)(t = {t:g}/J = {summary['t_eval_us']:.3g} us) vs reset rate G, "
             f"L = {summary['parameters']['L']}, {summary['conditions']} conditions, "
-            f"{summary['evolutions_per_rate']} {evolution_kind(summary['conditions'] == 'ideal')} per rate",
+            f"{summary['evolutions_per_rate']} {evolution_kind(summary['conditions'] == 'ideal' and summary.get('estimator') != 'sampled')} per rate",
             "",
             f"{'G (J)':>10} {'G/2pi (MHz)':>12} " + " ".join(f"{k:>17}" for k in kinds),
         ]
@@ -224,7 +224,7 @@ class _SweepSettings:
         for kind in kinds:
             require(kind in ("periodic", "random", "dissipation"), "resets", kind, "periodic, random or dissipation")
         sw.kinds = kinds
-        base = sw.base = spec_of(cfg, reset="dissipation", rate="1J", conditions=cond)
+        base = sw.base = spec_of(cfg, reset="periodic", rate="1J", conditions=cond)  # (a kind that takes a readout)
         J_hz = base.J_hz
         rmin = to_rate(cfg["rate_min"], "rate_min", J_hz)
         rmax = sw.rmax = to_rate(cfg["rate_max"], "rate_max", J_hz)
@@ -259,7 +259,8 @@ class _Leakage:
     def __call__(self, kind: str, G: float) -> tuple[float, float]:
         key = (kind, float(G))
         if key not in self.cache:
-            spec = self.base.replace(reset=Reset(kind, float(G)))
+            # a readout error acts on the feedback kinds' measurement; dissipation has none
+            spec = self.base.replace(reset=Reset(kind, float(G)), readout=self.base.readout if kind != "dissipation" else None)
             res = run_ensemble(spec, self.cfg, self.ctx, f"{kind} G={G:.4g}J", init="leakage", t_final=self.t_eval,
                                time_points=2)
             ms = res.observable("leakage_array")

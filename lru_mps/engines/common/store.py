@@ -52,9 +52,11 @@ def jump(state, channel) -> None:
     state.scale(1.0 / math.sqrt(state.norm2()))
 
 
-def reset(state, outcome: int, site: int, normalize: bool) -> None:
-    """|0><outcome| on ``site`` of an ordinary state (the feedback reset), renormalized if ``normalize``."""
-    state.apply_local(ops.reset_op(int(outcome)), site)
+def reset(state, outcome: int, site: int, normalize: bool, target: int = 0) -> None:
+    """|target><outcome| on ``site`` of an ordinary state (the feedback reset: target 0; with a readout error
+    target = x(m, n), lru_mps.physics.readout), renormalized if ``normalize``."""
+    op = ops.reset_op(int(outcome)) if target == 0 else np.outer(ops.ket(int(target)), ops.ket(int(outcome)))
+    state.apply_local(op, site)
     if normalize:
         state.scale(1.0 / math.sqrt(state.norm2()))
 

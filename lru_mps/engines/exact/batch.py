@@ -67,6 +67,7 @@ class _Basis:
         offsets = np.concatenate([[0], np.cumsum(np.bincount(N, minlength=2 * L + 1))])
         self.L = L
         self.nmax = nmax
+        self.inv = inv
         self.dim = int(offsets[nmax + 1])
         #: natural (ExactState) index of every kept sorted position
         self.keep = perm[: self.dim]
@@ -91,6 +92,16 @@ class _Basis:
             src = np.nonzero(lev[L - 1] == o)[0]
             self.reset_src.append(src)
             self.reset_dst.append(inv[self.keep[src] - o])
+
+    def transfer(self, m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """|k><m| on the last site: new[dst] = old[src] (a readout error's k = x(m, n); the blocks must reach N + k - m)."""
+        if k == 0:
+            return self.reset_src[m], self.reset_dst[m]
+        src = np.nonzero(self.levels[self.L - 1] == m)[0]
+        dst = self.inv[self.keep[src] + (k - m)]
+        if np.any(dst >= self.dim):
+            raise RuntimeError(f"|{k}><{m}| on the last site leaves the kept N-blocks 0..{self.nmax}")
+        return src, dst
 
 
 @lru_cache(maxsize=16)
@@ -188,6 +199,8 @@ class ExactBatch(BatchStore):
 
         nmax_r = np.zeros(self.R, dtype=int)
         np.maximum.at(nmax_r, self.ridx, np.asarray(nmax, dtype=int))
+        if spec.readout is not None:  # false reports raise N (lru_mps.physics.readout): every block
+            nmax_r[:] = 2 * L
         basis = self.basis = _Basis(L, int(nmax_r.max()))
         psi = np.zeros((B, basis.dim), dtype=complex)
         for b, sites in enumerate(products):
@@ -400,20 +413,24 @@ class ExactBatch(BatchStore):
         xp, basis = self.xp, self.basis
         return xp.weights(self.psi[xp.take(rows)], basis.M[:, 3 * (self.L - 1) :], basis.M2_last)
 
-    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool) -> None:
-        """|0><o_b| on the last site of each row (then renormalize if ``normalize``)."""
+    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool, targets=None) -> None:
+        """|k_b><o_b| on the last site of each row, k_b = targets[b] (default 0: the reset), then renormalize
+        if ``normalize``."""
         xp, basis = self.xp, self.basis
         tr = xp.take(rows)
         x = self.psi[tr]
         new = xp.zeros_like(x)
+        targets = np.zeros(len(rows), dtype=int) if targets is None else np.asarray(targets)
         for o in range(3):
-            sel = np.nonzero(outcomes == o)[0]
-            if len(sel) == 0:
-                continue
-            ts = xp.take(sel)
-            block = new[ts]
-            block[:, xp.take(basis.reset_dst[o])] = x[ts][:, xp.take(basis.reset_src[o])]
-            new[ts] = block
+            for k in range(3):
+                sel = np.nonzero((outcomes == o) & (targets == k))[0]
+                if len(sel) == 0:
+                    continue
+                src, dst = basis.transfer(o, k)
+                ts = xp.take(sel)
+                block = new[ts]
+                block[:, xp.take(dst)] = x[ts][:, xp.take(src)]
+                new[ts] = block
         if normalize:
             new = new * xp.asarray(1.0 / np.sqrt(xp.norm2(new)))[:, None]
         self.psi[tr] = new

@@ -182,12 +182,14 @@ class MPSBatch(MPSStore):
         """Level populations (m, 3) of the last site (tracks <H>, as site_populations does)."""
         return last_site_populations([self.states[b] for b in rows], self.L)
 
-    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool) -> None:
-        """|0><o_b| on the last site (the centre) of each row, then renormalize if ``normalize``."""
+    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool, targets=None) -> None:
+        """|k_b><o_b| (k_b = targets[b], default 0) on the last site (the centre) of each row, then renormalize
+        if ``normalize``."""
         self.held = None
-        for b, o in zip(rows, outcomes):
+        targets = np.zeros(len(rows), dtype=int) if targets is None else targets
+        for b, o, k in zip(rows, outcomes, targets):
             s = self.states[b]
-            reset(s, o, self.last, normalize)
+            reset(s, o, self.last, normalize, k)
             self.pcs[b] = s.pc
 
     def diagnostics(self) -> list[dict]:

@@ -303,11 +303,12 @@ class PaddedMPSBatch(MPSStore):
         """Level populations (m, 3) of the last site (tracks <H>, as site_populations does)."""
         return np.array([self.populations(b)[self.L - 1] for b in rows]).reshape(len(rows), 3)
 
-    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool) -> None:
-        """|0><o_b| on the last site (the centre) of each row, then renormalize if ``normalize``."""
-        for b, o in zip(rows, outcomes):
+    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool, targets=None) -> None:
+        """|k_b><o_b| (k_b = targets[b], default 0) on the last site of each row, then renormalize if ``normalize``."""
+        targets = np.zeros(len(rows), dtype=int) if targets is None else targets
+        for b, o, k in zip(rows, outcomes, targets):
             state = self.row_state(b)
-            reset(state, o, self.L - 1, normalize)
+            reset(state, o, self.L - 1, normalize, k)
             self.set_row(b, state)
 
     def diagnostics(self) -> list[dict]:
