@@ -296,3 +296,13 @@ def test_sector_and_mps_follow_the_exact_trajectory(reset):
         assert records_differ(c, mp_batch[i], tol=1e-10) == [], (reset, i)
         raised += sum(int(np.any(r.populations[1:, -1, 0] < 0.5)) for r in a.values())
     assert raised >= 1  # some trajectory had an injected excitation on the reset site at a grid time (T = 0)
+
+
+def test_rate_sweep_refuses_a_readout_error(tmp_path):
+    """The rate sweep says why it takes no readout error (the reference path at up to 100 J would take hours)."""
+    from lru_mps.errors import ParameterError
+    from lru_mps.studies import run_study
+    from lru_mps.studies.base import StudyContext
+
+    with pytest.raises(ParameterError, match="readout_error.*rate sweep"):
+        run_study("rate-sweep", StudyContext(out=tmp_path, workers=1), overrides=dict(readout_error=0.02), quick=True)

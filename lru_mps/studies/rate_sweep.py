@@ -224,7 +224,13 @@ class _SweepSettings:
         for kind in kinds:
             require(kind in ("periodic", "random", "dissipation"), "resets", kind, "periodic, random or dissipation")
         sw.kinds = kinds
-        base = sw.base = spec_of(cfg, reset="periodic", rate="1J", conditions=cond)  # (a kind that takes a readout)
+        model = cfg["model"]
+        for key in ("readout_error", "readout_confusion"):
+            off = model.get(key) in (None, 0, 0.0, "0")
+            require(off, key, model.get(key), "none on the rate sweep (a readout error runs every measurement on the "
+                    "reference path, and feedback at up to 100 J then takes hours)",
+                    "study it with `lru-mps study dynamics` or `lru-mps simulate --readout-error`")
+        base = sw.base = spec_of(cfg, reset="dissipation", rate="1J", conditions=cond)
         J_hz = base.J_hz
         rmin = to_rate(cfg["rate_min"], "rate_min", J_hz)
         rmax = sw.rmax = to_rate(cfg["rate_max"], "rate_max", J_hz)
@@ -259,8 +265,7 @@ class _Leakage:
     def __call__(self, kind: str, G: float) -> tuple[float, float]:
         key = (kind, float(G))
         if key not in self.cache:
-            # a readout error acts on the feedback kinds' measurement; dissipation has none
-            spec = self.base.replace(reset=Reset(kind, float(G)), readout=self.base.readout if kind != "dissipation" else None)
+            spec = self.base.replace(reset=Reset(kind, float(G)))
             res = run_ensemble(spec, self.cfg, self.ctx, f"{kind} G={G:.4g}J", init="leakage", t_final=self.t_eval,
                                time_points=2)
             ms = res.observable("leakage_array")
