@@ -111,6 +111,9 @@ def model_options(defaults: bool = True):
                      help=show("disorder_pattern", "box (the paper); gaussian of the box's std W/sqrt(12); quasiperiodic "
                                "(Aubry-Andre, (W/2) cos(2 pi beta l + phi), golden beta, random phi); alternating (+-W/2, "
                                "random sign of site 1). U_l = Ubar + 2 dw_l for each.")),
+        click.option("--hopping-spread", default=d("hopping_spread"), show_default=defaults,
+                     help=show("hopping_spread", "Relative std X of the per-bond couplings, J_l = J (1 + eps_l) with "
+                               "eps_l ~ N(0, X) per bond and realization (a fraction 0.05 or 5%; 0 = off, < 0.25).")),
     ]
 
     def deco(f):

@@ -26,12 +26,13 @@ _BRANCH_NOTE = {
 
 def _disorder_line(spec) -> list[str]:
     """The disorder pattern and the fabrication/tuning spreads, when any differs from the paper's recipe."""
-    if spec.disorder_pattern == "box" and spec.e2_spread == 0 and spec.frequency_noise == 0:
+    if spec.disorder_pattern == "box" and spec.e2_spread == 0 and spec.frequency_noise == 0 and spec.hopping_spread == 0:
         return []
     jp = spec.J_prop
     return [f"disorder: pattern={spec.disorder_pattern}"
             f"  e2 spread={spec.e2_spread:g} J ({spec.e2_spread / jp:.3g} J_prop)"
-            f"  frequency noise={spec.frequency_noise:g} J ({spec.frequency_noise / jp:.3g} J_prop)"]
+            f"  frequency noise={spec.frequency_noise:g} J ({spec.frequency_noise / jp:.3g} J_prop)"
+            + (f"  hopping spread={spec.hopping_spread:g}" if spec.hopping_spread else "")]
 
 
 def format_summary(result: SimulationResult) -> str:

@@ -4,11 +4,12 @@ Physics (see docs/physics.md §1-§5).  L qutrits, site 1 (index 0) is the
 coding qubit, site L (index L-1) is the reset site.  In the frame rotating at
 wbar N the Hamiltonian is
 
-    H = sum_l [dw_l n_l - (U_l/2) n_l (n_l - 1)] + J sum_l (a_l^dag a_{l+1} + h.c.)
+    H = sum_l [dw_l n_l - (U_l/2) n_l (n_l - 1)] + sum_l J_l (a_l^dag a_{l+1} + h.c.)
 
 with dw_l uniform in [-W/2, W/2] and U_l = Ubar + 2 dw_l, so that the leakage
 energy E2 = 2 w_l - U_l is the same on every site (the paper's recipe; other
-disorder patterns and the fabrication/tuning spreads: :mod:`.disorder`).
+disorder patterns and the fabrication/tuning spreads: :mod:`.disorder`), and
+J_l = J = 1 on every bond unless ``hopping_spread`` draws J_l = 1 + eps_l.
 Everything here is in units of J (energies, rates) and 1/J (times); ``J_hz``
 = J/2pi in Hz only sets the conversion to physical units and the thermal
 energies.
@@ -30,7 +31,7 @@ from . import disorder
 from . import operators as ops
 from ..defaults import MODEL, REALISTIC
 from ..errors import ParameterError, require
-from .units import parse_frequency_hz, to_energy, to_kelvin, to_rate, to_time
+from .units import parse_frequency_hz, to_energy, to_fraction, to_kelvin, to_rate, to_time
 
 H_PLANCK = 6.62607015e-34  # J s
 K_BOLTZMANN = 1.380649e-23  # J / K
@@ -48,6 +49,7 @@ _DEFAULT = {
     "rate": to_rate(MODEL["rate"], "rate", _J_HZ),
     "e2_spread": to_energy(MODEL["e2_spread"], "e2_spread", _J_HZ),
     "frequency_noise": to_energy(MODEL["frequency_noise"], "frequency_noise", _J_HZ),
+    "hopping_spread": to_fraction(MODEL["hopping_spread"], "hopping_spread"),
 }
 
 
@@ -105,15 +107,23 @@ class Realization:
     ``frequency_offset``: the quasi-static frequency noise s_l included in
     ``dw`` (None: none).  It is part of the Hamiltonian but not of the qubit
     frequency an experiment calibrates (:meth:`ArraySpec.qubit_frequency`).
+    ``J``: the per-bond couplings J_l of bonds (l, l+1), shape (L-1,), units
+    of J (None: uniform J_l = 1, the paper); see :attr:`hoppings`.
     """
 
     dw: np.ndarray
     U: np.ndarray
     frequency_offset: np.ndarray | None = None
+    J: np.ndarray | None = None
 
     @property
     def L(self) -> int:
         return len(self.dw)
+
+    @property
+    def hoppings(self) -> np.ndarray:
+        """J_l of every bond (units of J): ``J``, or ones when uniform."""
+        return np.ones(self.L - 1) if self.J is None else np.asarray(self.J, dtype=float)
 
     @property
     def calibrated_dw(self) -> np.ndarray:
@@ -144,8 +154,9 @@ class ArraySpec:
     the last-site ``reset`` and the hardware ``conditions``; the
     fabrication/tuning errors ``e2_spread`` (std of the leakage levels'
     residual detuning), ``frequency_noise`` (std of a quasi-static frequency
-    offset) and the ``disorder_pattern`` (box, gaussian, quasiperiodic,
-    alternating), see :mod:`lru_mps.physics.disorder` (off by default).
+    offset), ``hopping_spread`` (relative std of the per-bond couplings) and
+    the ``disorder_pattern`` (box, gaussian, quasiperiodic, alternating), see
+    :mod:`lru_mps.physics.disorder` (off by default).
 
     Constructed directly, every field is in internal units and the defaults
     are those of :data:`lru_mps.defaults.MODEL` converted, except
@@ -164,6 +175,7 @@ class ArraySpec:
     e2_spread: float = _DEFAULT["e2_spread"]
     frequency_noise: float = _DEFAULT["frequency_noise"]
     disorder_pattern: str = MODEL["disorder_pattern"]
+    hopping_spread: float = _DEFAULT["hopping_spread"]
 
     def __post_init__(self):
         require(isinstance(self.L, (int, np.integer)) and self.L >= 2, "length", self.L, "an integer L >= 2")
@@ -180,7 +192,8 @@ class ArraySpec:
                 self.W,
                 f"W < Ubar = {self.Ubar:g} J, so that every anharmonicity U_l = Ubar + 2 dw_l stays positive",
             )
-        disorder.check(self.Ubar, self.wbar, self.W, self.disorder_pattern, self.e2_spread, self.frequency_noise)
+        disorder.check(self.Ubar, self.wbar, self.W, self.disorder_pattern, self.e2_spread, self.frequency_noise,
+                       self.hopping_spread)
 
     # ------------------------------------------------------------------ input
     @classmethod
@@ -200,6 +213,7 @@ class ArraySpec:
         e2_spread=MODEL["e2_spread"],
         frequency_noise=MODEL["frequency_noise"],
         disorder_pattern=MODEL["disorder_pattern"],
+        hopping_spread=MODEL["hopping_spread"],
     ) -> "ArraySpec":
         """Build a spec from values with units as a user types them (defaults: :data:`lru_mps.defaults.MODEL`).
 
@@ -209,7 +223,9 @@ class ArraySpec:
         either.  ``e2_spread`` and ``frequency_noise`` are energies (standard
         deviations; '50kHz', '0.5J', or multiples of J_prop = 2 J^2/Ubar like
         '2Jprop'); ``disorder_pattern`` is box, gaussian, quasiperiodic or
-        alternating (:mod:`lru_mps.physics.disorder`).
+        alternating (:mod:`lru_mps.physics.disorder`); ``hopping_spread`` is the
+        relative std X of J_l = J (1 + eps_l), a bare fraction or a percentage
+        ('0.05', '5%').
         """
         try:
             L = int(length)
@@ -246,6 +262,7 @@ class ArraySpec:
             e2_spread=to_energy(e2_spread, "e2_spread", J_hz, Ubar=Ubar),
             frequency_noise=to_energy(frequency_noise, "frequency_noise", J_hz, Ubar=Ubar),
             disorder_pattern=disorder_pattern,
+            hopping_spread=to_fraction(hopping_spread, "hopping_spread", "a relative spread 0 <= X < 0.25"),
         )
 
     def replace(self, **changes) -> "ArraySpec":
@@ -279,12 +296,14 @@ class ArraySpec:
             out["e2_spread_J"] = self.e2_spread
         if self.frequency_noise != _DEFAULT["frequency_noise"]:
             out["frequency_noise_J"] = self.frequency_noise
+        if self.hopping_spread != _DEFAULT["hopping_spread"]:
+            out["hopping_spread"] = self.hopping_spread
         return out
 
     # ---------------------------------------------------------------- physics
     @property
     def J_prop(self) -> float:
-        """Stack hopping J_prop = 2 J^2 / Ubar (units of J)."""
+        """Stack hopping J_prop = 2 J^2 / Ubar (units of J), nominal J (bond l's is 2 J_l^2/U with a hopping spread)."""
         return 2.0 / self.Ubar
 
     @property
@@ -297,11 +316,13 @@ class ArraySpec:
 
         Other patterns, then the e2 spread (U_l -> U_l - delta_l) and the
         frequency noise (dw_l -> dw_l + s_l), drawn after the pattern and only
-        when on: :func:`lru_mps.physics.disorder.draw`.
+        when on: :func:`lru_mps.physics.disorder.draw`; last the per-bond
+        couplings J_l (:func:`lru_mps.physics.disorder.hoppings`), only when on.
         """
         dw, U, offset = disorder.draw(self.L, self.Ubar, self.W, rng, self.disorder_pattern, self.e2_spread,
                                       self.frequency_noise)
-        return Realization(dw=dw, U=U, frequency_offset=offset)
+        J = disorder.hoppings(self.L, self.hopping_spread, rng)
+        return Realization(dw=dw, U=U, frequency_offset=offset, J=J)
 
     def clean_realization(self) -> Realization:
         """The disorder-free array (dw = 0, U = Ubar)."""
@@ -352,7 +373,7 @@ class ArraySpec:
         require(frame == "dressed", "qubit_frame", frame, "dressed or bare")
         from scipy.linalg import eigh_tridiagonal
 
-        lam, vec = eigh_tridiagonal(dw, np.ones(self.L - 1))
+        lam, vec = eigh_tridiagonal(dw, real.hoppings)
         return float(lam[np.argmax(np.abs(vec[0]) ** 2)])
 
     def jump_channels(self) -> list[Channel]:
@@ -382,12 +403,17 @@ class ArraySpec:
         """Hopping on one bond, J (a^dag a' + a a'^dag) as a 9x9 matrix (J = 1)."""
         return np.kron(ops.adag, ops.a) + np.kron(ops.a, ops.adag)
 
+    def bond_terms(self, real: Realization) -> np.ndarray:
+        """The hopping of every bond, J_l (a_l^dag a_{l+1} + h.c.), shape (L-1, 9, 9) (J_l = 1: :meth:`bond_term`)."""
+        return real.hoppings[:, None, None] * self.bond_term()[None]
+
     def fastest_scale(self) -> float:
         """The largest frequency in H_eff (units of J), for time-step checks."""
         dw_max, du_max = disorder.extent(self.disorder_pattern, self.W, self.e2_spread, self.frequency_noise)
         umax = self.Ubar + du_max  # box, no spreads: Ubar + W (|dw_l| <= W/2)
         total_rate = sum(ch.rate * np.abs(ch.op.conj().T @ ch.op).max() for ch in self.jump_channels())
-        return max(umax, dw_max + 2.0, total_rate, self.reset.rate)
+        hop = 2.0 * (1.0 + disorder.NEGLIGIBLE_SIGMAS * self.hopping_spread)  # 2 max J_l (2 J without the spread)
+        return max(umax, dw_max + hop, total_rate, self.reset.rate)
 
     def check_time_step(self, dt: float, name: str = "dt") -> float:
         """Refuse a step that cannot resolve the fastest scale (Nyquist: dt * fastest < pi)."""
