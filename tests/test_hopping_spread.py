@@ -8,7 +8,8 @@
   construction written here from the definition (kron products), L = 3, 4,
   J_l up to 30 % off;
 * physics: two sites, one excitation, sin^2(J_1 t) on three engines; the
-  two-site leakage stack hops at J_prop = 2 J_1^2 / U; the log-space
+  two-site leakage stack hops at J_prop = 2 J_1^2 / U; the N = 1 reference
+  equals the full Lindblad one; the log-space
   continuation of the qubit rates (transfer recursion with per-bond J_l)
   meets the exact N = 1 eigenvalue; the transfer-matrix exponent moves by
   -2 <ln|1 + eps|>;
@@ -156,6 +157,20 @@ def test_two_site_stack_hops_at_two_J1_squared_over_U():
     p02 = res.site_resolved("leakage", "site_leakage").mean[:, 1]
     k = int(np.argmax(p02))
     assert p02[k] > 0.99 and abs(res.times[k] - T) < 0.01 * T, (res.times[k], T, p02[k])
+
+
+def test_single_excitation_reference_takes_the_bond_couplings():
+    """The N = 1 reference's <n_1>(t) (L x L block) equals the full Lindblad reference's with J = (1.3, 0.7)."""
+    from lru_mps.references.single_excitation import qubit_population_n1
+
+    spec = ArraySpec(L=3, reset=Reset("random", 0.3), conditions=Conditions(T1q=300.0, Tphi=200.0), hopping_spread=0.2)
+    drawn = spec.draw_realization(np.random.default_rng(5))
+    real = Realization(drawn.dw, drawn.U, J=np.array([1.3, 0.7]))
+    times = np.linspace(0.0, 60.0, 13)
+    n1 = qubit_population_n1(spec, real, times)
+    ref = lindblad.lindblad_observables(spec, real, "qubit", times).populations[:, 0, 1]
+    np.testing.assert_allclose(n1, ref, atol=1e-9)
+    assert np.max(np.abs(qubit_population_n1(spec, Realization(real.dw, real.U), times) - ref)) > 1e-3
 
 
 def test_log_space_rates_follow_the_per_bond_recursion():
