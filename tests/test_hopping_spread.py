@@ -254,6 +254,12 @@ def test_bad_values_name_hopping_spread_and_the_range(value):
     assert "\n" not in str(info.value)
 
 
+def test_a_realization_needs_one_positive_coupling_per_bond():
+    for J in ([1.0], [1.0, 0.0], [1.0, np.nan], [1.0, 1.0, 1.0]):
+        with pytest.raises(ParameterError, match="one per bond"):
+            Realization(np.zeros(3), np.full(3, 50.0), J=np.array(J))
+
+
 def test_cli_takes_the_option_and_refuses_bad_values():
     from lru_mps_cli.main import main
 

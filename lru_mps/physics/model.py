@@ -116,6 +116,12 @@ class Realization:
     frequency_offset: np.ndarray | None = None
     J: np.ndarray | None = None
 
+    def __post_init__(self):
+        if self.J is not None:
+            J = np.asarray(self.J, dtype=float)
+            require(J.shape == (len(self.dw) - 1,) and bool(np.all(np.isfinite(J) & (J > 0))), "realization",
+                    f"J = {self.J}", "per-bond couplings J_l > 0, one per bond (L - 1 of them; units of J)")
+
     @property
     def L(self) -> int:
         return len(self.dw)
