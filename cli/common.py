@@ -118,6 +118,9 @@ def model_options(defaults: bool = True):
         click.option("--readout-confusion", default=None,
                      help="The readout's confusion matrix P[m][n] = p(n|m) instead, rows m = 0, 1, 2 separated by "
                           "';' (e.g. '0.98,0.01,0.01; 0.03,0.95,0.02; 0.01,0.04,0.95'); TOML: readout_confusion = [[...], ...]."),
+        click.option("--hopping-spread", default=d("hopping_spread"), show_default=defaults,
+                     help=show("hopping_spread", "Relative std X of the per-bond couplings, J_l = J (1 + eps_l) with "
+                               "eps_l ~ N(0, X) per bond and realization (a fraction 0.05 or 5%; 0 = off, < 0.25).")),
     ]
 
     def deco(f):

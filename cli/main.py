@@ -18,15 +18,16 @@ from .common import BACKENDS, engine_options, fail, model_options, mps_options, 
 
 
 def build_spec(length, hopping, anharmonicity, frequency, disorder, reset, rate, conditions, t1, tphi, temperature,
-               e2_spread, frequency_noise, disorder_pattern, readout_error=0.0, readout_confusion=None):
+               e2_spread, frequency_noise, disorder_pattern, hopping_spread, readout_error=0.0,
+               readout_confusion=None):
     """An ArraySpec from the model options as typed."""
     from lru_mps.physics.model import ArraySpec
 
     return ArraySpec.from_user(length=length, hopping=hopping, anharmonicity=anharmonicity, frequency=frequency,
                                disorder=disorder, reset=reset, rate=rate, conditions=conditions, t1=t1, tphi=tphi,
                                temperature=temperature, e2_spread=e2_spread, frequency_noise=frequency_noise,
-                               disorder_pattern=disorder_pattern, readout_error=readout_error,
-                               readout_confusion=readout_confusion)
+                               disorder_pattern=disorder_pattern, hopping_spread=hopping_spread,
+                               readout_error=readout_error, readout_confusion=readout_confusion)
 
 
 def _terminated(signum, frame):

@@ -99,7 +99,10 @@ _make("tolerance", [
     click.option("--e2-spreads", default=None,
                  help="Leakage-level detuning spreads S, e.g. 0,1Jprop,2Jprop,400kHz (J_prop = 2 J^2/Ubar)."),
     click.option("--frequency-noises", default=None, help="Quasi-static frequency-noise spreads, e.g. 0,1Jprop,100kHz."),
-    click.option("--kinds", default=None, help="Error kinds to sweep: e2_spread,frequency_noise (default both)."),
+    click.option("--hopping-spreads", default=None,
+                 help="Per-bond coupling spreads X (fractions), e.g. 0,5%,0.1 (with --kinds ...,hopping_spread)."),
+    click.option("--kinds", default=None,
+                 help="Error kinds to sweep: e2_spread,frequency_noise,hopping_spread (default: the first two)."),
     click.option("--lengths", default=None, help="Lengths, e.g. 3,6."),
 ])
 _make("qec", [

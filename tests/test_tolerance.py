@@ -1,8 +1,9 @@
 """`lru-mps study tolerance` (issue 22, item 6): outputs, JSON contract, the doubling fit, common random numbers,
 and spread 0 = the run without the option, bit for bit.
 
-Cost on one core: the quick study once (a module fixture, a few seconds), one
-quick-sized ensemble without a store, and arithmetic.
+Cost on one core: the quick study once (a module fixture, a few seconds), the
+quick hopping-spread kind (two ensembles), one quick-sized ensemble without a
+store, and arithmetic.
 """
 
 import json
@@ -175,7 +176,34 @@ def test_swept_error_in_the_model_table_is_refused(tmp_path):
     with pytest.raises(ParameterError, match="e2_spread"):
         run_study("tolerance", StudyContext(out=tmp_path, workers=1), quick=True, overrides={"e2_spread": "1Jprop"})
     with pytest.raises(ParameterError, match="kinds"):
-        run_study("tolerance", StudyContext(out=tmp_path, workers=1), quick=True, overrides={"kinds": "hopping_spread"})
+        run_study("tolerance", StudyContext(out=tmp_path, workers=1), quick=True, overrides={"kinds": "coupler_drift"})
+    with pytest.raises(ParameterError, match="hopping_spread"):
+        run_study("tolerance", StudyContext(out=tmp_path, workers=1), quick=True,
+                  overrides={"kinds": "hopping_spread", "hopping_spread": "5%"})
+
+
+def test_quick_hopping_spread_kind(quick, tmp_path):
+    """The per-bond coupling spread as a kind: fractions as its units, X = 0 is the ensemble without the option
+    (the other kinds' S = 0, bit for bit), X = 20 % changes the numbers."""
+    res = run_study("tolerance", StudyContext(out=tmp_path, workers=1), quick=True,
+                    overrides={"kinds": "hopping_spread"})
+    s = json.loads((tmp_path / "summary.json").read_text())
+    hop = s["hopping_spread"]
+    assert s["kinds"] == ["hopping_spread"] and hop["spreads"] == ["0", "20%"]
+    assert hop["spreads_fraction"] == [0.0, 0.2] and hop["spreads_percent"] == [0.0, 20.0]
+    assert "spreads_J" not in hop and "spreads_Jprop" not in hop
+    (row,) = hop["by_length"]
+    for key in ("T_star_doubling", "tau_L_doubling"):
+        assert {"value_fraction", "error_fraction", "value_percent", "bound"} <= set(row[key])
+        assert "value_Jprop" not in row[key] and "value_fraction" in row[key]["crossing"]
+    zero = quick[1].summary["e2_spread"]["by_length"][0]
+    assert row["T_star"][0] == zero["T_star"][0] and row["T1"][0] == zero["T1"][0]  # X = 0: the same ensemble
+    assert row["leakage_lifetime_array"][1]["value_J"] != row["leakage_lifetime_array"][0]["value_J"]
+    ds = load_dataset(tmp_path / "results.nc")
+    assert list(ds["spread_fraction"].sel(kind="hopping_spread").values) == [0.0, 0.2]
+    assert np.all(np.isnan(ds["spread_J"].sel(kind="hopping_spread").values))
+    assert "per-bond coupling spread" in res.table and "X" in res.table
+    assert (tmp_path / "figures" / "decay_times_vs_spread.png").stat().st_size > 1000
 
 
 def test_doubling_crossing_interpolates_and_bounds():

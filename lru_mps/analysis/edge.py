@@ -1,7 +1,8 @@
 """The coding qubit's mode of the single-excitation Hamiltonian H1, its weight on the reset site, the reset factor.
 
-H1 = sum_l dw_l |l><l| + J sum_l (|l><l+1| + h.c.) (units of J), the N = 1
-sector of the array.  The qubit mode is its eigenvector with the largest
+H1 = sum_l dw_l |l><l| + sum_l J_l (|l><l+1| + h.c.) (units of J), the N = 1
+sector of the array; ``J`` is one hopping for every bond or the per-bond J_l
+(length L - 1, a hopping spread).  The qubit mode is its eigenvector with the largest
 weight on site 1; its weight |psi_L|^2 on the reset site falls like
 exp(-L/xi) and is computed in log space (:func:`log_edge_weight`), so that
 rates far below double precision stay finite.  ``reset_factor`` is the factor
@@ -33,8 +34,16 @@ def check_detunings(dw, name: str = "dw") -> np.ndarray:
     return arr
 
 
-def check_hopping(J) -> float:
-    """J as a finite float > 0, or a ParameterError."""
+def check_hopping(J, bonds: int | None = None):
+    """J as a finite float > 0, or (per bond, with ``bonds``) a float array of that many J_l > 0; else a ParameterError."""
+    if bonds is not None and np.ndim(J) == 1:
+        try:
+            arr = np.asarray(J, dtype=float)
+        except (TypeError, ValueError):
+            raise ParameterError("J", J, "finite hoppings J_l > 0, one per bond") from None
+        require(arr.size == bonds and bool(np.all(np.isfinite(arr) & (arr > 0))), "J", J,
+                f"{bonds} finite hoppings J_l > 0, one per bond (units of J)")
+        return arr
     try:
         Jf = float(J)
     except (TypeError, ValueError):
@@ -43,9 +52,9 @@ def check_hopping(J) -> float:
     return Jf
 
 
-def spectrum(dw: np.ndarray, J: float):
-    """Eigenvalues, eigenvectors and the index of the qubit mode of H1 (site-1 sign positive)."""
-    E, V = eigh_tridiagonal(dw, np.full(dw.size - 1, J))
+def spectrum(dw: np.ndarray, J):
+    """Eigenvalues, eigenvectors and the index of the qubit mode of H1 (site-1 sign positive); J scalar or per bond."""
+    E, V = eigh_tridiagonal(dw, np.broadcast_to(np.asarray(J, dtype=float), (dw.size - 1,)))
     q = int(np.argmax(V[0] ** 2))
     if V[0, q] < 0:
         V[:, q] = -V[:, q]
@@ -53,11 +62,11 @@ def spectrum(dw: np.ndarray, J: float):
 
 
 # ---------------------------------------------------------------- the qubit mode
-def qubit_mode(dw, J: float = 1.0) -> tuple[float, np.ndarray]:
+def qubit_mode(dw, J=1.0) -> tuple[float, np.ndarray]:
     """The coding qubit's single-excitation mode of H1: (E_q, psi).
 
     H1 = diag(dw) + J (nearest-neighbour hopping), open chain, site 1 first;
-    ``dw`` and ``J`` in the same unit (the project: units of J).  Returns the
+    ``dw`` and ``J`` (one value, or J_l per bond) in the same unit (the project: units of J).  Returns the
     eigenvalue E_q (same unit) and the normalized real eigenvector psi (shape
     (L,), psi[0] > 0) with the largest weight |psi_1|^2 on site 1, from
     scipy's ``eigh_tridiagonal``.  Its weight |psi_L|^2 on the reset site is
@@ -65,16 +74,17 @@ def qubit_mode(dw, J: float = 1.0) -> tuple[float, np.ndarray]:
     component); use :func:`log_edge_weight` beyond.
     """
     arr = check_detunings(dw)
-    Jf = check_hopping(J)
+    Jf = check_hopping(J, arr.size - 1)
     E, V, q = spectrum(arr, Jf)
     return float(E[q]), V[:, q].copy()
 
 
-def log_edge_weight(dw, E, J: float = 1.0) -> float:
+def log_edge_weight(dw, E, J=1.0) -> float:
     """ln |psi_L|^2 of the normalized eigenvector of H1 at energy E, in log space.
 
     Backward recursion from the reset site: psi_L = 1, psi_{L+1} = 0,
-    psi_{n-1} = ((E - dw_n) psi_n - J psi_{n+1}) / J for n = L..2, with the
+    psi_{n-1} = ((E - dw_n) psi_n - J_n psi_{n+1}) / J_{n-1} for n = L..2 (J_n of bond
+    (n, n+1); J_L unused), with the
     pair (psi_n, psi_{n+1}) renormalised at every step and the logs of the
     scale factors accumulated; then ln|psi_L|^2 = -ln sum_n |psi_n|^2 (a
     log-sum-exp).  The solution that satisfies the boundary condition at
@@ -83,10 +93,10 @@ def log_edge_weight(dw, E, J: float = 1.0) -> float:
     error ~ eps ||H1|| / (level spacing) from the error of E, not from the
     size of the weight).  ``E`` should be an eigenvalue of H1 (e.g. E_q from
     :func:`qubit_mode`); the site-1 boundary condition is not imposed.
-    Units: dw, E and J in the same unit.
+    Units: dw, E and J (one value or J_l per bond) in the same unit.
     """
     arr = check_detunings(dw)
-    Jf = check_hopping(J)
+    Jb = np.broadcast_to(check_hopping(J, arr.size - 1), (arr.size - 1,))
     try:
         Ef = float(E)
     except (TypeError, ValueError):
@@ -98,7 +108,7 @@ def log_edge_weight(dw, E, J: float = 1.0) -> float:
     a, b = 1.0, 0.0  # psi_n, psi_{n+1} (scaled)
     log_scale = 0.0
     for n in range(L - 1, 0, -1):
-        c = ((Ef - arr[n]) * a - Jf * b) / Jf
+        c = ((Ef - arr[n]) * a - (Jb[n] * b if n < L - 1 else 0.0 * b)) / Jb[n - 1]
         a, b = c, a
         m = max(abs(a), abs(b))
         a /= m
@@ -112,8 +122,11 @@ def log_edge_weight(dw, E, J: float = 1.0) -> float:
 
 
 # -------------------------------------------------------------- the reset factor
-def factor_and_error(E, V, q, kind: str, G: float, J: float) -> tuple[float, float]:
-    """c and the perturbative error factor X from the modes k != q (lru_mps.analysis.rates, docs/physics.md §10.6)."""
+def factor_and_error(E, V, q, kind: str, G: float, J) -> tuple[float, float]:
+    """c and the perturbative error factor X from the modes k != q (lru_mps.analysis.rates, docs/physics.md §10.6).
+
+    ``J``: the hopping (per bond: their largest enters X)."""
+    J = float(np.max(J))
     mask = np.arange(E.size) != q
     d = E[mask] - E[q]
     w = V[-1, mask] ** 2
@@ -133,17 +146,17 @@ def factor_and_error(E, V, q, kind: str, G: float, J: float) -> tuple[float, flo
     return c, X
 
 
-def reset_factor(dw, kind: str, G: float, J: float = 1.0) -> float:
+def reset_factor(dw, kind: str, G: float, J=1.0) -> float:
     """The per-realization c in Gamma_1 = c G |psi_L|^2 (module docstring), dimensionless.
 
     ``kind`` is dissipation, random or periodic, ``G`` the reset rate (same
     unit as dw and J).  dissipation: 1/(1 + (G S/2)^2); random:
     2/(1 + (G S)^2); periodic: 4/(1 + K^2), with S = sum_k w_k/(E_k - E_q) and
     K = sum_k w_k cot((E_k - E_q)/2G) over the modes k != q of H1 (w_k their
-    weight on the reset site).
+    weight on the reset site).  ``J``: one hopping or J_l per bond.
     """
     arr = check_detunings(dw)
-    Jf = check_hopping(J)
+    Jf = check_hopping(J, arr.size - 1)
     require(kind in C_SMALL_G, "reset", kind, "dissipation, random or periodic")
     require(isinstance(G, (int, float, np.floating, np.integer)) and math.isfinite(G) and G > 0, "rate", G, "a finite rate G > 0")
     E, V, q = spectrum(arr, Jf)

@@ -7,7 +7,8 @@ their typical value exp<ln T1> (:func:`typical`) grows like exp(L/xi), and
 :func:`fit_localization_length` fits the straight line.  References
 (:func:`xi_theory`): the strong-disorder value 1/xi = 2 ln(W/J) - 3 and the
 Lyapunov exponent of the disordered chain's transfer matrix at the qubit
-modes' energies.
+modes' energies, both generalized to per-bond couplings J_l = J (1 + eps_l),
+eps_l ~ N(0, X) (``spec.hopping_spread``; docs/physics.md §3.1).
 """
 
 from __future__ import annotations
@@ -262,7 +263,9 @@ def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0, n_site
               chains: int = 64) -> dict:
     """Reference localization lengths (probability convention, T1 ~ exp(L/xi)).
 
-    strong: 1/xi = 2 ln(W/J) - 3 (typical, box disorder; needs W > e^1.5 J).
+    strong: 1/xi = 2 ln(W/J) - 3 (typical, box disorder; needs W > e^1.5 J);
+    with a hopping spread X each bond adds -2 <ln|1 + eps|> (the amplitude
+    prod_b J_b / prod_n (E - dw_n) of the qubit mode on site L).
     transfer: 1/xi = <2 gamma(E_q)>, gamma the Lyapunov exponent of the
     disordered chain at energy E, averaged over the energies E_q of the
     qubit modes of the realizations (at weak disorder these are not uniform
@@ -275,10 +278,15 @@ def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0, n_site
     correlated, an upper bound; it does not include the sampling of the
     energies themselves); 'inverse_at_energies': 2 gamma(E_q) = 1/xi at each
     given qubit energy (for paired comparisons with a fit on the same
-    realizations).
+    realizations).  With a hopping spread the transfer matrix has the
+    per-bond couplings (:func:`lyapunov_exponent_bonds`).
     """
     W = spec.W
+    X = float(getattr(spec, "hopping_spread", 0.0))
     strong = analytic.xi_strong(W) if W > math.e**1.5 else math.nan
+    if X > 0 and math.isfinite(strong):
+        inv = 1.0 / strong - 2.0 * mean_log_coupling(X)
+        strong = 1.0 / inv if inv > 0 else math.nan
     if W == 0:
         return {"strong": strong, "transfer": math.inf, "transfer_error": 0.0, "inverse_at_energies": None}
     rng = np.random.default_rng(seed)
@@ -287,7 +295,10 @@ def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0, n_site
     qubit_energies = np.asarray(qubit_energies)[np.isfinite(qubit_energies)]
     lo, hi = float(qubit_energies.min()), float(qubit_energies.max())
     grid = np.linspace(lo, hi, n_grid) if hi > lo else np.array([lo])
-    gam = np.array([analytic.lyapunov_exponent(W, E, n_sites=n_sites, realizations=chains, rng=rng) for E in grid])
+    if X > 0:
+        gam = np.array([lyapunov_exponent_bonds(W, E, X, n_sites=n_sites, realizations=chains, rng=rng) for E in grid])
+    else:
+        gam = np.array([analytic.lyapunov_exponent(W, E, n_sites=n_sites, realizations=chains, rng=rng) for E in grid])
 
     def at_qubits(values):
         return np.interp(qubit_energies, grid, values) if len(grid) > 1 else np.full(len(qubit_energies), values[0])
@@ -297,3 +308,41 @@ def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0, n_site
     mean_error = float(np.mean(at_qubits(gam[:, 1])))
     return {"strong": strong, "transfer": 1.0 / (2.0 * mean_gamma),
             "transfer_error": mean_error / (2.0 * mean_gamma**2), "inverse_at_energies": 2.0 * gq}
+
+
+def mean_log_coupling(X: float) -> float:
+    """<ln|1 + eps|> for eps ~ N(0, X) (quadrature; ~ -X^2/2 - 3X^4/4 for small X)."""
+    from scipy.integrate import quad
+
+    if X == 0:
+        return 0.0
+    pdf = lambda e: math.exp(-0.5 * (e / X) ** 2) / (X * math.sqrt(2.0 * math.pi))  # noqa: E731
+    lo, hi = min(-12.0 * X, -2.0), 12.0 * X
+    return float(quad(lambda e: math.log(abs(1.0 + e)) * pdf(e) if e != -1.0 else 0.0, lo, hi, points=[-1.0],
+                      limit=200)[0])
+
+
+def lyapunov_exponent_bonds(W, energy, X: float, J: float = 1.0, n_sites: int = 20000, realizations: int = 64,
+                            rng=None, n_discard: int = 200) -> tuple[float, float]:
+    """:func:`lru_mps.physics.analytic.lyapunov_exponent` with per-bond couplings J_n = J (1 + eps_n), eps_n ~ N(0, X).
+
+    J_n psi_{n+1} = (E - dw_n) psi_n - J_{n-1} psi_{n-1} (dw_n uniform in [-W/2, W/2]): the ratio R_n = psi_{n+1}/psi_n obeys
+    R_n = ((E - dw_n) - J_{n-1}/R_{n-1}) / J_n, and gamma = <ln|R_n|> (amplitude exponent) with its
+    standard error over the ``realizations`` chains.
+    """
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    W, E, tiny = float(W), float(energy), 1e-300
+    R = np.full(realizations, 1.0)
+    J_prev = J * (1.0 + rng.normal(0.0, X, size=realizations))
+    total = np.zeros(realizations)
+    for n in range(int(n_discard) + int(n_sites)):
+        eps = rng.uniform(-W / 2.0, W / 2.0, size=realizations)
+        J_n = J * (1.0 + rng.normal(0.0, X, size=realizations))
+        R = np.where(R == 0.0, tiny, R)
+        R = ((E - eps) - J_prev / R) / J_n
+        J_prev = J_n
+        if n >= n_discard:
+            total += np.log(np.abs(R) + tiny)
+    per_chain = total / n_sites
+    err = float(per_chain.std(ddof=1) / math.sqrt(realizations)) if realizations > 1 else math.nan
+    return float(per_chain.mean()), err

@@ -4,9 +4,10 @@ Physics (docs/physics.md §4, §7-§10).  In ideal conditions (no hardware
 noise, T = 0) the coding qubit's |1> on site 1 lives in the one-excitation
 (N = 1) sector: an L x L problem with the single-particle Hamiltonian
 
-    H1 = sum_l dw_l |l><l| + J sum_l (|l><l+1| + h.c.)        (units of J)
+    H1 = sum_l dw_l |l><l| + sum_l J_l (|l><l+1| + h.c.)        (units of J)
 
-(tridiagonal; U_l plays no role for one excitation).  The probability that
+(tridiagonal, J_l = 1 or the realization's per-bond couplings under a hopping
+spread, ``Realization.hoppings``; U_l plays no role for one excitation).  The probability that
 no removal event has happened (the removal-free branch, docs/physics.md §10 and
 :mod:`lru_mps.mcwf.loop`) decays at late times like exp(-Gamma_1 t) and the
 coherence |<sigma^->_1>| like exp(-Gamma_2 t), T1 = 1/Gamma_1, T2 = 1/Gamma_2.
@@ -176,15 +177,15 @@ def exact_rates(spec: ArraySpec, real: Realization, dense_liouvillian: bool | No
     (False) eigensolver for random feedback (default: dense for L <= 12).
     """
     _check_spec(spec, real)
-    dw = np.asarray(real.dw, dtype=float)
-    E, V, q = spectrum(dw, 1.0)
-    return _exact(spec, dw, E, V, q, _log_space_gamma1(spec, dw, E, V, q)[0], dense_liouvillian)
+    dw, J = np.asarray(real.dw, dtype=float), real.hoppings
+    E, V, q = spectrum(dw, J)
+    return _exact(spec, dw, J, E, V, q, _log_space_gamma1(spec, dw, J, E, V, q)[0], dense_liouvillian)
 
 
-def _exact(spec, dw, E, V, q, guess, dense_liouvillian=None) -> tuple[float, float]:
+def _exact(spec, dw, J, E, V, q, guess, dense_liouvillian=None) -> tuple[float, float]:
     kind, G = spec.reset.kind, float(spec.reset.rate)
     L = dw.size
-    H = np.diag(dw) + np.diag(np.ones(L - 1), 1) + np.diag(np.ones(L - 1), -1)
+    H = np.diag(dw) + np.diag(J, 1) + np.diag(J, -1)
     qv = V[:, q]
     if kind == "dissipation":
         Heff = H.astype(complex)
@@ -212,11 +213,11 @@ def _exact(spec, dw, E, V, q, guess, dense_liouvillian=None) -> tuple[float, flo
     return g1, g2
 
 
-def _log_space_gamma1(spec, dw, E, V, q) -> tuple[float, float, float, float, float]:
+def _log_space_gamma1(spec, dw, J, E, V, q) -> tuple[float, float, float, float, float]:
     """(Gamma_1 or 0 on underflow, ln Gamma_1, c, perturbative error, ln|psi_L|^2) of the log-space continuation."""
     kind, G = spec.reset.kind, float(spec.reset.rate)
-    lw = log_edge_weight(dw, E[q], 1.0)
-    c, X = factor_and_error(E, V, q, kind, G, 1.0)
+    lw = log_edge_weight(dw, E[q], J)
+    c, X = factor_and_error(E, V, q, kind, G, J)
     log_g1 = math.log(c) + math.log(G) + lw if c > 0 else -math.inf
     pert = math.exp(lw) * X if math.isfinite(X) else math.inf
     return (math.exp(log_g1) if log_g1 > -745.0 else 0.0), log_g1, c, pert, lw
@@ -392,10 +393,10 @@ def qubit_rates(spec: ArraySpec, real: Realization, method: str = "auto") -> Qub
     require(method in METHODS, "method", method, "auto, exact or log-space")
     _check_spec(spec, real)
     kind, G = spec.reset.kind, float(spec.reset.rate)
-    dw = np.asarray(real.dw, dtype=float)
-    E, V, q = spectrum(dw, 1.0)
+    dw, J = np.asarray(real.dw, dtype=float), real.hoppings
+    E, V, q = spectrum(dw, J)
     floor = RESOLVE_FACTOR * _EPS * _roundoff_scale(kind, G, E)
-    g_ls, log_ls, c, pert, lw = _log_space_gamma1(spec, dw, E, V, q)
+    g_ls, log_ls, c, pert, lw = _log_space_gamma1(spec, dw, J, E, V, q)
     resolvable_est = g_ls > floor
     w1 = float(V[0, q] ** 2)
     notes = []
@@ -407,7 +408,7 @@ def qubit_rates(spec: ArraySpec, real: Realization, method: str = "auto") -> Qub
 
     exact = None
     if method == "exact" or (method == "auto" and resolvable_est):
-        exact = _exact(spec, dw, E, V, q, g_ls)
+        exact = _exact(spec, dw, J, E, V, q, g_ls)
         # auto: an exact value that lands under the floor after all falls back to log-space
         require(
             exact[0] > floor or method == "auto",

@@ -34,12 +34,14 @@ def _disorder_line(spec) -> list[str]:
         out.append("readout at the reset site: " + (f"symmetric error EPS={eps:g} (p(n|m) = 1 - EPS, EPS/2 each n != m)"
                    if eps is not None else f"confusion p(n|m) = {readouts.describe(spec.readout)} (rows m)")
                    + "; the feedback applies X_0n for the report n")
-    if spec.disorder_pattern == "box" and spec.e2_spread == 0 and spec.frequency_noise == 0:
+    if spec.disorder_pattern == "box" and spec.e2_spread == 0 and spec.frequency_noise == 0 \
+            and spec.hopping_spread == 0:
         return out
     jp = spec.J_prop
     return out + [f"disorder: pattern={spec.disorder_pattern}"
             f"  e2 spread={spec.e2_spread:g} J ({spec.e2_spread / jp:.3g} J_prop)"
-            f"  frequency noise={spec.frequency_noise:g} J ({spec.frequency_noise / jp:.3g} J_prop)"]
+            f"  frequency noise={spec.frequency_noise:g} J ({spec.frequency_noise / jp:.3g} J_prop)"
+            + (f"  hopping spread={spec.hopping_spread:g}" if spec.hopping_spread else "")]
 
 
 def format_summary(result: SimulationResult) -> str:

@@ -1,6 +1,6 @@
 """Disorder realizations: the pattern of the detunings and the fabrication/tuning spreads (docs/physics.md §3.1).
 
-One realization is drawn from the trajectory's disorder stream in three steps
+One realization is drawn from the trajectory's disorder stream in these steps
 (units of J, rotating frame at wbar N, sites l = 1..L):
 
 1. The pattern of the detunings dw0_l (``pattern``, full width W):
@@ -29,10 +29,17 @@ One realization is drawn from the trajectory's disorder stream in three steps
    spread are static fabrication properties, calibrated like the paper's
    disorder.
 
+4. ``hopping_spread`` X (fabrication spread of the couplings): the bond
+   between sites l and l+1 has J_l = J (1 + eps_l), eps_l ~ N(0, X)
+   independent per bond (:func:`hoppings`; a dimensionless fraction, J = 1
+   in the internal units).  A static property of the chip, calibrated like
+   the disorder.
+
 Random numbers: the pattern draws first (box: L uniforms, exactly the
 paper's recipe as before; gaussian: L normals; quasiperiodic: one uniform;
 alternating: one uniform), then delta (L normals) only if S > 0, then s
-(L normals) only if S > 0.  With both spreads off and the box pattern a
+(L normals) only if S > 0, then eps (L - 1 normals) only if X > 0.  With
+the spreads off and the box pattern a
 realization is therefore bit for bit the one drawn before the spreads
 existed.
 
@@ -44,7 +51,8 @@ would bias the distribution), instead the parameters are refused unless
 U_l <= 0 lies beyond :data:`NEGLIGIBLE_SIGMAS` = 4 standard deviations of the
 Gaussian part of U_l (probability < 3.2e-5 per site), see :func:`check`.  At
 the paper's point (Ubar = 50 J, W = 20 J) the gaussian pattern alone puts
-U_l <= 0 at 4.33 standard deviations (7.5e-6 per site).
+U_l <= 0 at 4.33 standard deviations (7.5e-6 per site).  Likewise a coupling
+J_l <= 0 must lie beyond 4 standard deviations: X < 1/4.
 """
 
 from __future__ import annotations
@@ -103,6 +111,16 @@ def draw(L: int, Ubar: float, W: float, rng: np.random.Generator, pattern: str =
     return dw, U, offset
 
 
+def hoppings(L: int, hopping_spread: float, rng: np.random.Generator) -> np.ndarray | None:
+    """The per-bond couplings J_l = 1 + eps_l, eps_l ~ N(0, X) (units of J; L - 1 normals), None when X = 0 (uniform J).
+
+    Drawn after :func:`draw` (step 4 of the module docstring), so that with X = 0 the stream is untouched.
+    """
+    if hopping_spread > 0:
+        return 1.0 + rng.normal(0.0, hopping_spread, size=L - 1)
+    return None
+
+
 def extent(pattern: str, W: float, e2_spread: float = 0.0, frequency_noise: float = 0.0,
            sigmas: float = NEGLIGIBLE_SIGMAS) -> tuple[float, float]:
     """(max |dw_l|, max |U_l - Ubar|): exact for the bounded parts, ``sigmas`` std for the Gaussian ones.
@@ -115,7 +133,8 @@ def extent(pattern: str, W: float, e2_spread: float = 0.0, frequency_noise: floa
     return dw_max, du_max
 
 
-def check(Ubar: float, wbar: float, W: float, pattern: str, e2_spread: float, frequency_noise: float) -> None:
+def check(Ubar: float, wbar: float, W: float, pattern: str, e2_spread: float, frequency_noise: float,
+          hopping_spread: float = 0.0) -> None:
     """Refuse patterns and spreads that could make an anharmonicity or a frequency non-positive (module docstring).
 
     The box pattern's own condition W < Ubar is checked by ArraySpec as before.
@@ -126,6 +145,11 @@ def check(Ubar: float, wbar: float, W: float, pattern: str, e2_spread: float, fr
         require(isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value >= 0,
                 name, value,
                 "a standard deviation >= 0 (units of J; 0 = off)")
+    limit = 1.0 / k
+    require(isinstance(hopping_spread, numbers.Real) and not isinstance(hopping_spread, bool)
+            and math.isfinite(hopping_spread) and 0 <= hopping_spread < limit, "hopping_spread", hopping_spread,
+            f"a relative standard deviation 0 <= X < {limit:g} (a bare number like 0.05 or '5%'; 0 = off), so that "
+            f"a coupling J_l = J (1 + eps_l) <= 0 lies beyond {k:g} standard deviations")
     half, sg = pattern_sigma(pattern, W)
     if pattern == "gaussian":
         limit = Ubar * math.sqrt(12.0) / (2.0 * k)

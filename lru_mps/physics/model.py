@@ -4,11 +4,12 @@ Physics (see docs/physics.md §1-§5).  L qutrits, site 1 (index 0) is the
 coding qubit, site L (index L-1) is the reset site.  In the frame rotating at
 wbar N the Hamiltonian is
 
-    H = sum_l [dw_l n_l - (U_l/2) n_l (n_l - 1)] + J sum_l (a_l^dag a_{l+1} + h.c.)
+    H = sum_l [dw_l n_l - (U_l/2) n_l (n_l - 1)] + sum_l J_l (a_l^dag a_{l+1} + h.c.)
 
 with dw_l uniform in [-W/2, W/2] and U_l = Ubar + 2 dw_l, so that the leakage
 energy E2 = 2 w_l - U_l is the same on every site (the paper's recipe; other
-disorder patterns and the fabrication/tuning spreads: :mod:`.disorder`).
+disorder patterns and the fabrication/tuning spreads: :mod:`.disorder`), and
+J_l = J = 1 on every bond unless ``hopping_spread`` draws J_l = 1 + eps_l.
 Everything here is in units of J (energies, rates) and 1/J (times); ``J_hz``
 = J/2pi in Hz only sets the conversion to physical units and the thermal
 energies.
@@ -31,7 +32,7 @@ from . import operators as ops
 from . import readout as readouts
 from ..defaults import MODEL, REALISTIC
 from ..errors import ParameterError, require
-from .units import parse_frequency_hz, to_energy, to_kelvin, to_rate, to_time
+from .units import parse_frequency_hz, to_energy, to_fraction, to_kelvin, to_rate, to_time
 
 H_PLANCK = 6.62607015e-34  # J s
 K_BOLTZMANN = 1.380649e-23  # J / K
@@ -49,6 +50,7 @@ _DEFAULT = {
     "rate": to_rate(MODEL["rate"], "rate", _J_HZ),
     "e2_spread": to_energy(MODEL["e2_spread"], "e2_spread", _J_HZ),
     "frequency_noise": to_energy(MODEL["frequency_noise"], "frequency_noise", _J_HZ),
+    "hopping_spread": to_fraction(MODEL["hopping_spread"], "hopping_spread"),
 }
 
 
@@ -106,15 +108,29 @@ class Realization:
     ``frequency_offset``: the quasi-static frequency noise s_l included in
     ``dw`` (None: none).  It is part of the Hamiltonian but not of the qubit
     frequency an experiment calibrates (:meth:`ArraySpec.qubit_frequency`).
+    ``J``: the per-bond couplings J_l of bonds (l, l+1), shape (L-1,), units
+    of J (None: uniform J_l = 1, the paper); see :attr:`hoppings`.
     """
 
     dw: np.ndarray
     U: np.ndarray
     frequency_offset: np.ndarray | None = None
+    J: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.J is not None:
+            J = np.asarray(self.J, dtype=float)
+            require(J.shape == (len(self.dw) - 1,) and bool(np.all(np.isfinite(J) & (J > 0))), "realization",
+                    f"J = {self.J}", "per-bond couplings J_l > 0, one per bond (L - 1 of them; units of J)")
 
     @property
     def L(self) -> int:
         return len(self.dw)
+
+    @property
+    def hoppings(self) -> np.ndarray:
+        """J_l of every bond (units of J): ``J``, or ones when uniform."""
+        return np.ones(self.L - 1) if self.J is None else np.asarray(self.J, dtype=float)
 
     @property
     def calibrated_dw(self) -> np.ndarray:
@@ -145,8 +161,9 @@ class ArraySpec:
     the last-site ``reset`` and the hardware ``conditions``; the
     fabrication/tuning errors ``e2_spread`` (std of the leakage levels'
     residual detuning), ``frequency_noise`` (std of a quasi-static frequency
-    offset) and the ``disorder_pattern`` (box, gaussian, quasiperiodic,
-    alternating), see :mod:`lru_mps.physics.disorder` (off by default);
+    offset), ``hopping_spread`` (relative std of the per-bond couplings) and
+    the ``disorder_pattern`` (box, gaussian, quasiperiodic, alternating), see
+    :mod:`lru_mps.physics.disorder` (off by default);
     ``readout``, the feedback measurement's confusion matrix P[m][n] = p(n|m)
     (a tuple of tuples; None = an ideal readout), see :mod:`.readout`.
 
@@ -167,6 +184,7 @@ class ArraySpec:
     e2_spread: float = _DEFAULT["e2_spread"]
     frequency_noise: float = _DEFAULT["frequency_noise"]
     disorder_pattern: str = MODEL["disorder_pattern"]
+    hopping_spread: float = _DEFAULT["hopping_spread"]
     readout: tuple | None = None
 
     def __post_init__(self):
@@ -184,7 +202,8 @@ class ArraySpec:
                 self.W,
                 f"W < Ubar = {self.Ubar:g} J, so that every anharmonicity U_l = Ubar + 2 dw_l stays positive",
             )
-        disorder.check(self.Ubar, self.wbar, self.W, self.disorder_pattern, self.e2_spread, self.frequency_noise)
+        disorder.check(self.Ubar, self.wbar, self.W, self.disorder_pattern, self.e2_spread, self.frequency_noise,
+                       self.hopping_spread)
         if self.readout is not None:
             object.__setattr__(self, "readout", readouts.check(self.readout))
         readouts.check_reset(self.readout, self.reset.kind)
@@ -207,6 +226,7 @@ class ArraySpec:
         e2_spread=MODEL["e2_spread"],
         frequency_noise=MODEL["frequency_noise"],
         disorder_pattern=MODEL["disorder_pattern"],
+        hopping_spread=MODEL["hopping_spread"],
         readout_error=MODEL["readout_error"],
         readout_confusion=MODEL["readout_confusion"],
     ) -> "ArraySpec":
@@ -218,7 +238,9 @@ class ArraySpec:
         either.  ``e2_spread`` and ``frequency_noise`` are energies (standard
         deviations; '50kHz', '0.5J', or multiples of J_prop = 2 J^2/Ubar like
         '2Jprop'); ``disorder_pattern`` is box, gaussian, quasiperiodic or
-        alternating (:mod:`lru_mps.physics.disorder`).  ``readout_error`` (the
+        alternating (:mod:`lru_mps.physics.disorder`); ``hopping_spread`` is the
+        relative std X of J_l = J (1 + eps_l), a bare fraction or a percentage
+        ('0.05', '5%').  ``readout_error`` (the
         symmetric error EPS) or ``readout_confusion`` (P[m][n] = p(n|m)): the
         feedback measurement's readout (:mod:`lru_mps.physics.readout`; 0/None: ideal).
         """
@@ -257,6 +279,7 @@ class ArraySpec:
             e2_spread=to_energy(e2_spread, "e2_spread", J_hz, Ubar=Ubar),
             frequency_noise=to_energy(frequency_noise, "frequency_noise", J_hz, Ubar=Ubar),
             disorder_pattern=disorder_pattern,
+            hopping_spread=to_fraction(hopping_spread, "hopping_spread", "a relative spread 0 <= X < 0.25"),
             readout=readouts.confusion(readout_error, readout_confusion),
         )
 
@@ -291,6 +314,8 @@ class ArraySpec:
             out["e2_spread_J"] = self.e2_spread
         if self.frequency_noise != _DEFAULT["frequency_noise"]:
             out["frequency_noise_J"] = self.frequency_noise
+        if self.hopping_spread != _DEFAULT["hopping_spread"]:
+            out["hopping_spread"] = self.hopping_spread
         if self.readout is not None:  # P[m][n] = p(n|m)
             out["readout_confusion"] = [list(r) for r in self.readout]
         return out
@@ -298,7 +323,7 @@ class ArraySpec:
     # ---------------------------------------------------------------- physics
     @property
     def J_prop(self) -> float:
-        """Stack hopping J_prop = 2 J^2 / Ubar (units of J)."""
+        """Stack hopping J_prop = 2 J^2 / Ubar (units of J), nominal J (bond l's is 2 J_l^2/U with a hopping spread)."""
         return 2.0 / self.Ubar
 
     @property
@@ -311,11 +336,13 @@ class ArraySpec:
 
         Other patterns, then the e2 spread (U_l -> U_l - delta_l) and the
         frequency noise (dw_l -> dw_l + s_l), drawn after the pattern and only
-        when on: :func:`lru_mps.physics.disorder.draw`.
+        when on: :func:`lru_mps.physics.disorder.draw`; last the per-bond
+        couplings J_l (:func:`lru_mps.physics.disorder.hoppings`), only when on.
         """
         dw, U, offset = disorder.draw(self.L, self.Ubar, self.W, rng, self.disorder_pattern, self.e2_spread,
                                       self.frequency_noise)
-        return Realization(dw=dw, U=U, frequency_offset=offset)
+        J = disorder.hoppings(self.L, self.hopping_spread, rng)
+        return Realization(dw=dw, U=U, frequency_offset=offset, J=J)
 
     def clean_realization(self) -> Realization:
         """The disorder-free array (dw = 0, U = Ubar)."""
@@ -370,7 +397,7 @@ class ArraySpec:
         require(frame == "dressed", "qubit_frame", frame, "dressed or bare")
         from scipy.linalg import eigh_tridiagonal
 
-        lam, vec = eigh_tridiagonal(dw, np.ones(self.L - 1))
+        lam, vec = eigh_tridiagonal(dw, real.hoppings)
         return float(lam[np.argmax(np.abs(vec[0]) ** 2)])
 
     def jump_channels(self) -> list[Channel]:
@@ -400,12 +427,17 @@ class ArraySpec:
         """Hopping on one bond, J (a^dag a' + a a'^dag) as a 9x9 matrix (J = 1)."""
         return np.kron(ops.adag, ops.a) + np.kron(ops.a, ops.adag)
 
+    def bond_terms(self, real: Realization) -> np.ndarray:
+        """The hopping of every bond, J_l (a_l^dag a_{l+1} + h.c.), shape (L-1, 9, 9) (J_l = 1: :meth:`bond_term`)."""
+        return real.hoppings[:, None, None] * self.bond_term()[None]
+
     def fastest_scale(self) -> float:
         """The largest frequency in H_eff (units of J), for time-step checks."""
         dw_max, du_max = disorder.extent(self.disorder_pattern, self.W, self.e2_spread, self.frequency_noise)
         umax = self.Ubar + du_max  # box, no spreads: Ubar + W (|dw_l| <= W/2)
         total_rate = sum(ch.rate * np.abs(ch.op.conj().T @ ch.op).max() for ch in self.jump_channels())
-        return max(umax, dw_max + 2.0, total_rate, self.reset.rate)
+        hop = 2.0 * (1.0 + disorder.NEGLIGIBLE_SIGMAS * self.hopping_spread)  # 2 max J_l (2 J without the spread)
+        return max(umax, dw_max + hop, total_rate, self.reset.rate)
 
     def check_time_step(self, dt: float, name: str = "dt") -> float:
         """Refuse a step that cannot resolve the fastest scale (Nyquist: dt * fastest < pi)."""
@@ -453,23 +485,9 @@ class ArraySpec:
         return w / w.sum(axis=1, keepdims=True)
 
 
-def site1_state(init: str) -> np.ndarray:
-    """The prepared state of the coding qubit (site 1) for an initial-state name."""
-    if init == "leakage":
-        return ops.ket(2)
-    if init == "qubit":
-        return ops.ket(1)
-    if init == "coherence":
-        return (ops.ket(0) + ops.ket(1)) / np.sqrt(2.0)
-    raise ParameterError("init", init, f"one of {', '.join(INIT_STATES)}")
-
-
-def product_state(init: str, levels: np.ndarray) -> list[np.ndarray]:
-    """Site vectors of the initial product state: site 1 prepared, others in ``levels``."""
-    sites = [ops.ket(int(k)) for k in levels]
-    sites[0] = site1_state(init)
-    return sites
-
-
 def _json_float(x: float):
     return None if math.isinf(x) else x
+
+
+# the initial product states live in their own module; imported here for the many callers that take them from here
+from .initial_states import product_state, site1_state  # noqa: E402,F401

@@ -23,6 +23,9 @@ hopping J_prop = 2 J^2/Ubar (docs/physics.md §8), i.e. 2/Ubar in units of J
 with Ubar in units of J: '2Jprop' = 0.08 J at Ubar = 50 J.  It is accepted
 by :func:`to_energy` and :func:`to_rate` when the caller passes ``Ubar``
 (the parameters that take it: ``e2_spread`` and ``frequency_noise``).
+
+A dimensionless fraction (``hopping_spread``, :func:`to_fraction`) is a bare
+number or a percentage: ``0.05`` = ``5%``.
 """
 
 from __future__ import annotations
@@ -114,6 +117,20 @@ def to_rate(value, name: str, J_hz: float, Ubar: float | None = None) -> float:
     raise ParameterError(
         name, value, "a rate as a multiple of J ('0.03J'), a frequency Gamma/2pi ('0.15MHz') or per time ('2/us')"
     )
+
+
+def to_fraction(value, name: str, allowed: str = "a dimensionless fraction") -> float:
+    """A dimensionless fraction: a bare number (0.05) or a percentage ('5%'); ``allowed`` heads the error."""
+    what = f"{allowed}: a bare number like 0.05 or a percentage like '5%'"
+    try:
+        number, unit = _split(value, name, "5%")
+    except ParameterError:
+        raise ParameterError(name, value, what) from None
+    if unit == "":
+        return number
+    if unit == "%":
+        return number / 100.0
+    raise ParameterError(name, value, what)
 
 
 def to_time(value, name: str, J_hz: float) -> float:

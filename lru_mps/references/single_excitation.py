@@ -9,7 +9,7 @@ rotating at wbar (units of J, hbar = 1) the block obeys
 
     d rho/dt = -i [H1, rho] - rho / T1q - (2/Tphi) (rho - diag rho) + (reset terms)
 
-with H1 = sum_l dw_l |l><l| + J (|l><l+1| + h.c.) (U does not enter at
+with H1 = sum_l dw_l |l><l| + J_l (|l><l+1| + h.c.) (U does not enter at
 N = 1), hardware decay sqrt(1/T1q) a_l on every site (the block shrinks as
 e^{-t/T1q}: a_l^dag a_l sums to N = 1), dephasing sqrt(2/Tphi) n_l
 (n_l = |l><l| here: the off-diagonal elements decay at 2/Tphi, the
@@ -50,7 +50,8 @@ def qubit_population_n1(spec: ArraySpec, real: Realization, times, t0_nodes: int
     c = spec.conditions
     gamma = 1.0 / c.T1q if np.isfinite(c.T1q) else 0.0
     gphi = 2.0 / c.Tphi if np.isfinite(c.Tphi) else 0.0
-    H = np.diag(np.asarray(real.dw, dtype=float)) + np.diag(np.ones(L - 1), 1) + np.diag(np.ones(L - 1), -1)
+    J = real.hoppings
+    H = np.diag(np.asarray(real.dw, dtype=float)) + np.diag(J, 1) + np.diag(J, -1)
     eye = np.eye(L)
     # vec(rho) row-major: vec(A rho B) = (A kron B^T) vec(rho)
     liou = -1j * (np.kron(H, eye) - np.kron(eye, H.T))

@@ -46,6 +46,8 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
         desc["backend"] = settings.backend
     if realization is not None:
         desc["realization"] = [list(map(float, realization.dw)), list(map(float, realization.U))]
+        if realization.J is not None:  # per-bond couplings (absent when uniform: earlier keys stay valid)
+            desc["realization"].append(list(map(float, realization.J)))
     text = json.dumps(desc, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16], desc
 

@@ -3,7 +3,7 @@
 T_star, T_prop, T1, T2 (:func:`lru_mps.analysis.decay.decay_times`) and the
 leakage lifetimes tau_1, tau_L and the removal efficiency
 (:func:`lru_mps.analysis.lifetimes.leakage_lifetimes`) against each
-fabrication/tuning error of docs/physics.md §3.1 that the engines take today:
+fabrication/tuning error of docs/physics.md §3.1:
 
 ``e2_spread``        the leakage levels' residual detuning, E2_l = E2 + delta_l,
                      delta_l ~ N(0, S) (default 0..10 J_prop);
@@ -11,9 +11,10 @@ fabrication/tuning error of docs/physics.md §3.1 that the engines take today:
                      site per trajectory (slow flux noise; E2_l moves by 2 s_l;
                      default 0..5 J_prop, see below).
 
-``hopping_spread`` (J_l = J (1 + eps_l)) needs per-bond couplings in the
-engines and is not swept yet; the summary says so (``note``), and it is one
-more entry of ``SWEEPS`` once the model has it.
+``hopping_spread``   per-bond couplings J_l = J (1 + eps_l), eps_l ~ N(0, X):
+                     X is a fraction (spreads_fraction, spreads_percent
+                     instead of J, MHz, J_prop); not in the default kinds
+                     (``--kinds e2_spread,frequency_noise,hopping_spread``).
 
 For every error kind, length L and spread S one ensemble of the branch
 estimator (three initial states, realistic conditions by default) runs to
@@ -50,19 +51,23 @@ import xarray as xr
 from ..analysis.decay import decay_times
 from ..analysis.lifetimes import leakage_lifetimes
 from ..errors import require
-from ..physics.units import to_energy, to_time
+from ..physics.units import to_energy, to_fraction, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
 from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of, us_per_J
 from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
+from .tolerance_fit import doubling_crossing, doubling_fit, fit_points  # noqa: F401  (re-exported)
 
 #: error kind -> the config key of its spread values (the kind is the model key of `lru-mps simulate`)
-SWEEPS = {"e2_spread": "e2_spreads", "frequency_noise": "frequency_noises"}
-#: errors of issue 22 that the engines do not take yet
-NOT_SWEPT = {"hopping_spread": "not swept: per-bond couplings J_l = J (1 + eps_l) need engine changes "
-                               "(--hopping-spread does not exist yet); it will be one more sweep of this study"}
+SWEEPS = {"e2_spread": "e2_spreads", "frequency_noise": "frequency_noises", "hopping_spread": "hopping_spreads"}
+#: kinds whose spreads are dimensionless fractions (the others are energies)
+FRACTIONS = ("hopping_spread",)
+NOTES = {"hopping_spread": "per-bond couplings J_l = J (1 + eps_l), eps_l ~ N(0, X): spreads X are fractions "
+                           "(spreads_fraction, spreads_percent; doubling value_fraction, value_percent); not in the "
+                           "default kinds (--kinds e2_spread,frequency_noise,hopping_spread)"}
 DECAYS = ("T_star", "T_prop", "T1", "T2")
-LABELS = {"e2_spread": "leakage-level detuning spread", "frequency_noise": "quasi-static frequency noise"}
+LABELS = {"e2_spread": "leakage-level detuning spread", "frequency_noise": "quasi-static frequency noise",
+          "hopping_spread": "per-bond coupling spread"}
 
 HELP = """T_star, T_prop, T1, T2 and the leakage lifetimes vs fabrication/tuning errors.
 
@@ -72,119 +77,26 @@ at the paper's point) and --frequency-noise (quasi-static flux noise,
 0..5 J_prop: it detunes neighbouring leakage levels by 2(s_l - s_l+1), twice
 the e2 spread's reach), at L = 3 and 6, realistic conditions, the same seed
 at every spread.  Per error and L the summary gives the spread at which
-T_star doubles (fit T0 (1 + (S/S_2)^2)), or a lower bound.  --hopping-spread
-is not swept (the engines do not take per-bond couplings yet).  Options:
---e2-spreads, --frequency-noises (e.g. 0,2Jprop,400kHz), --lengths, --kinds.
+T_star doubles (fit T0 (1 + (S/S_2)^2)), or a lower bound.  The per-bond
+coupling spread (--hopping-spreads, fractions 0,5%,0.1) runs with --kinds
+...,hopping_spread.  Options: --e2-spreads, --frequency-noises (e.g.
+0,2Jprop,400kHz), --hopping-spreads, --lengths, --kinds.
 Default: 9.5 minutes on one core (720 trajectories per point; --quick: seconds).
 """
 
 
-# ------------------------------------------------------------------ the fit
-def doubling_fit(spreads, values, errors, s_max: float | None = None) -> dict:
-    """Fit values(S) = T0 (1 + a S^2) (weighted, absolute sigma); S_2 = a^(-1/2), the spread at which it doubles.
-
-    ``spreads`` in any unit (the result is in the same unit); nan values are
-    left out.  Returns {"T0", "T0_error", "a", "a_error", "value", "error",
-    "chi2_red", "dof", "bound", "points"}: ``value`` = S_2 with its error when
-    a > 0 and S_2 <= ``s_max`` (default: the largest spread fitted), else
-    ``value`` = the largest spread, ``error`` = None and ``bound`` = "lower"
-    (the values do not double within the range).  None entries where the fit
-    is impossible (fewer than 2 points).
-    """
-    from scipy.optimize import curve_fit
-
-    s = np.asarray(spreads, dtype=float)
-    y = np.asarray(values, dtype=float)
-    e = np.asarray(errors, dtype=float)
-    ok = np.isfinite(s) & np.isfinite(y) & np.isfinite(e) & (e > 0)
-    s, y, e = s[ok], y[ok], e[ok]
-    top = float(np.max(s)) if s.size else math.nan
-    s_max = top if s_max is None else float(s_max)
-    out = {"T0": None, "T0_error": None, "a": None, "a_error": None, "value": None, "error": None, "chi2_red": None,
-           "dof": int(max(s.size - 2, 0)), "bound": None, "points": int(s.size)}
-    if s.size < 2 or not np.any(s > 0):
-        return out
-
-    def model(x, T0, a):
-        return T0 * (1.0 + a * x * x)
-
-    i0 = int(np.argmin(s))
-    T0_guess = float(y[i0])
-    a_guess = max(float(np.max((y / T0_guess - 1.0) / np.where(s > 0, s * s, np.inf))), 1e-6 / top**2)
-    try:
-        p, cov = curve_fit(model, s, y, p0=(T0_guess, a_guess), sigma=e, absolute_sigma=True, maxfev=20000)
-    except (RuntimeError, ValueError):
-        return out
-    perr = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    T0, a = float(p[0]), float(p[1])
-    chi2 = float(np.sum(((y - model(s, *p)) / e) ** 2))
-    out.update(T0=T0, T0_error=float(perr[0]), a=a, a_error=float(perr[1]),
-               chi2_red=chi2 / out["dof"] if out["dof"] > 0 else None)
-    if a > 0 and math.isfinite(perr[1]):
-        S2 = a ** -0.5
-        if S2 <= s_max:
-            out.update(value=S2, error=0.5 * S2 * float(perr[1]) / a)  # dS2 = S2 da / (2a)
-            return out
-    out.update(value=s_max, error=None, bound="lower")
-    return out
+def units_of(kind: str, J_hz: float, J_prop: float) -> tuple[tuple[str, float], ...]:
+    """(unit, factor) of a kind's spreads: energies in J, MHz and J_prop; the hopping spread as a fraction and in %."""
+    if kind in FRACTIONS:
+        return (("fraction", 1.0), ("percent", 100.0))
+    return (("J", 1.0), ("MHz", J_hz / 1e6), ("Jprop", 1.0 / J_prop))
 
 
-def fit_points(values, ratio: float) -> int:
-    """How many spreads (from the smallest) the doubling fit takes: up to and including the first whose value
-    reaches ``ratio`` x the first resolved value (all of them if none does).
-
-    Past a few times T_star(0) the growth bends over (under hardware decay
-    T_star cannot exceed T1q/2), and the quadratic form describes the onset,
-    not the saturation.
-    """
-    y = np.asarray(values, dtype=float)
-    ok = np.flatnonzero(np.isfinite(y))
-    if ok.size == 0 or not math.isfinite(ratio):
-        return len(y)
-    y0 = y[ok[0]]
-    for i in ok[1:]:
-        if y[i] >= ratio * y0:
-            return int(i) + 1
-    return len(y)
-
-
-def doubling_crossing(spreads, values, errors) -> dict:
-    """Model-free: where values(S) first reaches 2 values(0), by linear interpolation between the two spreads
-    that bracket it; the error propagates the errors of values(0) and of the two bracketing points (as
-    independent).  {"value", "error", "bound"}: ``bound`` = "lower" and ``value`` = the largest spread where
-    no point reaches the double; None entries without a resolved value at S = 0.
-    """
-    s = np.asarray(spreads, dtype=float)
-    y = np.asarray(values, dtype=float)
-    e = np.asarray(errors, dtype=float)
-    out = {"value": None, "error": None, "bound": None}
-    if s.size < 2 or s[0] != 0 or not np.isfinite(y[0]):
-        return out
-    target = 2.0 * y[0]
-    prev = 0
-    for k in range(1, s.size):
-        if not np.isfinite(y[k]):
-            continue
-        if y[k] >= target:
-            a, D, ds = prev, y[k] - y[prev], s[k] - s[prev]
-            u = (target - y[a]) / D
-            grad = np.zeros(s.size)  # du/dy_i
-            grad[0] += 2.0 / D
-            grad[a] += (u - 1.0) / D
-            grad[k] += -u / D
-            err = float(ds * np.sqrt(np.nansum((grad * np.nan_to_num(e)) ** 2)))
-            out.update(value=float(s[a] + u * ds), error=err)
-            return out
-        prev = k
-    out.update(value=float(s[-1]), bound="lower")
-    return out
-
-
-def _doubling_json(fit: dict, J_hz: float, J_prop: float) -> dict:
-    """The fit's S_2 (in J) as {"value_J", "error_J", "value_MHz", ..., "chi2_red", "bound"}."""
+def _doubling_json(fit: dict, units) -> dict:
+    """The fit's S_2 (in the kind's units) as {"value_J", "error_J", "value_MHz", ..., "chi2_red", "bound"}."""
     v, e = finite_or_none(fit["value"]), finite_or_none(fit["error"])
     out = {}
-    for unit, f in (("J", 1.0), ("MHz", J_hz / 1e6), ("Jprop", 1.0 / J_prop)):
+    for unit, f in units:
         out[f"value_{unit}"] = None if v is None else v * f
         out[f"error_{unit}"] = None if e is None else e * f
     out["chi2_red"] = finite_or_none(fit["chi2_red"])
@@ -194,10 +106,8 @@ def _doubling_json(fit: dict, J_hz: float, J_prop: float) -> dict:
     cross = fit.get("crossing")
     if cross is not None:  # the model-free crossing of 2 T0, in the same units
         cv, ce = finite_or_none(cross["value"]), finite_or_none(cross["error"])
-        out["crossing"] = {**{f"value_{u}": None if cv is None else cv * f for u, f in
-                              (("J", 1.0), ("MHz", J_hz / 1e6), ("Jprop", 1.0 / J_prop))},
-                           **{f"error_{u}": None if ce is None else ce * f for u, f in
-                              (("J", 1.0), ("MHz", J_hz / 1e6), ("Jprop", 1.0 / J_prop))},
+        out["crossing"] = {**{f"value_{u}": None if cv is None else cv * f for u, f in units},
+                           **{f"error_{u}": None if ce is None else ce * f for u, f in units},
                            "bound": cross["bound"]}
     out["T0_J"] = finite_or_none(fit["T0"])
     out["T0_error_J"] = finite_or_none(fit["T0_error"])
@@ -208,15 +118,16 @@ def _doubling_json(fit: dict, J_hz: float, J_prop: float) -> dict:
 def _kinds(cfg: dict) -> list[str]:
     kinds = as_list(cfg, "kinds")
     for k in kinds:
-        require(k in SWEEPS, "kinds", kinds, f"error kinds among {', '.join(SWEEPS)} (hopping_spread: not available yet)")
+        require(k in SWEEPS, "kinds", kinds, f"error kinds among {', '.join(SWEEPS)}")
         require(cfg["model"].get(k) in (None, 0, "0"), k, cfg["model"].get(k),
                 f"not set in the model table: the tolerance study sweeps it (use {SWEEPS[k]})")
     return list(dict.fromkeys(kinds))
 
 
 def _spreads(cfg: dict, kind: str, spec) -> list[tuple[str, float]]:
-    """(text, S in units of J) of the kind's spreads, sorted; S = 0 first if given."""
-    values = [(str(v), to_energy(str(v), SWEEPS[kind], spec.J_hz, Ubar=spec.Ubar)) for v in as_list(cfg, SWEEPS[kind])]
+    """(text, S in units of J, or a fraction for hopping_spread) of the kind's spreads, sorted; S = 0 first if given."""
+    values = [(str(v), to_fraction(str(v), SWEEPS[kind]) if kind in FRACTIONS else
+               to_energy(str(v), SWEEPS[kind], spec.J_hz, Ubar=spec.Ubar)) for v in as_list(cfg, SWEEPS[kind])]
     for text, x in values:
         require(math.isfinite(x) and x >= 0, SWEEPS[kind], text, "spreads >= 0")
     out, seen = [], set()
@@ -275,9 +186,11 @@ class Tolerance(Study):
     def _assemble(self, cfg, spec0, kinds, lengths, spreads, tau, lives, mixes, odds):
         J_hz, J_prop = spec0.J_hz, spec0.J_prop
         K, NL, P = len(kinds), len(lengths), max(len(v) for v in spreads.values())
-        S_J = np.full((K, P), np.nan)
+        S_J = np.full((K, P), np.nan)  # each kind in its own unit: J, or a fraction (FRACTIONS)
         for ki, k in enumerate(kinds):
             S_J[ki, : len(spreads[k])] = [x for _, x in spreads[k]]
+        frac = np.array([k in FRACTIONS for k in kinds])
+        S_E = np.where(frac[:, None], np.nan, S_J)  # the energies only
         ratio = float(cfg.get("fit_ratio", math.inf))
         require(ratio > 1, "fit_ratio", ratio, "a number > 1 (inf: every spread)")
         tau = {**tau, "leakage_lifetime_array": lives.array("leakage_lifetime_array")}  # its doubling is fitted too
@@ -314,13 +227,16 @@ class Tolerance(Study):
             "kind": ("kind", np.array(kinds, dtype=str)),
             "L": ("L", np.array(lengths)),
             "spread": ("spread", np.arange(P), {"long_name": "index of the spread value (per kind: spread_J)"}),
-            "spread_J": (("kind", "spread"), S_J, {"units": "J", "long_name": "standard deviation S of the error"}),
-            "spread_MHz": (("kind", "spread"), S_J * J_hz / 1e6, {"units": "MHz", "long_name": "S/2pi"}),
-            "spread_Jprop": (("kind", "spread"), S_J / J_prop, {"units": "J_prop", "long_name": "S / J_prop"}),
+            "spread_J": (("kind", "spread"), S_E, {"units": "J", "long_name": "standard deviation S of the error"}),
+            "spread_MHz": (("kind", "spread"), S_E * J_hz / 1e6, {"units": "MHz", "long_name": "S/2pi"}),
+            "spread_Jprop": (("kind", "spread"), S_E / J_prop, {"units": "J_prop", "long_name": "S / J_prop"}),
         }
+        if frac.any():  # the fraction kinds (hopping_spread), nan for the energies
+            coords["spread_fraction"] = (("kind", "spread"), np.where(frac[:, None], S_J, np.nan),
+                                         {"units": "1", "long_name": "relative standard deviation X"})
         attrs = dataset_attrs(spec0, cfg, J_prop_J=J_prop, leakage_thermal_odds=odds,
                               T_leak_own_J=finite_or_none(leak_own) or "inf",
-                              not_swept=";".join(f"{k}: {v}" for k, v in NOT_SWEPT.items()))
+                              doubling_units="J (hopping_spread: a fraction)")
         attrs.pop("L", None)
         ds = xr.Dataset(data, coords=coords, attrs=attrs)
         # ---- summary
@@ -331,7 +247,7 @@ class Tolerance(Study):
             "conditions": "ideal" if c.ideal else "realistic",
             "J_prop": {"value_J": J_prop, "value_MHz": J_prop * J_hz / 1e6},
             "T_leak_own": time_json(leak_own, 0.0, J_hz),
-            "note": {**NOT_SWEPT,
+            "note": {**NOTES,
                      "doubling": "T_star(S) = T0 (1 + (S/S_2)^2) fitted per kind and L (weights: the T_star errors, "
                                  "absolute sigma) over the spreads up to the first where T_star reaches fit_ratio x "
                                  "T_star(0) (fit_spreads of them); S_2 is where T_star doubles; bound = 'lower': no "
@@ -348,20 +264,16 @@ class Tolerance(Study):
         }
         for ki, kind in enumerate(kinds):
             n = len(spreads[kind])
-            entry = {
-                "spreads": [t for t, _ in spreads[kind]],
-                "spreads_J": [x for _, x in spreads[kind]],
-                "spreads_MHz": [x * J_hz / 1e6 for _, x in spreads[kind]],
-                "spreads_Jprop": [x / J_prop for _, x in spreads[kind]],
-                "by_length": [],
-            }
+            units = units_of(kind, J_hz, J_prop)
+            entry = {"spreads": [t for t, _ in spreads[kind]],
+                     **{f"spreads_{u}": [x * f for _, x in spreads[kind]] for u, f in units}, "by_length": []}
             for li, L in enumerate(lengths):
                 row = {"L": L}
                 for q in DECAYS:
                     row[q] = [time_json(tau[q][ki, li, p, 0], tau[q][ki, li, p, 1], J_hz) for p in range(n)]
                 row.update(lives.lists([(ki, li, p) for p in range(n)], J_hz))
-                row["T_star_doubling"] = _doubling_json(fits["T_star"][ki][li], J_hz, J_prop)
-                row["tau_L_doubling"] = _doubling_json(fits["leakage_lifetime_array"][ki][li], J_hz, J_prop)
+                row["T_star_doubling"] = _doubling_json(fits["T_star"][ki][li], units)
+                row["tau_L_doubling"] = _doubling_json(fits["leakage_lifetime_array"][ki][li], units)
                 row["engine_mix"] = mixes[ki][li][:n]
                 entry["by_length"].append(row)
             summary[kind] = entry
@@ -381,18 +293,24 @@ class Tolerance(Study):
 
         for kind in summary["kinds"]:
             e = summary[kind]
+            frac = kind in FRACTIONS
+            xs, second = ((e["spreads_fraction"], e["spreads_percent"]) if frac else
+                          (e["spreads_Jprop"], [m * 1e3 for m in e["spreads_MHz"]]))
             for row in e["by_length"]:
                 lines += ["", f"{kind} ({LABELS[kind]}), L = {row['L']}",
-                          f"{'S/Jprop':>8} {'S/2pi kHz':>10} {'T_star':>16} {'T1':>16} {'T2':>16} {HEAD}  engines"]
-                for p, sj in enumerate(e["spreads_Jprop"]):
+                          (f"{'X':>8} {'X %':>10}" if frac else f"{'S/Jprop':>8} {'S/2pi kHz':>10}")
+                          + f" {'T_star':>16} {'T1':>16} {'T2':>16} {HEAD}  engines"]
+                for p, sj in enumerate(xs):
                     lives = cells(row["leakage_lifetime_qubit"][p], row["leakage_lifetime_array"][p],
                                   row["removal_efficiency"][p], unit="us")
-                    lines.append(f"{sj:8.3g} {e['spreads_MHz'][p] * 1e3:10.4g} {cell(row['T_star'][p])} "
+                    lines.append(f"{sj:8.3g} {second[p]:10.4g} {cell(row['T_star'][p])} "
                                  f"{cell(row['T1'][p])} {cell(row['T2'][p])} {lives}  "
                                  f"{format_mix(row['engine_mix'][p])}")
                 for name, key in (("T_star", "T_star_doubling"), ("tau_L", "tau_L_doubling")):
                     lines.append(f"  {name} doubles at S = {_fmt_doubling(row[key])}")
-        lines += ["", LEGEND, "hopping_spread: " + NOT_SWEPT["hopping_spread"]]
+        lines += ["", LEGEND]
+        if "hopping_spread" not in summary["kinds"]:
+            lines += ["hopping_spread: " + NOTES["hopping_spread"]]
         return "\n".join(lines) + "\n"
 
     # ------------------------------------------------------------------- plot
@@ -407,7 +325,8 @@ class Tolerance(Study):
             fig, axes = plt.subplots(len(kinds), len(lengths), figsize=(4.4 * len(lengths), 3.4 * len(kinds)),
                                      squeeze=False, sharey=True)
             for ki, kind in enumerate(kinds):
-                x = ds["spread_Jprop"].sel(kind=kind).values
+                frac = kind in FRACTIONS
+                x = ds["spread_fraction" if frac else "spread_Jprop"].sel(kind=kind).values
                 ok_x = np.isfinite(x)
                 for li, L in enumerate(lengths):
                     ax = axes[ki, li]
@@ -426,7 +345,7 @@ class Tolerance(Study):
                         ax.axhline(float(own) * us, color="C0", ls=":", lw=1.0, label=r"$T_1^{\rm q}/2$")
                     T0 = float(ds["T_star_fit_T0_J"].sel(kind=kind, L=L))
                     a = float(ds["T_star_fit_a_per_J2"].sel(kind=kind, L=L))
-                    jp = float(ds.attrs["J_prop_J"])
+                    jp = 1.0 if frac else float(ds.attrs["J_prop_J"])  # the unit of the x axis
                     bound = bool(int(ds["T_star_doubling_is_bound"].sel(kind=kind, L=L)))
                     m = int(ds["T_star_fit_spreads"].sel(kind=kind, L=L)) if "T_star_fit_spreads" in ds else len(x)
                     if np.isfinite(T0) and np.isfinite(a) and ok_x.any() and not bound:
@@ -438,10 +357,11 @@ class Tolerance(Study):
                             ax.plot([S2], [2 * T0 * us], "*", color="k", ms=10, label=r"$T_\star$ doubles")
                     S2 = float(ds["T_star_fit_doubling_J"].sel(kind=kind, L=L)) / jp
                     if bound and np.isfinite(S2):
-                        ax.annotate(r"$T_\star$ does not double: $S_2 >$" + f" {S2:.3g}" + r" $J_{\rm prop}$",
+                        unit = "" if frac else r" $J_{\rm prop}$"
+                        ax.annotate(r"$T_\star$ does not double: $S_2 >$" + f" {S2:.3g}" + unit,
                                     xy=(0.03, 0.04), xycoords="axes fraction", fontsize=8)
                     ax.set_yscale("log")
-                    ax.set_xlabel(f"{kind} S / " + r"$J_{\rm prop}$")
+                    ax.set_xlabel(f"{kind} X" if frac else f"{kind} S / " + r"$J_{\rm prop}$")
                     ax.set_title(f"{LABELS.get(kind, kind)}, L = {L}")
                 axes[ki, 0].set_ylabel(r"time ($\mu$s)")
             axes[0, 0].legend(fontsize=7, ncol=2)
@@ -455,6 +375,8 @@ def nan_or(x) -> float:
 
 
 def _fmt_doubling(d: dict) -> str:
+    if "value_fraction" in d:  # a fraction kind (hopping_spread)
+        return _fmt_fraction(d)
     if d["value_Jprop"] is None:
         return "(no fit)"
     if d["bound"] == "lower":
@@ -469,6 +391,20 @@ def _fmt_doubling(d: dict) -> str:
         else:
             out += (f"; crossing of 2 T0: {c['value_Jprop']:.3g} +- {c['error_Jprop']:.2g} J_prop = "
                     f"{c['value_MHz'] * 1e3:.4g} +- {c['error_MHz'] * 1e3:.2g} kHz")
+    return out
+
+
+def _fmt_fraction(d: dict) -> str:
+    if d["value_fraction"] is None:
+        return "(no fit)"
+    if d["bound"] == "lower":
+        return f"> {d['value_fraction']:.3g} (not doubled within the range)"
+    chi = "" if d["chi2_red"] is None else f", chi2_red = {d['chi2_red']:.2g}"
+    out = f"X = {d['value_fraction']:.3g} +- {d['error_fraction']:.2g} (fit{chi})"
+    c = d.get("crossing")
+    if c is not None and c["value_fraction"] is not None:
+        out += (f"; crossing of 2 T0: > {c['value_fraction']:.3g}" if c["bound"] == "lower" else
+                f"; crossing of 2 T0: {c['value_fraction']:.3g} +- {c['error_fraction']:.2g}")
     return out
 
 

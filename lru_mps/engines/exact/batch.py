@@ -116,6 +116,15 @@ def _hopping_blocks(L: int, nmax: int) -> tuple[np.ndarray, ...]:
     return tuple(H[idx][:, idx].toarray() for idx in basis.natural)
 
 
+@lru_cache(maxsize=16)
+def _bond_blocks(L: int, nmax: int) -> tuple[np.ndarray, ...]:
+    """The hopping of each bond (J_l = 1) on each N-block: block n is (L-1, d_n, d_n), for per-bond couplings."""
+    bond = np.kron(ops.adag, ops.a) + np.kron(ops.a, ops.adag)
+    per = [embed_bond(bond, l, L).tocsr() for l in range(L - 1)]
+    basis = _Basis(L, nmax)
+    return tuple(np.stack([B[idx][:, idx].toarray() for B in per]) for idx in basis.natural)
+
+
 class _Ops(ArrayLib):
     """The backend's array functions (autoray), plus numpy fast paths for norms and populations."""
 
@@ -221,6 +230,8 @@ class ExactBatch(BatchStore):
 
         # block n of realization r exists for n <= N_max(r); H_eff = hopping + diagonal on-site terms
         hop = _hopping_blocks(L, basis.nmax)
+        # per-bond couplings J_l (hopping spread): sum_l J_l (bond l's block), per realization
+        Js = np.array([real.hoppings for real in reals]) if any(real.J is not None for real in reals) else None
         diag = np.empty((self.R, L, 3), dtype=complex)
         dense = set()
         for r, real in enumerate(reals):
@@ -236,7 +247,8 @@ class ExactBatch(BatchStore):
             acc = dn[:, 0, lev[0]]
             for l in range(1, L):  # summed in site order, as hamiltonian_eff adds its terms
                 acc = acc + dn[:, l, lev[l]]
-            H = hop[n][None, :, :] + acc[:, :, None] * np.eye(lev.shape[1])
+            hn = hop[n][None, :, :] if Js is None else np.einsum("rb,bij->rij", Js[rs], _bond_blocks(L, basis.nmax)[n])
+            H = hn + acc[:, :, None] * np.eye(lev.shape[1])
             for j, r in enumerate(rs):
                 if r in dense:  # an on-site term that is not diagonal: build it as the exact engine does
                     from .state import hamiltonian_eff

@@ -38,8 +38,8 @@ def hamiltonian_eff(spec: ArraySpec, real: Realization, hermitian_only: bool = F
     if hermitian_only:
         onsite = 0.5 * (onsite + onsite.conj().transpose(0, 2, 1))
     terms = [embed(onsite[l], l, L) for l in range(L)]
-    bond = spec.bond_term()
-    terms += [embed_bond(bond, l, L) for l in range(L - 1)]
+    bonds = spec.bond_terms(real)  # J_l (a_l^dag a_l+1 + h.c.)
+    terms += [embed_bond(bonds[l], l, L) for l in range(L - 1)]
     return reduce(lambda x, y: x + y, terms).tocsr()
 
 

@@ -45,7 +45,8 @@ NORM_ERROR_WARN = 1e-8
 def hamiltonian_mpo(spec: ArraySpec, real: Realization, hermitian_only: bool = True):
     """H (or H_eff) as a quimb MatrixProductOperator of bond dimension 4, from the model's local terms.
 
-    W_l = [[1, 0, 0, 0], [a, 0, 0, 0], [a^dag, 0, 0, 0], [h_l, J a^dag, J a, 1]].
+    W_l = [[1, 0, 0, 0], [a, 0, 0, 0], [a^dag, 0, 0, 0], [h_l, J_l a^dag, J_l a, 1]], J_l the coupling of
+    bond (l, l+1) (``real.hoppings``).
     """
     import quimb.tensor as qtn
 
@@ -53,6 +54,7 @@ def hamiltonian_mpo(spec: ArraySpec, real: Realization, hermitian_only: bool = T
     onsite = spec.onsite_terms(real)
     if hermitian_only:
         onsite = 0.5 * (onsite + onsite.conj().transpose(0, 2, 1))
+    J = np.append(real.hoppings, 0.0)  # (the last site's row 3 is not used)
     arrays = []
     for l in range(L):
         W = np.zeros((4, 4, 3, 3), dtype=complex)
@@ -60,8 +62,8 @@ def hamiltonian_mpo(spec: ArraySpec, real: Realization, hermitian_only: bool = T
         W[1, 0] = ops.a
         W[2, 0] = ops.adag
         W[3, 0] = onsite[l]
-        W[3, 1] = ops.adag
-        W[3, 2] = ops.a
+        W[3, 1] = J[l] * ops.adag
+        W[3, 2] = J[l] * ops.a
         W[3, 3] = ops.identity
         if l == 0:
             arrays.append(W[3])  # (r, u, d)

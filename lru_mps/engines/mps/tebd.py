@@ -116,13 +116,13 @@ def bond_hamiltonians(spec, real) -> np.ndarray:
     """h_b (L-1, 9, 9), acting on sites b, b+1, with the on-site terms split between bonds (units of J)."""
     L = spec.L
     onsite = spec.onsite_terms(real)
-    hop = spec.bond_term()
+    hop = spec.bond_terms(real)
     eye = np.eye(3)
     out = np.zeros((max(L - 1, 0), 9, 9), dtype=complex)
     for b in range(L - 1):
         wl = 1.0 if b == 0 else 0.5
         wr = 1.0 if b + 1 == L - 1 else 0.5
-        out[b] = hop + wl * np.kron(onsite[b], eye) + wr * np.kron(eye, onsite[b + 1])
+        out[b] = hop[b] + wl * np.kron(onsite[b], eye) + wr * np.kron(eye, onsite[b + 1])
     return out
 
 

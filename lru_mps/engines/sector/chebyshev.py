@@ -2,7 +2,7 @@
 
 H_eff = H - i Gamma on an N sector has a real symmetric H (on-site energies
 dw_l n_l - (U_l/2) n_l(n_l - 1) on the diagonal, hopping sqrt(n) factors off
-it, J = 1) and a diagonal Gamma >= 0 (half the rates of the jump channels
+it, times the bond's J_l) and a diagonal Gamma >= 0 (half the rates of the jump channels
 times <op^dag op>).  With the real bounds [a, b] of H's spectrum (Gershgorin)
 and the centre c = (a + b)/2 - i Gamma_max/2, the scaled H' = (H_eff - c)/r,
 r = (b - a)/2, has its numerical range in a thin box around [-1, 1], and

@@ -121,7 +121,7 @@ def transition(L: int, N: int, site: int, j: int, i: int):
 
 
 def sector_hamiltonian(spec: ArraySpec, real: Realization, N: int, onsite: np.ndarray | None = None) -> sp.csr_matrix:
-    """Sparse H_eff on the N sector: diagonal on-site terms plus hopping J = 1."""
+    """Sparse H_eff on the N sector: diagonal on-site terms plus the hopping J_l of every bond (``real.hoppings``)."""
     L = spec.L
     basis = sector_basis(L, N)
     onsite = spec.onsite_terms(real) if onsite is None else onsite
@@ -131,13 +131,14 @@ def sector_hamiltonian(spec: ArraySpec, real: Realization, N: int, onsite: np.nd
     diag = diag_terms[np.arange(L)[None, :], basis.occ].sum(axis=1) if N else np.zeros(1, dtype=complex)
     rows, cols, vals = [np.arange(basis.dim)], [np.arange(basis.dim)], [diag.astype(complex)]
     occ = basis.occ
+    J = real.hoppings
     for l in range(L - 1):
         # a_l^dag a_{l+1}: one boson from l+1 to l, amplitude sqrt(n_l + 1) sqrt(n_{l+1})
         src = np.nonzero((occ[:, l + 1] >= 1) & (occ[:, l] <= 1))[0]
         if len(src) == 0:
             continue
         new = occ[src].copy()
-        amp = np.sqrt((new[:, l] + 1.0) * new[:, l + 1])
+        amp = J[l] * np.sqrt((new[:, l] + 1.0) * new[:, l + 1])
         new[:, l] += 1
         new[:, l + 1] -= 1
         dst = basis.index_of(new)
