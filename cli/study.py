@@ -110,5 +110,5 @@ _make("qec", [
                  help="p of the direct simulation with the injection maps (L <= 4), e.g. 1e-3,1e-2,0.1 "
                       "[default: 1e-3,1e-2,3e-2,0.1; the --injection p is always among them]."),
     click.option("--direct-realizations", default=None, type=int,
-                 help="Disorder realizations of the direct simulation (0: none) [default: 16]."),
+                 help="Disorder realizations of the direct simulation (0: none) [default: 32]."),
 ])

@@ -1,9 +1,11 @@
 """`lru-mps study qec` (issue 23, item 2): outputs and JSON contract, the closed forms of the QEC numbers, resume,
-bad input, and S(k) and D against the master equation.
+bad input, S(k) and D against the master equation, and the direct simulation of the steady-state leakage with the
+leakage-injection maps (the reference's maps, a closed form, the ODE, linear response, the study's numbers).
 
 Cost on one core: the quick study once (a module fixture), a resumed copy of it, one quick run through the
 command line, the working-point comparison with the Lindblad reference and arithmetic: 44 s in all with the
-2-core machine's load at 3.6 (the reference comparison 18 s of it), 64 s at load 6.
+2-core machine's load at 3.6 (the reference comparison 18 s of it), 64 s at load 6; with the direct simulation
+(4 realizations in the quick study, its tests 8 s) 59 s at load 5.
 Long (reduced form; LRU_MPS_LONG_SCALE=1 for the full one): the comparison at L = 4 and the calibration of D's
 error over seeds.
 """
@@ -347,6 +349,9 @@ def test_injection_off_is_the_reference_of_before():
     zero = lindblad_observables(spec, real, "coherence", times, 8, injection=(0.0, 3.7))
     assert np.abs(zero.populations - res.populations).max() < 1e-12
     assert np.abs(zero.coherence - res.coherence).max() < 1e-12
+    for bad in ((1.5, 3.0), (0.1, -1.0), ("a", 1.0), 0.1):
+        with pytest.raises(ParameterError, match="injection"):
+            lindblad_observables(spec, real, "coherence", times, 8, injection=bad)
 
 
 def test_injection_kraus_maps_are_trace_preserving():

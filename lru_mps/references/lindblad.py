@@ -395,8 +395,11 @@ def injection_kraus(p: float) -> list[np.ndarray]:
 def _check_injection(injection) -> None:
     if injection is None:
         return
-    ok = isinstance(injection, (tuple, list)) and len(injection) == 2
-    p, t_c = (float(x) for x in injection) if ok else (math.nan, math.nan)
+    try:
+        p, t_c = (float(x) for x in injection)
+        ok = True
+    except (TypeError, ValueError):
+        ok, p, t_c = False, math.nan, math.nan
     require(ok and 0.0 <= p <= 1.0 and math.isfinite(t_c) and t_c > 0, "injection", injection,
             "(p, t_c): a probability per cycle in [0, 1] and a cycle time > 0 (units of 1/J)")
 

@@ -71,7 +71,7 @@ with the same T1q and Tphi.  Writes leakage_model.json for a leakage-aware
 circuit simulator.  Options: --cycle-time (default 1us), --injection
 (default 1e-3), --cycles (default: the whole cycles in 40 us),
 --direct-injections (default 1e-3,1e-2,3e-2,0.1), --direct-realizations
-(default 16; 0: none).  Default: L = 3, periodic feedback at 0.03 J,
+(default 32; 0: none).  Default: L = 3, periodic feedback at 0.03 J,
 realistic; about a minute and a half on 2 cores (--quick: seconds).
 """
 

@@ -105,7 +105,7 @@ def direct_simulation(spec, cfg: dict, t_c: float, p: float, D: float, D_error: 
     """(the ``direct_simulation`` block of the summary, or None; a note on it)."""
     ps = direct_injections(cfg, p)
     R = direct_realizations(cfg)
-    t0_nodes = int(cfg.get("direct_t0_nodes", inj.T0_NODES))
+    t0_nodes = inj.T0_NODES
     if spec.L > MAX_LENGTH:
         return None, (f"direct simulation not computed at L = {spec.L}: the density-matrix reference holds L <= "
                       f"{MAX_LENGTH} (a trajectory version with the injection maps does not exist yet); 'value' is "

@@ -188,7 +188,7 @@ def plot_direct(ax, summary: dict) -> None:
     inset.axhline(1.0, color="0.5", lw=0.6)
     inset.set_xscale("log")
     inset.tick_params(labelsize=6)
-    inset.set_title("direct / linear", fontsize=6)
+    inset.set_title(r"direct / $pD_0/(1+pD_0)$", fontsize=6)
 
 
 def plot(ds, summary: dict, figdir) -> list:
