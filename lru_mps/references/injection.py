@@ -11,16 +11,16 @@ With incommensurate t_c and feedback period 1/G the process has no period;
 its t0-averaged boundary value converges to a constant, and P_star^(1) is a
 site-1 observable that a measurement on site L does not move when it acts,
 so it is a smooth periodic function of t0 and a few midpoint nodes suffice
-(``T0_NODES``).  With M nodes the boundary values keep a small quasi-periodic
-ripple (the comb of M clock phases slides along the boundaries; at the
-working point 2e-4 relative at p = 0.1 with 16 nodes, 1e-5 with 64, and ~1e-5
-at p = 1e-3 with either: round-off of the eigenbasis, 1e-8 absolute), so the
-value is the mean over the last quarter of the run, which is the clock-phase
-average the boundaries sample (ergodic: t_c G irrational).  The run has
-``MIN_CYCLES`` cycles (the thermal start relaxes at 1/T1q, 17 cycles at the
-defaults) and is doubled, up to ``MAX_CYCLES``, until the last two quarters'
-means agree within ``tol`` of the value (``residual``: their difference).
-Without a thermal bath (decay and
+(``T0_NODES`` = 16 agree with 128 to 3e-6 relative at the working point).
+With M nodes the boundary values keep a small quasi-periodic ripple (the comb
+of M clock phases slides along the boundaries: 2e-4 relative at p = 0.1 with
+16 nodes, 1e-5 with 64; ~1e-5 at p = 1e-3 with either, 1e-8 absolute, which
+does not shrink with M: likely round-off), so the value is the mean over the last quarter of
+the run, the clock-phase average that the boundaries sample (t_c G
+irrational).  The run has ``MIN_CYCLES`` cycles (the thermal start relaxes
+at 1/T1q, 17 cycles at the defaults) and is doubled, up to ``MAX_CYCLES``,
+until the last two quarters' means agree within ``tol`` of the value
+(``residual``: their difference).  Without a thermal bath (decay and
 dephasing only) the array relaxes to its ground state while it runs: the
 steady state's p -> 0 limit is p D_0, D_0 the single-event duration with the
 array at 0 K, which :func:`steady_state` also returns (the same Liouvillian,
@@ -29,9 +29,11 @@ S(k) < ``S_FLOOR``).
 
 Every realization's Liouvillian (charge sector q = 0: the starts are diagonal,
 and H, the jumps, the measurement and the injection keep q) is diagonalized
-once and serves every p and both durations.
-:func:`lru_mps.references.lindblad.lindblad_observables` with
-``injection=(p, t_c)`` gives the same numbers on any grid (tests/test_qec.py).
+once and serves every p and both durations.  It is built as
+lindblad._density_matrices builds it, from the same channel and measurement
+operators; :func:`lru_mps.references.lindblad.lindblad_observables` with
+``injection=(p, t_c)`` gives the same numbers on any grid (tests/test_qec.py
+checks both paths against each other).
 """
 
 from __future__ import annotations
