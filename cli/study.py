@@ -109,4 +109,9 @@ _make("qec", [
     click.option("--cycle-time", default=None, help="The QEC cycle t_c, e.g. 1us, 500ns, 30/J [default: 1us]."),
     click.option("--injection", default=None, help="Leakage-event probability per cycle p, in (0, 1) [default: 1e-3]."),
     click.option("--cycles", default=None, help="Cycles K to simulate [default: auto, the whole cycles in 40 us]."),
+    click.option("--direct-injections", default=None,
+                 help="p of the direct simulation with the injection maps (L <= 4), e.g. 1e-3,1e-2,0.1 "
+                      "[default: 1e-3,1e-2,3e-2,0.1; the --injection p is always among them]."),
+    click.option("--direct-realizations", default=None, type=int,
+                 help="Disorder realizations of the direct simulation (0: none) [default: 32]."),
 ])

@@ -138,7 +138,8 @@ def test_engines_are_packages():
         have = {m.rpartition(".")[2] for m in MODULES if m.rpartition(".")[0] == package}
         assert have == members, (package, have ^ members)
     assert {m for m in MODULES if m.startswith("lru_mps.references")} == {
-        "lru_mps.references", "lru_mps.references.lindblad", "lru_mps.references.single_excitation"}
+        "lru_mps.references", "lru_mps.references.lindblad", "lru_mps.references.single_excitation",
+        "lru_mps.references.injection"}
 
 
 def test_every_engine_implements_the_protocol():

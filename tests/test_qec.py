@@ -1,9 +1,11 @@
 """`lru-mps study qec` (issue 23, item 2): outputs and JSON contract, the closed forms of the QEC numbers, resume,
-bad input, and S(k) and D against the master equation.
+bad input, S(k) and D against the master equation, and the direct simulation of the steady-state leakage with the
+leakage-injection maps (the reference's maps, a closed form, the ODE, linear response, the study's numbers).
 
 Cost on one core: the quick study once (a module fixture), a resumed copy of it, one quick run through the
 command line, the working-point comparison with the Lindblad reference and arithmetic: 44 s in all with the
-2-core machine's load at 3.6 (the reference comparison 18 s of it), 64 s at load 6.
+2-core machine's load at 3.6 (the reference comparison 18 s of it), 64 s at load 6; with the direct simulation
+(4 realizations in the quick study, its tests 8 s) 59 s at load 5.
 Long (reduced form; LRU_MPS_LONG_SCALE=1 for the full one): the comparison at L = 4 and the calibration of D's
 error over seeds.
 """
@@ -22,11 +24,14 @@ from lru_mps.analysis.qec import (bare_T2, cycle_indices, cycle_total, geometric
 from lru_mps.errors import ParameterError
 from lru_mps.io.datasets import load_dataset
 from lru_mps.physics.model import ArraySpec
-from lru_mps.references.lindblad import lindblad_observables
+from lru_mps.references.injection import isolated_site_steady_state, steady_state
+from lru_mps.references.lindblad import injection_kraus, lindblad_observables, lindblad_observables_ode
+from lru_mps.run.seeding import disorder_rng
 from lru_mps.run.simulate import simulate
 from lru_mps.studies import get_study, replot, run_study, study_names
 from lru_mps.studies.base import StudyContext, load_config
 from lru_mps.studies.qec import cycle_grid
+from lru_mps.studies.qec_direct import direct_simulation
 from lru_mps_cli.main import main
 
 PROBS = ("eps_1", "p_x", "p_y", "p_z", "p_total")
@@ -57,7 +62,7 @@ def test_quick_qec_outputs_and_contract(quick):
     assert 0.5 < s["mean_leakage_cycles"]["value"] < 1.5 and s["mean_leakage_cycles"]["error"] > 0
     assert s["seepage_per_cycle"]["cycles"] == ls["cycles"] and len(s["seepage_per_cycle"]["value"]) == 20
     ss = s["steady_state_leakage"]
-    assert ss["direct_simulation"] is None and "not yet computed" in ss["note"]  # no fake number
+    assert {"points", "realizations", "D_reference", "method"} <= set(ss["direct_simulation"])  # L = 3: computed
     e = s["error_per_cycle"]
     assert e["resolved"] and set(e) >= {"model", "lru", "bare", "added"}
     for who in ("lru", "bare"):
@@ -72,7 +77,7 @@ def test_quick_qec_outputs_and_contract(quick):
         s["mean_leakage_cycles"]["value"]
     assert model["seepage_per_cycle"] == s["seepage_per_cycle"]
     assert model["qubit_error_per_cycle"]["added"] == {q: e["added"][q] for q in PROBS}
-    assert model["steady_state_leakage"]["direct_simulation"] is None
+    assert model["steady_state_leakage"]["direct_simulation"] == ss["direct_simulation"]
     ds = load_dataset(out / "results.nc")
     assert ds["S_mean"].dims == ("cycle",) and ds.sizes["cycle"] == 21 and ds.sizes["time_J"] == 81
     np.testing.assert_array_equal(ds["S_mean"].values[1:], ls["mean"])
@@ -80,7 +85,7 @@ def test_quick_qec_outputs_and_contract(quick):
     assert fig.stat().st_size > 1000 and fig.with_suffix(".pdf").exists()
     fig.unlink()
     assert any(p.name == "qec_leakage.png" for p in replot(out)) and fig.exists()  # lru-mps plot DIR
-    assert "mean leakage duration D" in res.table and "not yet computed" in res.table
+    assert "mean leakage duration D" in res.table and "direct simulation" in res.table
 
 
 def test_quick_numbers_follow_their_formulas(quick):
@@ -131,23 +136,32 @@ def test_interrupted_run_resumes(quick, tmp_path):
 
 
 def test_command_line_options(tmp_path):
-    """--cycle-time with a unit, --cycles, --injection reach the study; bad values name the option and the range."""
+    """--cycle-time with a unit, --cycles, --injection, --direct-injections, --direct-realizations reach the study; bad
+    values name the option and the range (before any ensemble runs)."""
     runner = CliRunner()
     res = runner.invoke(main, ["study", "qec", "--quick", "--cycle-time", "500ns", "--cycles", "8", "--injection",
-                               "0.01", "--workers", "1", "--json", "--out", str(tmp_path / "a")], catch_exceptions=False)
+                               "0.01", "--direct-injections", "0.2", "--direct-realizations", "1", "--workers", "1",
+                               "--json", "--out", str(tmp_path / "a")], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     s = json.loads(res.output)
     assert s["cycle_time"]["value_ns"] == 500.0 and s["cycles"] == 8 and s["points_per_cycle"] == 10
     assert s["t_final"]["value_us"] == pytest.approx(4.0) and s["leakage_survival"]["cycles"] == list(range(1, 9))
     D = s["mean_leakage_cycles"]["value"]
     assert s["steady_state_leakage"]["value"] == pytest.approx(0.01 * D / (1 + 0.01 * D))
+    direct = s["steady_state_leakage"]["direct_simulation"]
+    assert direct["realizations"] == 1 and [x["p"] for x in direct["points"]] == [0.01, 0.2]  # the injection p joins
+    assert direct["points"][0]["error"] is None  # one realization: no standard error
     for args, shown in ((["--injection", "1.5"], "--injection=1.5 is not allowed: a probability per cycle in (0, 1)"),
                         (["--injection", "0"], "--injection=0 is not allowed"),
                         (["--injection", "abc"], "--injection=abc is not allowed"),
                         (["--cycle-time", "-1us"], "--cycle-time=-1us (= -31.42/J) is not allowed: a finite time > 0"),
                         (["--cycle-time", "1parsec"], "--cycle-time=1parsec is not allowed"),
                         (["--cycles", "0"], "--cycles=0 is not allowed: an integer in 1..5000 or 'auto'"),
-                        (["--cycle-time", "1ps"], "--cycle-time=1ps (= 3.142e-05/J) is not allowed: at least duration")):
+                        (["--cycle-time", "1ps"], "--cycle-time=1ps (= 3.142e-05/J) is not allowed: at least duration"),
+                        (["--direct-injections", "0.1,1.5"],
+                         "--direct-injections=0.1,1.5 is not allowed: probabilities per cycle in (0, 1)"),
+                        (["--direct-injections", "x"], "--direct-injections=x is not allowed"),
+                        (["--direct-realizations", "-1"], "--direct-realizations=-1 is not allowed: an integer >= 0")):
         res = runner.invoke(main, ["study", "qec", "--quick", *args, "--out", str(tmp_path / "b")])
         assert res.exit_code == 2 and shown in res.output, (args, res.output)
     with pytest.raises(ParameterError, match="threshold"):
@@ -283,7 +297,8 @@ def test_duration_error_is_the_scatter_over_seeds(tmp_path):
     values, errors, naive = [], [], []
     for k in range(K):
         cfg = load_config("qec", study.DEFAULTS, None,
-                          {"seed": 5000 + k, "trajectories": 192, "duration": "20us", "min_time_points": 41})
+                          {"seed": 5000 + k, "trajectories": 192, "duration": "20us", "min_time_points": 41,
+                           "direct_realizations": 0})
         s = study.compute(cfg, StudyContext(out=tmp_path / f"seed{k}", workers=1))[1]
         D, p = s["mean_leakage_cycles"], s["error_per_cycle"]["lru"]["p_total"]
         values.append([D["value"], p["value"]])
@@ -295,3 +310,173 @@ def test_duration_error_is_the_scatter_over_seeds(tmp_path):
     ratio, n = _ratio(values, errors)
     assert LOW <= ratio <= HIGH, (ratio, n)
     assert _ratio(values[:, :1], np.array(naive)[:, None])[0] > HIGH  # the test can tell a wrong error
+
+
+# ------------------------------------------------------------------ the direct simulation: leakage-injection maps
+def _reference_spec(length=3):
+    return ArraySpec.from_user(length=length, reset="periodic", rate="0.3J", temperature="300mK", t1="50/J",
+                               tphi="80/J")
+
+
+#: lindblad_observables(_reference_spec(), rng(7) realization, "coherence", linspace(0, 20, 9), t0_nodes=8) at
+#: times[2] and times[8], computed by the reference of commit e3cd6fe (before the injection option): populations
+#: [site][level], then <sigma^-_1>
+PINNED_E3CD6FE = {
+    2: ([[0.5675416316542985, 0.423094821037963, 0.009363547307725097],
+         [0.7904633564556212, 0.16173625963091784, 0.04780038391344757],
+         [0.9574849284071992, 0.04232458559025928, 0.0001904860025279787]],
+        0.38868519330775864 + 0.001663589867304516j),
+    8: ([[0.7052333646130081, 0.28591581824554085, 0.008850817141392171],
+         [0.9143157623978274, 0.06436697441183387, 0.021317263190279753],
+         [0.9851477482357277, 0.014769979472357893, 8.227229185547875e-05]],
+        0.25597503439717023 - 0.02498375122836068j),
+}
+
+
+def test_injection_off_is_the_reference_of_before():
+    """injection=None is the reference without the option: the numbers of e3cd6fe (to 1e-13, the last bits are the
+    BLAS kernels'; on this machine they were equal bit for bit), and the same arrays as leaving it out; p = 0 maps
+    are the identity (1e-12: the eigenbasis round trip)."""
+    spec = _reference_spec()
+    real = spec.draw_realization(np.random.default_rng(7))
+    times = np.linspace(0.0, 20.0, 9)
+    res = lindblad_observables(spec, real, "coherence", times, 8)
+    for i, (pops, coh) in PINNED_E3CD6FE.items():
+        np.testing.assert_allclose(res.populations[i], pops, rtol=0, atol=1e-13)
+        assert abs(res.coherence[i] - coh) < 1e-13
+    off = lindblad_observables(spec, real, "coherence", times, 8, injection=None)
+    assert np.array_equal(off.populations, res.populations) and np.array_equal(off.coherence, res.coherence)
+    zero = lindblad_observables(spec, real, "coherence", times, 8, injection=(0.0, 3.7))
+    assert np.abs(zero.populations - res.populations).max() < 1e-12
+    assert np.abs(zero.coherence - res.coherence).max() < 1e-12
+    for bad in ((1.5, 3.0), (0.1, -1.0), ("a", 1.0), 0.1):
+        with pytest.raises(ParameterError, match="injection"):
+            lindblad_observables(spec, real, "coherence", times, 8, injection=bad)
+
+
+def test_injection_kraus_maps_are_trace_preserving():
+    """sum_i K_i^dag K_i = 1 for every p; the map sends |0>, |1> to |2> with probability p and keeps |2>."""
+    for p in (0.0, 1e-3, 0.3, 1.0):
+        K = injection_kraus(p)
+        np.testing.assert_allclose(sum(k.conj().T @ k for k in K), np.eye(3), atol=1e-15)
+        for level in (0, 1, 2):
+            rho = np.zeros((3, 3), complex)
+            rho[level, level] = 1.0
+            out = sum(k @ rho @ k.conj().T for k in K)
+            expected = np.zeros(3)
+            expected[level] = 1.0 if level == 2 else 1.0 - p
+            expected[2] += p if level < 2 else 0.0
+            np.testing.assert_allclose(np.diag(out).real, expected, atol=1e-15)
+    spec = _reference_spec()
+    real = spec.draw_realization(np.random.default_rng(7))
+    res = lindblad_observables(spec, real, "coherence", np.linspace(0.0, 12.0, 7), 4, injection=(0.4, 2.5))
+    np.testing.assert_allclose(res.populations.sum(axis=2), 1.0, atol=1e-12)
+
+
+def test_isolated_site_steady_state_closed_form(monkeypatch):
+    """Without the array coupling (J = 0) site 1 is one qutrit whose |2> decays at 2/T1q: before the map at boundary
+    k, x_{k+1} = (x_k + p (1 - x_k)) e, e = e^{-2 t_c/T1q}, and between boundaries the population decays from the
+    map's output.  The reference on a grid that misses the boundaries, the steady state p e/(1 - (1 - p) e) of the
+    driver, and D = e/(1 - e), for which p D/(1 + p D) is that steady state exactly (no overlapping events)."""
+    monkeypatch.setattr(ArraySpec, "bond_term", lambda self: np.zeros((9, 9)))
+    spec = ArraySpec.from_user(length=2, reset="periodic", rate="0.3J", t1="50/J", tphi="80/J", temperature="300mK")
+    real = spec.draw_realization(np.random.default_rng(3))
+    p, tc, T1q = 0.05, 7.3, spec.conditions.T1q
+    e = math.exp(-2 * tc / T1q)
+    times = np.linspace(0.0, 60.0, 37)  # 1.67/J steps: boundaries at 7.3 k fall between the points, 0 on one
+    res = lindblad_observables(spec, real, "ground", times, 8, injection=(p, tc))
+    expected = []
+    for t in times:
+        x, k = 0.0, 0
+        while (k + 1) * tc < t:
+            x, k = (x + p * (1 - x)) * e, k + 1
+        expected.append(0.0 if t == 0 else (x + p * (1 - x)) * math.exp(-2 * (t - k * tc) / T1q))
+    np.testing.assert_allclose(res.populations[:, 0, 2], expected, rtol=0, atol=1e-13)
+    out = steady_state(spec, real, [p, 0.5], tc)
+    D = e / (1 - e)
+    assert out.D_cold == pytest.approx(D, rel=1e-10) and out.D_thermal == pytest.approx(D, rel=1e-10)
+    for s in out.steady:
+        assert s.converged and s.value == pytest.approx(isolated_site_steady_state(s.p, tc, T1q), rel=1e-9)
+        assert s.value == pytest.approx(s.p * D / (1 + s.p * D), rel=1e-9)
+
+
+def test_injection_interleaves_with_measurements_as_the_ode():
+    """L = 2, periodic feedback every 3.33/J, maps every 2.9/J (every order of the two occurs), the coherence start
+    (q = 0 and q = 1 sectors), a grid that holds some boundaries (0, 5.8, 11.6) and misses the others: the eigenbasis
+    solver against solve_ivp stepping from event to event."""
+    spec = _reference_spec(length=2)
+    real = spec.draw_realization(np.random.default_rng(7))
+    times = np.linspace(0.0, 11.6, 11)
+    a = lindblad_observables(spec, real, "coherence", times, 3, injection=(0.2, 2.9))
+    b = lindblad_observables_ode(spec, real, "coherence", times, 3, injection=(0.2, 2.9))
+    assert np.abs(a.populations - b.populations).max() < 1e-8 and np.abs(a.coherence - b.coherence).max() < 1e-8
+    assert np.ptp(a.populations[:, 0, 2]) > 0.2
+
+
+def test_direct_steady_state_is_linear_response_at_small_p():
+    """The working point (L = 3, realistic, one realization of the study's disorder stream), t_c = 1 us.  With D0 the
+    same reference's single-event duration (array at 0 K: without a bath the array cools over the cycles), the direct
+    steady state is p D0 (1 + c p + O(p^2)) against p D0/(1 + p D0):
+
+    - the p -> 0 limit: rel(p) = direct/(p D0/(1 + p D0)) - 1 extrapolated linearly from p = 1e-4, 1e-3 to p = 0
+      is 0 within 1e-4 (D0's t0 quadrature, 1e-5);
+    - the slope c = rel/p is set by overlapping events: a later event meets the excitations an earlier one left
+      (at most N_exc = sum_k <N>(k t_c) per event, from the reference), and its duration changes by at most
+      D_max - D0 (D_max = 1/(e^{2 t_c/T1q} - 1): a |2> that stays on site 1 until it decays) or -D0; the earlier
+      one's likewise, so 0 < |c| <= 2 N_exc max(D_max - D0, D0)/D0;
+    - linear in p up to 1e-2: rel(1e-2)/rel(1e-3) = 10 within 15 %.
+    A boundary value recorded after the map instead of before would be off by 1/D0 at any p; a map with p^2 for p
+    by a factor p."""
+    spec = ArraySpec.from_user(length=3)
+    real = spec.draw_realization(disorder_rng(0, 2))
+    ps = [1e-4, 1e-3, 1e-2]
+    out = steady_state(spec, real, ps, TC)
+    D0 = out.D_cold
+    rel = np.array([s.value / (s.p * D0 / (1 + s.p * D0)) - 1 for s in out.steady])
+    assert all(s.converged for s in out.steady) and out.D_complete
+    intercept = (rel[0] * ps[1] - rel[1] * ps[0]) / (ps[1] - ps[0])
+    assert abs(intercept) < 1e-4, rel
+    cold = ArraySpec.from_user(length=3, temperature="0")
+    pops = lindblad_observables(cold, real, "leakage", np.arange(0, 256) * TC, 16).populations
+    N_exc = (pops[1:, :, 1] + 2 * pops[1:, :, 2]).sum()
+    D_max = 1 / math.expm1(2 * TC / spec.conditions.T1q)
+    c = rel[1] / ps[1]
+    assert 0 < c <= 2 * N_exc * max(D_max - D0, D0) / D0, (c, N_exc, D_max, D0)
+    assert rel[2] / rel[1] == pytest.approx(10, rel=0.15), rel
+    print("D0", D0, "thermal", out.D_thermal, "rel", rel, "c", c, "N_exc", N_exc, "D_max", D_max)
+
+
+def test_study_direct_numbers_are_the_references(quick):
+    """The quick study's direct simulation: every point the mean over the realizations 0..R-1 of the study's disorder
+    stream of the driver's steady states (exactly), the driver equal to lindblad_observables with the maps on the
+    boundary grid (one realization, one p), the linear responses from D; null above L = 4."""
+    _, res = quick
+    s = res.summary
+    ss = s["steady_state_leakage"]
+    d = ss["direct_simulation"]
+    spec = ArraySpec.from_user(length=3)
+    R, ps = d["realizations"], [x["p"] for x in d["points"]]
+    assert R == 4 and ps == [1e-3, 1e-2, 3e-2, 1e-1] and d["t0_nodes"] == 16
+    runs = [steady_state(spec, spec.draw_realization(disorder_rng(s["parameters"]["seed"], i)), ps, TC)
+            for i in range(R)]
+    D = s["mean_leakage_cycles"]["value"]
+    for j, x in enumerate(d["points"]):
+        vals = np.array([r.steady[j].value for r in runs])
+        D0 = np.array([r.D_cold for r in runs])
+        assert x["value"] == pytest.approx(vals.mean(), rel=1e-12)
+        assert x["error"] == pytest.approx(vals.std(ddof=1) / 2, rel=1e-9)
+        assert x["linear_response"] == pytest.approx(x["p"] * D / (1 + x["p"] * D), rel=1e-12)
+        lr0 = x["p"] * D0 / (1 + x["p"] * D0)
+        assert x["linear_response_reference"] == pytest.approx(lr0.mean(), rel=1e-12)
+        assert x["ratio"] == pytest.approx(vals.sum() / lr0.sum(), rel=1e-12) and x["converged"]
+    assert d["D_reference"]["cold"]["value"] == pytest.approx(np.mean([r.D_cold for r in runs]), rel=1e-12)
+    ratios = [x["ratio"] for x in d["points"]]
+    assert 1 < ratios[0] < 1.02 and all(b > a for a, b in zip(ratios, ratios[1:]))  # overlaps add leakage
+    real = spec.draw_realization(disorder_rng(0, 1))
+    x = lindblad_observables(spec, real, "ground", np.arange(runs[1].steady[1].cycles + 1) * TC, 16,
+                             injection=(ps[1], TC)).populations[:, 0, 2]
+    assert runs[1].steady[1].value == pytest.approx(x[-(runs[1].steady[1].cycles // 4):].mean(), rel=1e-10)
+    assert s["points_per_cycle"] and res.dataset["direct_value"].values.tolist() == [x["value"] for x in d["points"]]
+    long = ArraySpec.from_user(length=5)
+    block, note = direct_simulation(long, {"seed": 0, "direct_realizations": 4}, TC, 1e-3, 1.0, 0.01)
+    assert block is None and "not computed at L = 5" in note

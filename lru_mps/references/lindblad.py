@@ -21,7 +21,15 @@ where it jumps; the midpoint rule therefore converges like O(1/M) (at most
 when it falls on a cell boundary), not O(1/M^2) in general.  As in the trajectory code, a
 measurement at exactly a grid time acts after the observables are recorded.
 
-Initial state: site 1 in ``site1_state(init)``, sites 2..L in the diagonal
+Leakage injection (optional, ``injection=(p, t_c)``; docs/physics.md §8 "The QEC view"): at every cycle
+boundary t = k t_c (k = 0, 1, ...) the Kraus map rho -> sum_i K_i rho K_i^dag on site 1 with
+K_0 = sqrt(1-p) (|0><0| + |1><1|) + |2><2|, K_1 = sqrt(p) |2><0|, K_2 = sqrt(p) |2><1|
+(:func:`injection_kraus`).  It acts after the observables at that time are recorded, like a measurement, so the
+value at a boundary is the one just before the map.  It acts on site 1 and the measurement on site L, so at equal
+times their order does not matter.  A boundary within 1e-9 max(t_c, 1) of a grid time is taken at that grid time.
+Without it (None) every number is the same, bit for bit, as before the option existed.
+
+Initial state: site 1 in ``site1_state(init)`` (or ``init`` = "ground": site 1 in |0>), sites 2..L in the diagonal
 J = 0 Gibbs state ``spec.thermal_probabilities(real)``, ordered as np.kron
 over the sites with site 1 first.
 
@@ -55,6 +63,7 @@ c_k^dag, H_eff = H - i/2 sum_k c_k^dag c_k, with scipy's solve_ivp.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import reduce
 
@@ -89,30 +98,36 @@ class ReferenceResult:
 
 # ----------------------------------------------------------------- public API
 def lindblad_observables(
-    spec: ArraySpec, real: Realization, init: str, times, t0_nodes: int = 400, qubit_frequency: float | None = None
+    spec: ArraySpec, real: Realization, init: str, times, t0_nodes: int = 400, qubit_frequency: float | None = None,
+    injection: tuple[float, float] | None = None,
 ) -> ReferenceResult:
     """Observables of the master equation, propagated exactly (units of J, 1/J).
 
-    ``qubit_frequency`` sets the coherence frame as in run_trajectory (None: dressed).
+    ``qubit_frequency`` sets the coherence frame as in run_trajectory (None: dressed); ``injection`` = (p, t_c):
+    the leakage-injection map at every boundary k t_c (module docstring).
     """
-    rho = lindblad_density_matrices(spec, real, init, times, t0_nodes)
+    rho = lindblad_density_matrices(spec, real, init, times, t0_nodes, injection)
     return _observables(rho, spec, real, np.asarray(times, dtype=float), qubit_frequency)
 
 
-def lindblad_density_matrices(spec: ArraySpec, real: Realization, init: str, times, t0_nodes: int = 400) -> np.ndarray:
+def lindblad_density_matrices(spec: ArraySpec, real: Realization, init: str, times, t0_nodes: int = 400,
+                              injection: tuple[float, float] | None = None) -> np.ndarray:
     """The (t0-averaged) density matrices rho(t), shape (T, 3^L, 3^L), of the main solver."""
     times = _check(spec, real, times, t0_nodes)
+    _check_injection(injection)
     with _one_blas_thread():
-        return _density_matrices(spec, real, init, times, t0_nodes)
+        return _density_matrices(spec, real, init, times, t0_nodes, injection)
 
 
 def lindblad_observables_ode(
-    spec: ArraySpec, real: Realization, init: str, times, t0_nodes: int = 400, qubit_frequency: float | None = None
+    spec: ArraySpec, real: Realization, init: str, times, t0_nodes: int = 400, qubit_frequency: float | None = None,
+    injection: tuple[float, float] | None = None,
 ) -> ReferenceResult:
     """The same observables from solve_ivp on the matrix-form master equation (slow; for checks)."""
     times = _check(spec, real, times, t0_nodes)
+    _check_injection(injection)
     with _one_blas_thread():
-        rho = _density_matrices_ode(spec, real, init, times, t0_nodes)
+        rho = _density_matrices_ode(spec, real, init, times, t0_nodes, injection)
     return _observables(rho, spec, real, times, qubit_frequency)
 
 
@@ -169,8 +184,8 @@ def _t0_nodes(spec: ArraySpec, t0_nodes: int) -> tuple[np.ndarray, float]:
 
 
 def _initial_rho(spec: ArraySpec, real: Realization, init: str) -> np.ndarray:
-    """Site 1 in the prepared pure state, sites 2..L in their diagonal thermal states."""
-    psi = site1_state(init)
+    """Site 1 in the prepared pure state ("ground": |0>), sites 2..L in their diagonal thermal states."""
+    psi = ops.ket(0) if init == "ground" else site1_state(init)
     p = spec.thermal_probabilities(real)
     return reduce(np.kron, [np.outer(psi, psi.conj())] + [np.diag(p[l]).astype(complex) for l in range(1, spec.L)])
 
@@ -190,7 +205,8 @@ def _observables(rho: np.ndarray, spec: ArraySpec, real: Realization, times, qub
 
 
 # ------------------------------------------------------------- ODE check
-def _density_matrices_ode(spec: ArraySpec, real: Realization, init: str, times, t0_nodes: int) -> np.ndarray:
+def _density_matrices_ode(spec: ArraySpec, real: Realization, init: str, times, t0_nodes: int,
+                          injection=None) -> np.ndarray:
     """rho(t) averaged over the t0 nodes: solve_ivp on -i(H_eff rho - rho H_eff^dag) + sum_k c_k rho c_k^dag."""
     H = hamiltonian_eff(spec, real, hermitian_only=True).toarray()
     cs = np.array([c.toarray() for c in _jump_operators(spec)]).reshape(-1, *H.shape)
@@ -212,10 +228,12 @@ def _density_matrices_ode(spec: ArraySpec, real: Realization, init: str, times, 
 
     offsets, period = _t0_nodes(spec, t0_nodes)
     rho0 = _initial_rho(spec, real, init)
-    mean = np.zeros((len(times), D, D), dtype=complex)
+    grid, inject, keep = _with_boundaries(times, injection)
+    kraus = [] if injection is None else [embed(K, 0, spec.L).toarray() for K in injection_kraus(injection[0])]
+    mean = np.zeros((len(grid), D, D), dtype=complex)
     for t0 in offsets:
         rho, t, t_meas = rho0, 0.0, t0
-        for k, t_grid in enumerate(times):
+        for k, t_grid in enumerate(grid):
             while t_meas < t_grid:  # a measurement at exactly t_grid comes after recording
                 rho = evolve(rho, t, t_meas)
                 rho = sum(P @ rho @ P.conj().T for P in projs)
@@ -223,11 +241,14 @@ def _density_matrices_ode(spec: ArraySpec, real: Realization, init: str, times, 
             rho = evolve(rho, t, t_grid)
             t = t_grid
             mean[k] += rho / len(offsets)
-    return mean
+            if inject is not None and inject[k]:  # also after recording
+                rho = sum(K @ rho @ K.conj().T for K in kraus)
+    return mean[keep]
 
 
 # -------------------------------------------------------------- main solver
-def _density_matrices(spec: ArraySpec, real: Realization, init: str, times: np.ndarray, t0_nodes: int) -> np.ndarray:
+def _density_matrices(spec: ArraySpec, real: Realization, init: str, times: np.ndarray, t0_nodes: int,
+                      injection=None) -> np.ndarray:
     """rho(t) averaged over the t0 nodes, assembled from its charge sectors q = N_ket - N_bra."""
     H = hamiltonian_eff(spec, real, hermitian_only=True)
     D = H.shape[0]
@@ -238,7 +259,10 @@ def _density_matrices(spec: ArraySpec, real: Realization, init: str, times: np.n
     liouvillian = (liouvillian + sum((sp.kron(c, c.conj()) for c in cs), sp.csr_matrix(liouvillian.shape))).tocsr()
     measurement = sum(sp.kron(P, P.conj()) for P in _measurement_operators(spec)).tocsr()
     offsets, period = _t0_nodes(spec, t0_nodes)
-    counts = _measurement_counts(times, offsets, period)
+    grid, inject, keep = _with_boundaries(times, injection)
+    kraus = None if injection is None else sum(
+        sp.kron(K, K.conj()) for K in (embed(K, 0, spec.L) for K in injection_kraus(injection[0]))).tocsr()
+    counts = _measurement_counts(grid, offsets, period)
 
     rho0 = _initial_rho(spec, real, init).ravel()
     N = number_of_excitations(spec.L)
@@ -248,8 +272,9 @@ def _density_matrices(spec: ArraySpec, real: Realization, init: str, times: np.n
         idx = np.flatnonzero(charge == q)
         if not np.any(rho0[idx]):
             continue
-        sector = _Sector(liouvillian[idx][:, idx].toarray(), measurement[idx][:, idx].toarray(), period)
-        rho[:, idx] = _propagate(sector, rho0[idx], times, offsets, counts)
+        sector = _Sector(liouvillian[idx][:, idx].toarray(), measurement[idx][:, idx].toarray(), period,
+                         None if kraus is None else kraus[idx][:, idx].toarray())
+        rho[:, idx] = _propagate(sector, rho0[idx], grid, offsets, counts, inject)[keep]
     rho = rho.reshape(len(times), D, D)
     below = charge.reshape(D, D) < 0  # q < 0 elements are the conjugates of the q > 0 ones
     rho[:, below] = np.conj(np.transpose(rho, (0, 2, 1))[:, below])
@@ -274,7 +299,7 @@ EXPM_CACHE = 8
 class _Sector:
     """One charge sector: Liouvillian, measurement and one feedback period, in the eigenbasis if possible."""
 
-    def __init__(self, liouvillian: np.ndarray, measurement: np.ndarray, period: float):
+    def __init__(self, liouvillian: np.ndarray, measurement: np.ndarray, period: float, injection=None):
         self.generator = liouvillian
         self.period = period
         if np.allclose(liouvillian, -liouvillian.conj().T, rtol=0, atol=1e-13 * max(1.0, np.abs(liouvillian).max())):
@@ -288,6 +313,7 @@ class _Sector:
             self.measure_matrix = self.Vinv @ measurement @ self.V
         else:
             self.measure_matrix = measurement
+        self.inject_matrix = injection if injection is None or not self.eig else self.Vinv @ injection @ self.V
         self._powers: dict[int, np.ndarray] = {}
         self._expm: dict[float, np.ndarray] = {}
 
@@ -321,6 +347,9 @@ class _Sector:
     def measure(self, Y: np.ndarray) -> np.ndarray:
         return self.measure_matrix @ Y
 
+    def inject(self, Y: np.ndarray) -> np.ndarray:
+        return self.inject_matrix @ Y
+
     def periods(self, Y: np.ndarray, k: int) -> np.ndarray:
         """k times (evolve one period 1/G, then measure)."""
         if k == 0:
@@ -331,13 +360,14 @@ class _Sector:
         return self._powers[k] @ Y
 
 
-def _propagate(sector: _Sector, x0: np.ndarray, times, offsets, counts) -> np.ndarray:
+def _propagate(sector: _Sector, x0: np.ndarray, times, offsets, counts, inject=None) -> np.ndarray:
     """Sector vectors at the grid times, averaged over the t0 nodes, shape (T, n).
 
     All nodes are carried together from grid time to grid time; in each
     interval [t_prev, t) a node meets d = 0, 1, 2, ... measurements (the
     nodes differ by at most one), evolved as: to the first measurement,
-    measure, d - 1 full periods, then on to t.
+    measure, d - 1 full periods, then on to t.  ``inject[i]``: the injection
+    map acts after recording at times[i] (the grid holds every boundary).
     """
     Y = np.repeat(sector.to_coords(x0)[:, None], len(offsets), axis=1)
     out = np.empty((len(times), len(x0)), dtype=complex)
@@ -354,5 +384,52 @@ def _propagate(sector: _Sector, x0: np.ndarray, times, offsets, counts) -> np.nd
             y = sector.measure(sector.evolve(Y[:, cols], first - t_prev))
             Y[:, cols] = sector.evolve(sector.periods(y, dd - 1), t - last)
         out[i] = sector.from_coords(Y.mean(axis=1))
+        if inject is not None and inject[i]:
+            Y = sector.inject(Y)
         t_prev, c_prev = t, counts[i]
     return out
+
+
+# ------------------------------------------------------------ leakage injection
+def injection_kraus(p: float) -> list[np.ndarray]:
+    """K_0 = sqrt(1-p)(|0><0| + |1><1|) + |2><2|, K_1 = sqrt(p)|2><0|, K_2 = sqrt(p)|2><1| (one qutrit)."""
+    K0 = np.diag([math.sqrt(1.0 - p), math.sqrt(1.0 - p), 1.0]).astype(complex)
+    K1, K2 = np.zeros((3, 3), complex), np.zeros((3, 3), complex)
+    K1[2, 0], K2[2, 1] = math.sqrt(p), math.sqrt(p)
+    return [K0, K1, K2]
+
+
+def _check_injection(injection) -> None:
+    if injection is None:
+        return
+    try:
+        p, t_c = (float(x) for x in injection)
+        ok = True
+    except (TypeError, ValueError):
+        ok, p, t_c = False, math.nan, math.nan
+    require(ok and 0.0 <= p <= 1.0 and math.isfinite(t_c) and t_c > 0, "injection", injection,
+            "(p, t_c): a probability per cycle in [0, 1] and a cycle time > 0 (units of 1/J)")
+
+
+def _with_boundaries(times: np.ndarray, injection):
+    """(grid, inject, keep): the output times with every boundary k t_c <= times[-1] added (one within
+    1e-9 max(t_c, 1) of an output time is that time, its last copy), inject[i] whether a map follows grid[i],
+    and the grid indices of the output times.  Without injection: (times, None, slice(None))."""
+    if injection is None:
+        return times, None, slice(None)
+    t_c = float(injection[1])
+    b = np.arange(int(np.floor(times[-1] / t_c * (1.0 + 1e-12))) + 1) * t_c
+    b = b[b <= times[-1] + 1e-9 * max(t_c, 1.0)]
+    up = np.minimum(np.searchsorted(times, b), len(times) - 1)  # the first output time >= b, and the one before
+    near = np.where(np.abs(times[np.maximum(up - 1, 0)] - b) <= np.abs(times[up] - b), np.maximum(up - 1, 0), up)
+    snap = np.abs(times[near] - b) <= 1e-9 * max(t_c, 1.0)
+    near = np.searchsorted(times, times[near], side="right") - 1  # the last copy of that time
+    extra = b[~snap]
+    grid = np.concatenate([times, extra])
+    order = np.argsort(grid, kind="stable")
+    where = np.empty(len(grid), dtype=int)
+    where[order] = np.arange(len(grid))
+    inject = np.zeros(len(grid), dtype=bool)
+    inject[where[near[snap]]] = True
+    inject[where[len(times):]] = True
+    return grid[order], inject, where[: len(times)]

@@ -17,10 +17,15 @@ cycle boundary (t_final = K t_c, K m + 1 points).  From it
                           jackknife error over the trajectory blocks;
 ``seepage_per_cycle``     1 - S(k)/S(k-1) for cycle k;
 ``steady_state_leakage``  p D / (1 + p D) for isolated events of probability
-                          p per cycle (``--injection``, default 1e-3); the
-                          direct simulation with leakage-injection maps at
-                          every boundary is a later step, reported as not
-                          computed (null);
+                          p per cycle (``--injection``, default 1e-3), and
+                          (``direct_simulation``) the direct simulation with
+                          the leakage-injection Kraus maps at every boundary
+                          in the Lindblad reference (L <= 4) for the p of
+                          ``--direct-injections`` and that p, averaged over
+                          ``--direct-realizations`` realizations, next to
+                          the linear response
+                          (:mod:`lru_mps.studies.qec_direct`); null above
+                          L = 4;
 ``error_per_cycle``       the Pauli-twirled error of one cycle from the T1 and
                           T2 the study measures (analysis.decay), against a
                           bare transmon with the same T1q and Tphi, and the
@@ -49,6 +54,7 @@ from ..run.trajectories import engine_mix
 from .base import Study, StudyContext, StudyResult, finite_or_none, time_json
 from .common import conditions_of, dataset_attrs, ensemble_settings, json_list, positive_int, run_ensemble, spec_of
 from . import qec_report
+from .qec_direct import direct_injections, direct_realizations, direct_simulation
 
 HELP = """Leakage per error-correction cycle: survival S(k), duration D, seepage, added errors.
 
@@ -57,19 +63,17 @@ array thermal), the probability S(k) = P_star^(1)(k t_c) that the coding
 qubit is still leaked at the k-th cycle boundary, the mean leakage duration
 D = sum_k S(k) in cycles (with its tail and a jackknife error), the seepage
 per cycle 1 - S(k+1)/S(k), the steady-state leakage p D/(1 + p D) under
-leakage events of probability --injection per cycle, and the qubit's error
+leakage events of probability --injection per cycle and, at L <= 4, its direct
+simulation with the injection maps at every boundary (Lindblad reference) for
+--direct-injections, against that linear response, and the qubit's error
 per cycle (Pauli twirl of T1 and T2) with the LRU against a bare transmon
 with the same T1q and Tphi.  Writes leakage_model.json for a leakage-aware
 circuit simulator.  Options: --cycle-time (default 1us), --injection
-(default 1e-3), --cycles (default: the whole cycles in 40 us).  Default: L = 3,
-periodic feedback at 0.03 J, realistic; about a minute on 2 cores (--quick:
-seconds).
+(default 1e-3), --cycles (default: the whole cycles in 40 us),
+--direct-injections (default 1e-3,1e-2,3e-2,0.1), --direct-realizations
+(default 32; 0: none).  Default: L = 3, periodic feedback at 0.03 J,
+realistic; about a minute and a half on 2 cores (--quick: seconds).
 """
-
-NOT_YET = ("not yet computed: the direct simulation with leakage-injection Kraus maps at every cycle boundary "
-           "(K0 = sqrt(1-p)(|0><0| + |1><1|) + |2><2|, K1 = sqrt(p)|2><0|, K2 = sqrt(p)|2><1| on site 1) is a later "
-           "step; 'value' is the single-event estimate p D/(1 + p D), valid for isolated events")
-
 
 def cycle_time(cfg: dict, J_hz: float) -> float:
     """The cycle time t_c in 1/J (a time a user types: '1us', '500ns', '30/J')."""
@@ -135,6 +139,7 @@ class Qec(Study):
         J_hz = spec.J_hz
         t_c = cycle_time(cfg, J_hz)
         p = injection(cfg)
+        direct_injections(cfg, p), direct_realizations(cfg)  # bad values stop the study before it runs
         K, m = cycle_grid(cfg, t_c, J_hz)
         threshold = float(cfg["threshold"])
         require(0 < threshold < 1, "threshold", cfg["threshold"], "a probability in (0, 1)")
@@ -148,6 +153,7 @@ class Qec(Study):
         D = mean_leakage_cycles(res, t_c)
         _, seep, seep_err = seepage_per_cycle(res, t_c)
         ss, ss_err = steady_state_leakage(p, D.value, D.error)
+        direct, direct_note = direct_simulation(spec, cfg, t_c, p, D.value, D.error, ctx.workers)
         decays = decay_times(res)
         tau1 = leakage_lifetimes(res)["leakage_lifetime_qubit"]
         errors = _error_per_cycle(spec, t_c, decays)
@@ -180,7 +186,7 @@ class Qec(Study):
                                   "error": json_list(seep_err)},
             "steady_state_leakage": {"injection": p, "value": finite_or_none(ss), "error": finite_or_none(ss_err),
                                      "method": "single-event response, isolated events: p D / (1 + p D)",
-                                     "direct_simulation": None, "note": NOT_YET},
+                                     "direct_simulation": direct, "note": direct_note},
             "leakage_lifetime_qubit": None if tau1 is None else {
                 **tau1.as_json(J_hz), "value_cycles": finite_or_none(tau1.value / t_c),
                 "error_cycles": finite_or_none(tau1.error / t_c)},
@@ -217,6 +223,14 @@ class Qec(Study):
             ms = res.observable(obs)
             data[f"{obs}_mean"] = (("time_J",), factor * ms.mean, {"units": "1", "long_name": name})
             data[f"{obs}_sem"] = (("time_J",), factor * ms.sem, {"units": "1"})
+        direct = summary["steady_state_leakage"]["direct_simulation"]
+        if direct is not None:  # the direct steady state against p (docs/physics.md §8)
+            for key, name in (("value", "direct: P_star^(1) before the map, steady state"), ("error", None),
+                              ("linear_response", "p D/(1 + p D), the study's D"),
+                              ("linear_response_reference", "p D0/(1 + p D0), the same realizations at 0 K"),
+                              ("ratio", "direct / linear_response_reference"), ("ratio_error", None)):
+                values = np.array([np.nan if x[key] is None else x[key] for x in direct["points"]], dtype=float)
+                data[f"direct_{key}"] = (("direct_p",), values, {"units": "1", **({"long_name": name} if name else {})})
         D = summary["mean_leakage_cycles"]
         attrs = dataset_attrs(spec, cfg, conditions=summary["conditions"], cycle_time_J=t_c, injection=summary["injection"],
                               cycles=summary["cycles"], D=D["value"] if D["value"] is not None else math.nan,
@@ -224,6 +238,8 @@ class Qec(Study):
                               threshold=summary["leakage_survival"]["threshold"], T_prop_J=spec.T_prop)
         coords = {"cycle": ("cycle", k), "time_J": ("time_J", t, {"units": "1/J"}),
                   "time_us": ("time_J", t * us, {"units": "us"})}
+        if direct is not None:
+            coords["direct_p"] = ("direct_p", [x["p"] for x in direct["points"]], {"units": "1 per cycle"})
         return xr.Dataset(data, coords=coords, attrs=attrs)
 
     def table(self, summary: dict) -> str:

@@ -14,6 +14,10 @@ JSON object, format ``lru-mps-leakage-model`` version 1,
                         included), the mean leaked boundaries per event;
 ``seepage_per_cycle``   {"cycles", "value", "error"}: 1 - S(k)/S(k-1);
 ``steady_state_leakage`` {"injection", "value", "error", ...}: p D/(1 + p D);
+                        ``direct_simulation``: null, or {"points": [{"p",
+                        "value", "error", "linear_response", ...}], ...}: the
+                        steady state with the injection maps simulated
+                        (lru_mps.studies.qec_direct);
 ``qubit_error_per_cycle`` {"lru", "bare", "added"}: each {"eps_1", "p_x",
                         "p_y", "p_z", "p_total"} as {"value", "error"}, the
                         Pauli-twirled error of one cycle (``error_model``);
@@ -110,7 +114,8 @@ def table(summary: dict) -> str:
         lines.append(f"  (leakage lifetime of the qubit tau_1 = {t1['value_us']:.4g} +- {t1['error_us'] or 0:.2g} us = "
                      f"{t1['value_cycles']:.4g} cycles)")
     lines.append(f"steady-state leakage at p = {ss['injection']:g} per cycle: p D/(1 + p D) = {_pm(ss)} "
-                 "(isolated events; direct simulation: not yet computed)")
+                 "(isolated events)")
+    lines += _direct_table(ss)
     e = summary["error_per_cycle"]
     lines += ["", "error per cycle (Pauli twirl of T1, T2):",
               f"{'':>8} {'T1 (us)':>16} {'T2 (us)':>16} {'eps_1':>22} {'p_x = p_y':>22} {'p_z':>22} {'p_total':>22}"]
@@ -136,13 +141,64 @@ def table(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _direct_table(ss: dict) -> list[str]:
+    d = ss.get("direct_simulation")
+    if d is None:
+        return [f"  {ss['note']}"]
+    D0, Dt = d["D_reference"]["cold"], d["D_reference"]["thermal"]
+    lines = [f"direct simulation (Lindblad reference, injection maps at every boundary; P_star^(1) just before the "
+             f"map, steady state; {d['realizations']} realizations; the same reference's D0 = {_pm(D0)} with the "
+             f"array at 0 K, {_pm(Dt)} thermal):",
+             f"{'p':>8} {'direct':>22} {'p D/(1+pD), study D':>26} {'p D0/(1+pD0), same real.':>26} "
+             f"{'direct / p D0/(1+pD0)':>24} {'cycles':>7}"]
+    for x in d["points"]:
+        lr = {"value": x["linear_response"], "error": x["linear_response_error"]}
+        ratio = {"value": x["ratio"], "error": x["ratio_error"]}
+        lines.append(f"{x['p']:8.3g} {_pm(x, '.4e'):>22} {_pm(lr, '.4e'):>26} {x['linear_response_reference'] or 0:26.4e} "
+                     f"{_pm(ratio, '.4f'):>24} {x['cycles']:7d}{'' if x['converged'] else ' (not converged)'}")
+    return lines
+
+
+def plot_direct(ax, summary: dict) -> None:
+    """(d) the direct steady-state leakage against p with the linear responses, log-log."""
+    ss = summary["steady_state_leakage"]
+    d = ss.get("direct_simulation")
+    ax.set_title("(d) steady-state leakage", loc="left")
+    ax.set_xlabel(r"leakage events per cycle $p$")
+    ax.set_ylabel(r"$P_\star^{(1)}$ at a boundary")
+    if d is None:
+        ax.text(0.5, 0.5, "direct simulation\nnot computed", ha="center", va="center", transform=ax.transAxes)
+        return
+    pts = d["points"]
+    p = np.array([x["p"] for x in pts])
+    val = np.array([x["value"] for x in pts], dtype=float)
+    err = np.array([x["error"] or 0.0 for x in pts], dtype=float)
+    lr = np.array([x["linear_response"] or np.nan for x in pts], dtype=float)
+    lr0 = np.array([x["linear_response_reference"] for x in pts], dtype=float)
+    ax.errorbar(p, val, yerr=err, fmt="o", ms=4, color="k", capsize=2, lw=0.8,
+                label=f"direct (maps, {d['realizations']} realizations)")
+    ax.plot(p, lr, "C0-", lw=1.0, label=r"$pD/(1+pD)$, study's $D$")
+    ax.plot(p, lr0, "C3--", lw=1.0, label=r"$pD_0/(1+pD_0)$, same realizations")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.legend(fontsize=7)
+    inset = ax.inset_axes([0.58, 0.1, 0.38, 0.3])
+    ratio = np.array([x["ratio"] for x in pts], dtype=float)
+    inset.errorbar(p, ratio, yerr=[x["ratio_error"] or 0.0 for x in pts], fmt="o-", ms=2, color="C3", lw=0.8)
+    inset.axhline(1.0, color="0.5", lw=0.6)
+    inset.set_xscale("log")
+    inset.tick_params(labelsize=6)
+    inset.set_title(r"direct / $pD_0/(1+pD_0)$", fontsize=6)
+
+
 def plot(ds, summary: dict, figdir) -> list:
-    """(a) S(k) and P_star^(1)(t), P_star^(L)(t) on a log scale, (b) the seepage per cycle, (c) the error per cycle."""
+    """(a) S(k) and P_star^(1)(t), P_star^(L)(t) on a log scale, (b) the seepage per cycle, (c) the error per cycle,
+    (d) the steady-state leakage, direct against linear response."""
     plt = pyplot()
     t_c = float(ds.attrs["cycle_time_J"])
     k = ds["cycle"].values
     with plt.rc_context(PLOT_STYLE):
-        fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.8))
+        fig, axes = plt.subplots(1, 4, figsize=(18, 3.8))
         ax = axes[0]
         x = ds["time_J"].values / t_c
         for obs, c, lab in (("leakage_site1", "C0", r"$P_\star^{(1)}(t)$"), ("leakage_array", "C1", r"$P_\star^{(L)}(t)$")):
@@ -187,5 +243,6 @@ def plot(ds, summary: dict, figdir) -> list:
         ax.set_ylabel("probability per cycle")
         ax.set_title(f"(c) error per cycle, t_c = {summary['cycle_time']['value_us']:.3g} us", loc="left")
         ax.legend(fontsize=7)
+        plot_direct(axes[3], summary)
         fig.tight_layout()
         return save_figure(fig, figdir, "qec_leakage")
