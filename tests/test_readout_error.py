@@ -298,11 +298,13 @@ def test_sector_and_mps_follow_the_exact_trajectory(reset):
     assert raised >= 1  # some trajectory had an injected excitation on the reset site at a grid time (T = 0)
 
 
-def test_rate_sweep_refuses_a_readout_error(tmp_path):
-    """The rate sweep says why it takes no readout error (the reference path at up to 100 J would take hours)."""
+@pytest.mark.parametrize("study, words", [("rate-sweep", "rate sweep"), ("qec", "qec study")])
+def test_studies_that_cannot_take_a_readout_error_say_why(tmp_path, study, words):
+    """The rate sweep (the reference path at up to 100 J would take hours) and the QEC study (the readout injects
+    leakage, so S(k) has a floor and D diverges) refuse a readout error with one line naming it and the study."""
     from lru_mps.errors import ParameterError
     from lru_mps.studies import run_study
     from lru_mps.studies.base import StudyContext
 
-    with pytest.raises(ParameterError, match="readout_error.*rate sweep"):
-        run_study("rate-sweep", StudyContext(out=tmp_path, workers=1), overrides=dict(readout_error=0.02), quick=True)
+    with pytest.raises(ParameterError, match=f"readout_error.*{words}"):
+        run_study(study, StudyContext(out=tmp_path, workers=1), overrides=dict(readout_error=0.02), quick=True)

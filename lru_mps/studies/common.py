@@ -53,6 +53,14 @@ def spec_of(cfg: dict, **changes) -> ArraySpec:
     return ArraySpec.from_user(**{k: model[k] for k in MODEL_KEYS if k in model and model[k] is not None})
 
 
+def refuse_readout(cfg: dict, study: str, why: str, hint: str) -> None:
+    """Stop a study that cannot take a readout error at the reset site (``readout_error``/``readout_confusion``
+    in its model table), with one line naming the key, the study and why."""
+    model = cfg["model"]
+    for key in ("readout_error", "readout_confusion"):
+        require(model.get(key) in (None, 0, 0.0, "0"), key, model.get(key), f"none on the {study} ({why})", hint)
+
+
 def conditions_of(cfg: dict, allow_both: bool) -> list[str]:
     """The conditions a study runs: ["ideal"], ["realistic"] or both (model.conditions; default: lru-mps simulate's)."""
     cond = cfg["model"].get("conditions", MODEL["conditions"])

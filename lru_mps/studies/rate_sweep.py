@@ -37,7 +37,7 @@ from ..physics.model import Reset
 from ..physics.units import to_rate, to_time
 from ..run.settings import feedback_path
 from .base import Study, StudyContext, finite_or_none, save_figure
-from .common import (evolution_kind, PAPER_OPTIMA_J, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list,
+from .common import (refuse_readout, evolution_kind, PAPER_OPTIMA_J, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list,
                      positive_int, pyplot, run_ensemble, spec_of, us_per_J)
 
 
@@ -224,12 +224,9 @@ class _SweepSettings:
         for kind in kinds:
             require(kind in ("periodic", "random", "dissipation"), "resets", kind, "periodic, random or dissipation")
         sw.kinds = kinds
-        model = cfg["model"]
-        for key in ("readout_error", "readout_confusion"):
-            off = model.get(key) in (None, 0, 0.0, "0")
-            require(off, key, model.get(key), "none on the rate sweep (a readout error runs every measurement on the "
-                    "reference path, and feedback at up to 100 J then takes hours)",
-                    "study it with `lru-mps study dynamics` or `lru-mps simulate --readout-error`")
+        refuse_readout(cfg, "rate sweep", "a readout error runs every measurement on the reference path, and "
+                       "feedback at up to 100 J then takes hours",
+                       "study it with `lru-mps study dynamics` or `lru-mps simulate --readout-error`")
         base = sw.base = spec_of(cfg, reset="dissipation", rate="1J", conditions=cond)
         J_hz = base.J_hz
         rmin = to_rate(cfg["rate_min"], "rate_min", J_hz)
