@@ -308,3 +308,18 @@ def test_studies_that_cannot_take_a_readout_error_say_why(tmp_path, study, words
 
     with pytest.raises(ParameterError, match=f"readout_error.*{words}"):
         run_study(study, StudyContext(out=tmp_path, workers=1), overrides=dict(readout_error=0.02), quick=True)
+
+
+def test_lifetimes_are_not_defined_with_a_readout_error():
+    """A false report makes a |2> at the reset site: the leakage has a floor, so the lifetimes are None, and the
+    summary says why instead of printing an integral that grows with t_final."""
+    from lru_mps.analysis.lifetimes import leakage_lifetimes
+    from lru_mps.io.summary import format_summary
+
+    spec = ArraySpec.from_user(length=2, conditions="ideal", readout_error=0.1)
+    res = simulate(spec, init="leakage", t_final=20.0, time_points=5, trajectories=4)
+    assert all(v is None for v in leakage_lifetimes(res).values())
+    assert "not defined with a readout error" in format_summary(res)
+    # with the readout ideal the same run has them
+    assert all(v is not None for v in leakage_lifetimes(simulate(spec.replace(readout=None), init="leakage",
+               t_final=20.0, time_points=5, trajectories=4)).values())

@@ -84,8 +84,12 @@ class Fraction:
 
 
 def leakage_lifetimes(result: SimulationResult) -> dict[str, Lifetime | Fraction | None]:
-    """tau_1, tau_L (1/J) and eta of a result with a leakage start; every entry None without one."""
-    if "leakage" not in result.blocks:
+    """tau_1, tau_L (1/J) and eta of a result with a leakage start; every entry None without one.
+
+    Also None with a readout error at the reset site: a false report makes a |2> there, so the leakage has a
+    floor, the integrals diverge and the T1q/2 bound of the tail does not hold (docs/physics.md §4.4, §8).
+    """
+    if "leakage" not in result.blocks or getattr(result.spec, "readout", None) is not None:
         return {k: None for k in LIFETIMES}
     out: dict = {name: jackknifed_total(result, obs, _integral) for name, obs in LIFETIME_OBSERVABLE.items()}
     eta = removal_efficiency(result)

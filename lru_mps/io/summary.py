@@ -99,6 +99,9 @@ def _lifetime_lines(result: SimulationResult) -> list[str]:
     """Leakage lifetimes (integrals of P_star^(1), P_star^(L)) and the removal efficiency, if a leakage start ran."""
     lt = leakage_lifetimes(result)
     if all(v is None for v in lt.values()):
+        if "leakage" in result.blocks and result.spec.readout is not None:
+            return ["", "leakage lifetimes: not defined with a readout error (a false report makes a |2> at the "
+                        "reset site, so the leakage has a floor and its integral diverges)"]
         return []
     J_hz = result.spec.J_hz
     lines = ["", "leakage lifetimes (integrals over the leakage start, tail after t_final included):"]
