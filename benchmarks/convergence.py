@@ -32,7 +32,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from lru_mps.engines.mps import MPSEngine  # noqa: E402
 from lru_mps.engines.sector import SectorPropagator  # noqa: E402
 from lru_mps.engines.mps.tebd import trotter_fractions  # noqa: E402
-from lru_mps.physics.model import ArraySpec, product_state  # noqa: E402
+from lru_mps.physics.model import ArraySpec  # noqa: E402
+from lru_mps.physics.initial_states import product_state
 
 DEFAULT_CASES = "2:0.005,4:0.04,4:0.03,4:0.02,4:0.015,4:0.01,6:0.04,6:0.03,6:0.025,6:0.02"
 

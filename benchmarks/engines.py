@@ -33,9 +33,10 @@ from lru_mps.defaults import MPS
 from lru_mps.engines.mps import MPSEngine
 from lru_mps.engines.mps.tebd import bond_hamiltonians
 from lru_mps.engines.sector import SectorPropagator
-from lru_mps.physics.model import ArraySpec, Conditions, Reset, product_state
+from lru_mps.physics.model import ArraySpec, Conditions, Reset
 
 
+from lru_mps.physics.initial_states import product_state
 def _setup(L):
     spec = ArraySpec(L=L, reset=Reset("dissipation", 0.5), conditions=Conditions())
     real = spec.draw_realization(np.random.default_rng(L))

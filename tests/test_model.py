@@ -287,7 +287,7 @@ def test_exact_state_evolution_is_exp_of_H_eff(spec, real):
     import scipy.linalg as sla
 
     from lru_mps.engines.exact import ExactPropagator
-    from lru_mps.physics.model import product_state
+    from lru_mps.physics.initial_states import product_state
 
     real = spec.clean_realization() if real == "clean" else spec.draw_realization(np.random.default_rng(4))
     Heff = hamiltonian_eff(spec, real).toarray()

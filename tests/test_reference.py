@@ -10,7 +10,8 @@ from lru_mps.engines.common import eigen
 from lru_mps.references import lindblad as ref
 from lru_mps.engines.exact import ExactPropagator
 from lru_mps.errors import ParameterError
-from lru_mps.physics.model import ArraySpec, product_state
+from lru_mps.physics.model import ArraySpec
+from lru_mps.physics.initial_states import product_state
 from lru_mps.mcwf.loop import run_trajectory
 
 

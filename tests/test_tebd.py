@@ -9,9 +9,10 @@ from lru_mps.engines.exact import ExactPropagator
 from lru_mps.engines.mps import MPSEngine, MPSState
 from lru_mps.engines.mps import kernels as mps_kernels
 from lru_mps.physics import operators as ops
-from lru_mps.physics.model import ArraySpec, Conditions, Reset, product_state
+from lru_mps.physics.model import ArraySpec, Conditions, Reset
 
 
+from lru_mps.physics.initial_states import product_state
 def jacobi_svd(M):
     """Thin SVD M = U diag(S) Vh by the kernel's one-sided Jacobi (singular values unsorted)."""
     (m, n), k, J = M.shape, min(M.shape), mps_kernels.JACOBI_MAX

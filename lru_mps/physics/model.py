@@ -488,6 +488,3 @@ class ArraySpec:
 def _json_float(x: float):
     return None if math.isinf(x) else x
 
-
-# the initial product states live in their own module; imported here for the many callers that take them from here
-from .initial_states import product_state, site1_state  # noqa: E402,F401

@@ -77,7 +77,8 @@ from ..physics import operators as ops
 from ..engines.exact.state import embed, hamiltonian_eff, number_of_excitations
 from ..engines.common.eigen import decompose
 from ..errors import require
-from ..physics.model import ArraySpec, Realization, site1_state
+from ..physics.initial_states import site1_state
+from ..physics.model import ArraySpec, Realization
 from ..physics.readout import kraus
 
 MAX_LENGTH = 4

@@ -31,7 +31,8 @@ from ..errors import require
 from ..mcwf.kernels import branch_clock, guided_init
 from ..mcwf.loop import Row, TrajectoryRecord, run_rows, start_row
 from ..mcwf.states import StateList
-from ..physics.model import ArraySpec, Realization, product_state
+from ..physics.initial_states import product_state
+from ..physics.model import ArraySpec, Realization
 from .seeding import disorder_rng, event_rng
 from .thermal_sample import thermal_start
 

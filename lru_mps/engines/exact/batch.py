@@ -39,92 +39,21 @@ numbers stay in numpy.
 from __future__ import annotations
 
 import math
-from functools import lru_cache, reduce
+from functools import reduce
 from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg as sla
 
-from ...physics import operators as ops
 from ..common.arraylib import ArrayLib
 from ..common.eigen import decompose_stack, evolve_eigen, evolve_rows, expm_propagator, propagator_stack
 from ..common.store import BatchStore, jump
-from .state import ExactState, embed, embed_bond, number_of_excitations
+from .state import ExactState, embed
 from .feedback import ExactFeedbackTrains, feedback_path
+from .sorted_basis import SortedBasis as _Basis, bond_blocks as _bond_blocks, hopping_blocks as _hopping_blocks
 
 
 # --------------------------------------------------------------------- basis
-class _Basis:
-    """The 3^L basis sorted by N (stable), cut after block nmax, with local maps on it."""
-
-    def __init__(self, L: int, nmax: int):
-        D = 3**L
-        levels = np.indices((3,) * L).reshape(L, -1)
-        N = number_of_excitations(L)
-        perm = np.argsort(N, kind="stable")
-        inv = np.empty(D, dtype=np.intp)
-        inv[perm] = np.arange(D)
-        offsets = np.concatenate([[0], np.cumsum(np.bincount(N, minlength=2 * L + 1))])
-        self.L = L
-        self.nmax = nmax
-        self.inv = inv
-        self.dim = int(offsets[nmax + 1])
-        #: natural (ExactState) index of every kept sorted position
-        self.keep = perm[: self.dim]
-        self.slices = [slice(int(offsets[n]), int(offsets[n + 1])) for n in range(nmax + 1)]
-        self.natural = [perm[s] for s in self.slices]
-        lev = levels[:, self.keep]  # (L, dim)
-        self.levels = lev
-        # level populations of every site: |psi|^2 @ M, M[s, 3 l + m] = [level of site l in s is m];
-        # M2 acts on the float view (re, im interleaved) of psi
-        M = np.zeros((self.dim, 3 * L))
-        M[np.arange(self.dim)[:, None], 3 * np.arange(L)[None, :] + lev.T] = 1.0
-        self.M = M
-        self.M2 = np.repeat(M, 2, axis=0)
-        self.M2_last = np.ascontiguousarray(self.M2[:, 3 * (L - 1) :])
-        # coherence of site 1: rho[1, 0] = sum_k psi(1, k) conj(psi(0, k))
-        a1 = np.nonzero(lev[0] == 1)[0]
-        self.rdm_1 = a1
-        self.rdm_0 = inv[self.keep[a1] - 3 ** (L - 1)]
-        # feedback reset |0><o| on the last site: new[dst] = old[src]
-        self.reset_src, self.reset_dst = [], []
-        for o in range(3):
-            src = np.nonzero(lev[L - 1] == o)[0]
-            self.reset_src.append(src)
-            self.reset_dst.append(inv[self.keep[src] - o])
-
-    def transfer(self, m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """|k><m| on the last site: new[dst] = old[src] (a readout error's k = x(m, n); the blocks must reach N + k - m)."""
-        if k == 0:
-            return self.reset_src[m], self.reset_dst[m]
-        src = np.nonzero(self.levels[self.L - 1] == m)[0]
-        dst = self.inv[self.keep[src] + (k - m)]
-        if np.any(dst >= self.dim):
-            raise RuntimeError(f"|{k}><{m}| on the last site leaves the kept N-blocks 0..{self.nmax}")
-        return src, dst
-
-
-@lru_cache(maxsize=16)
-def _hopping_blocks(L: int, nmax: int) -> tuple[np.ndarray, ...]:
-    """The hopping part of H (no disorder) on each N-block, natural order within a block.
-
-    Built from the same sparse terms as exact.hamiltonian_eff, so the entries are identical.
-    """
-    bond = np.kron(ops.adag, ops.a) + np.kron(ops.a, ops.adag)
-    H = reduce(lambda x, y: x + y, [embed_bond(bond, l, L) for l in range(L - 1)]).tocsr()
-    basis = _Basis(L, nmax)
-    return tuple(H[idx][:, idx].toarray() for idx in basis.natural)
-
-
-@lru_cache(maxsize=16)
-def _bond_blocks(L: int, nmax: int) -> tuple[np.ndarray, ...]:
-    """The hopping of each bond (J_l = 1) on each N-block: block n is (L-1, d_n, d_n), for per-bond couplings."""
-    bond = np.kron(ops.adag, ops.a) + np.kron(ops.a, ops.adag)
-    per = [embed_bond(bond, l, L).tocsr() for l in range(L - 1)]
-    basis = _Basis(L, nmax)
-    return tuple(np.stack([B[idx][:, idx].toarray() for B in per]) for idx in basis.natural)
-
-
 class _Ops(ArrayLib):
     """The backend's array functions (autoray), plus numpy fast paths for norms and populations."""
 
