@@ -56,9 +56,13 @@ def spec_of(cfg: dict, **changes) -> ArraySpec:
 def refuse_readout(cfg: dict, study: str, why: str, hint: str) -> None:
     """Stop a study that cannot take a readout error at the reset site (``readout_error``/``readout_confusion``
     in its model table), with one line naming the key, the study and why."""
+    from ..physics.readout import confusion
+
     model = cfg["model"]
-    for key in ("readout_error", "readout_confusion"):
-        require(model.get(key) in (None, 0, 0.0, "0"), key, model.get(key), f"none on the {study} ({why})", hint)
+    if confusion(model.get("readout_error"), model.get("readout_confusion")) is None:  # the spec's rule for "off"
+        return
+    key = "readout_error" if model.get("readout_confusion") is None else "readout_confusion"
+    require(False, key, model.get(key), f"none on the {study} ({why})", hint)
 
 
 def conditions_of(cfg: dict, allow_both: bool) -> list[str]:
