@@ -121,6 +121,12 @@ def model_options(defaults: bool = True):
         click.option("--hopping-spread", default=d("hopping_spread"), show_default=defaults,
                      help=show("hopping_spread", "Relative std X of the per-bond couplings, J_l = J (1 + eps_l) with "
                                "eps_l ~ N(0, X) per bond and realization (a fraction 0.05 or 5%; 0 = off, < 0.25).")),
+        click.option("--device", default=None,
+                     help="A device file (TOML, e.g. studies/device-example.toml): every site's frequency, "
+                          "anharmonicity and coupling, optionally T1, Tphi (one or one per site) and the temperature. "
+                          "It fixes --length, --frequency, --anharmonicity, --disorder and --hopping (refused with "
+                          "it); --conditions fills the hardware figures it lacks; --t1, --tphi, --temperature "
+                          "override; the spreads are drawn on top (docs/physics.md §3.2)."),
     ]
 
     def deco(f):

@@ -10,6 +10,7 @@ import json
 import signal
 
 import click
+from click.core import ParameterSource
 
 from lru_mps.defaults import RUN
 from lru_mps.errors import ParameterError
@@ -19,15 +20,25 @@ from .common import BACKENDS, engine_options, fail, model_options, mps_options, 
 
 def build_spec(length, hopping, anharmonicity, frequency, disorder, reset, rate, conditions, t1, tphi, temperature,
                e2_spread, frequency_noise, disorder_pattern, hopping_spread, readout_error=0.0,
-               readout_confusion=None):
-    """An ArraySpec from the model options as typed."""
+               readout_confusion=None, device=None):
+    """An ArraySpec from the model options as typed.
+
+    With ``device`` the options it fixes count only where the user typed them (in a click command: their
+    defaults are the paper's, not the user's), so that ArraySpec.from_user refuses exactly those.
+    """
+    from lru_mps.physics.device import FIXED_OPTIONS
     from lru_mps.physics.model import ArraySpec
 
-    return ArraySpec.from_user(length=length, hopping=hopping, anharmonicity=anharmonicity, frequency=frequency,
-                               disorder=disorder, reset=reset, rate=rate, conditions=conditions, t1=t1, tphi=tphi,
+    fixed = {"length": length, "hopping": hopping, "anharmonicity": anharmonicity, "frequency": frequency,
+             "disorder": disorder}
+    ctx = click.get_current_context(silent=True)
+    if device is not None and ctx is not None:
+        fixed = {k: (None if k in FIXED_OPTIONS and ctx.get_parameter_source(k) is ParameterSource.DEFAULT else v)
+                 for k, v in fixed.items()}
+    return ArraySpec.from_user(**fixed, reset=reset, rate=rate, conditions=conditions, t1=t1, tphi=tphi,
                                temperature=temperature, e2_spread=e2_spread, frequency_noise=frequency_noise,
                                disorder_pattern=disorder_pattern, hopping_spread=hopping_spread,
-                               readout_error=readout_error, readout_confusion=readout_confusion)
+                               readout_error=readout_error, readout_confusion=readout_confusion, device=device)
 
 
 def _terminated(signum, frame):

@@ -141,8 +141,9 @@ def tail_after(t, y, sem, window, T1q: float, y_bound: float | None = None) -> t
 
     'fit': A exp(-t/tau) fitted on ``window`` (weights ``sem``), y_end = the fit at t[-1] (the last point where the
     amplitude is not finite); 'bound' (no resolved fit, finite T1q): every |2> decays at 2/T1q at least, so
-    y_end = ``y_bound`` (default the curve's last value) and tau = T1q/2 give an upper bound of the tail; 'lower
-    bound' (ideal, no fit): no tail (y_end = 0).
+    y_end = ``y_bound`` (default the curve's last value) and tau = T1q/2 give an upper bound of the tail (with a
+    T1 per site the caller passes the longest, ``Conditions.longest_T1``: every site's |2> decays at least that
+    fast); 'lower bound' (ideal, no fit): no tail (y_end = 0).
     """
     if window is not None and window[1] > window[0]:
         fit = fit_exponential(t, y, sem, t_start=window[0], t_end=window[1])
@@ -167,7 +168,7 @@ def _integral(result: SimulationResult, obs: str, window) -> tuple[float, float,
     body = float(simpson(y, x=t))
     # the bound takes the leakage left anywhere at t_final: leakage elsewhere in the array can come back to site 1
     y_bound = float(result.observable("leakage_array").mean[-1])
-    method, y_end, tau = tail_after(t, y, ms.sem, window, result.spec.conditions.T1q, y_bound)
+    method, y_end, tau = tail_after(t, y, ms.sem, window, result.spec.conditions.longest_T1, y_bound)
     tail = {"fit": y_end * tau, "bound": 0.5 * y_end * tau, "lower bound": 0.0}[method]
     return body + tail, tail, method
 

@@ -153,7 +153,7 @@ def mean_leakage_cycles(result: SimulationResult, t_c: float) -> Lifetime:
 
     def total(res, obs, window):
         ms = res.observable(obs)
-        return cycle_total(res.times, ms.mean, ms.sem, t_c, window, res.spec.conditions.T1q,
+        return cycle_total(res.times, ms.mean, ms.sem, t_c, window, res.spec.conditions.longest_T1,
                            y_bound=float(res.observable("leakage_array").mean[-1]))
 
     return jackknifed_total(result, SURVIVAL_OBSERVABLE, total)
@@ -179,6 +179,6 @@ def survival_tail(result: SimulationResult, t_c: float) -> dict:
     bound; 'lower bound': S_end = 0."""
     ms = result.observable(SURVIVAL_OBSERVABLE)
     window = fit_window("T_star", result, SURVIVAL_OBSERVABLE)
-    method, y_end, tau = tail_after(result.times, ms.mean, ms.sem, window, result.spec.conditions.T1q,
+    method, y_end, tau = tail_after(result.times, ms.mean, ms.sem, window, result.spec.conditions.longest_T1,
                                     y_bound=float(result.observable("leakage_array").mean[-1]))
     return {"method": method, "S_end": y_end, "ratio": math.exp(-t_c / tau) if math.isfinite(tau) else 0.0}

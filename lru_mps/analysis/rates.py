@@ -320,7 +320,7 @@ def _check_spec(spec: ArraySpec, real: Realization) -> None:
     require(
         c.ideal,
         "conditions",
-        f"T1q={c.T1q:g}, Tphi={c.Tphi:g}, temperature={c.temperature_K:g} K",
+        c.describe(),
         "ideal conditions (no hardware T1q/Tphi noise, temperature 0)",
         "these rates are those of the removal-free N = 1 branch; with noise or thermal "
         "excitations simulate with the sampled estimator instead",

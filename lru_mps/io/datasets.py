@@ -40,8 +40,10 @@ def _settings_dict(result: SimulationResult) -> dict:
 
 
 def parameters(result: SimulationResult) -> dict:
-    """Physics parameters and run settings of a result, JSON-friendly."""
-    return {**result.spec.as_dict(), **_settings_dict(result), **diagnostics_summary(result)}
+    """Physics parameters and run settings of a result, JSON-friendly (with a device file: its path, too)."""
+    device = result.spec.device
+    source = {"device_file": device.source} if device is not None and device.source else {}
+    return {**result.spec.as_dict(), **source, **_settings_dict(result), **diagnostics_summary(result)}
 
 
 def diagnostics_summary(result: SimulationResult) -> dict:
@@ -114,8 +116,8 @@ def _attr(v):
         return "inf"
     if isinstance(v, (list, tuple)) and any(isinstance(x, (list, tuple)) for x in v):  # a matrix (readout_confusion)
         return json.dumps(v)
-    if isinstance(v, (list, tuple)):
-        return ",".join(str(x) for x in v)
+    if isinstance(v, (list, tuple)):  # (None in a list: a per-site time that is inf)
+        return ",".join("inf" if x is None else str(x) for x in v)
     return v
 
 

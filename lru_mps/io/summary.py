@@ -50,9 +50,11 @@ def format_summary(result: SimulationResult) -> str:
     c = spec.conditions
     cond = "ideal" if c.ideal else f"T1q={_t(c.T1q, spec)}, Tphi={_t(c.Tphi, spec)}, T={c.temperature_K * 1e3:g} mK"
     lines = [
-        f"L={spec.L}  J/2pi={spec.J_hz / 1e6:g} MHz  Ubar={spec.Ubar:g} J  W={spec.W:g} J  "
-        f"reset={spec.reset.kind}" + (f" G={spec.reset.rate:g} J" if spec.reset.kind != "none" else ""),
-        f"conditions: {cond}",
+        f"L={spec.L}  J/2pi={spec.J_hz / 1e6:g} MHz  Ubar={spec.Ubar:g} J  "
+        + (f"W={spec.W:g} J  " if spec.device is None else "(mean of the device's)  ")
+        + f"reset={spec.reset.kind}" + (f" G={spec.reset.rate:g} J" if spec.reset.kind != "none" else ""),
+        *([spec.device.describe()] if spec.device is not None else []),
+        f"conditions: {cond}" + ("  (one per site, sites 1..L)" if c.per_site else ""),
         *_disorder_line(spec),
         f"engine={s.engine}  estimator={s.estimator}"
         + (_BRANCH_NOTE[spec.reset.kind in ("periodic", "random")] if s.estimator == "branch" else "")
@@ -107,7 +109,8 @@ def _lifetime_lines(result: SimulationResult) -> list[str]:
     lines = ["", "leakage lifetimes (integrals over the leakage start, tail after t_final included):"]
     for name in LIFETIME_OBSERVABLE:
         d = lt[name]
-        tail = {"fit": "", "bound": "  (tail after t_final bounded by T1q/2)",
+        longest = "the longest " if result.spec.conditions.per_site else ""
+        tail = {"fit": "", "bound": f"  (tail after t_final bounded by {longest}T1q/2)",
                 "lower bound": "  (lower bound: no tail fitted)"}[d.tail_method]
         lines.append(f"{name:24s} {d.value:11.4g} +- {d.error:<8.2g} "
                      f"{time_to_us(d.value, J_hz):11.4g} +- {time_to_us(d.error, J_hz):<8.2g}{tail}")
@@ -117,5 +120,7 @@ def _lifetime_lines(result: SimulationResult) -> list[str]:
     return lines
 
 
-def _t(t_J: float, spec) -> str:
+def _t(t_J, spec) -> str:
+    if isinstance(t_J, tuple):  # one per site (a device file's)
+        return "(" + ", ".join(_t(t, spec) for t in t_J) + ")"
     return "inf" if t_J == float("inf") else f"{time_to_us(t_J, spec.J_hz):.3g} us"

@@ -101,7 +101,17 @@ def draw(L: int, Ubar: float, W: float, rng: np.random.Generator, pattern: str =
     s is the frequency noise included in dw (None when off).
     """
     dw = pattern_detunings(pattern, W, L, rng, beta)
-    U = Ubar + 2.0 * dw
+    return spreads(dw, Ubar + 2.0 * dw, rng, e2_spread, frequency_noise)
+
+
+def spreads(dw: np.ndarray, U: np.ndarray, rng: np.random.Generator, e2_spread: float = 0.0,
+            frequency_noise: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Steps 2 and 3 of the module docstring on the detunings ``dw`` and anharmonicities ``U`` (units of J) of
+    step 1 (a pattern's, or a device file's): (dw, U, s), s the frequency noise included in dw (None when off).
+
+    Draws L normals for each spread that is on, nothing for one that is off.
+    """
+    L = len(dw)
     if e2_spread > 0:
         U = U - rng.normal(0.0, e2_spread, size=L)  # E2_l = 2 dw_l - U_l gains delta_l
     offset = None

@@ -27,17 +27,18 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from . import device as devices
 from . import disorder
 from . import operators as ops
 from . import readout as readouts
-from ..defaults import MODEL, REALISTIC
+from .conditions import RESET_KINDS, Conditions, Reset, resolve  # noqa: F401  (re-exported: they lived here)
+from ..defaults import MODEL
 from ..errors import ParameterError, require
-from .units import parse_frequency_hz, to_energy, to_fraction, to_kelvin, to_rate, to_time
+from .units import parse_frequency_hz, to_energy, to_fraction, to_rate
 
 H_PLANCK = 6.62607015e-34  # J s
 K_BOLTZMANN = 1.380649e-23  # J / K
 
-RESET_KINDS = ("periodic", "random", "dissipation", "none")
 INIT_STATES = ("leakage", "qubit", "coherence")
 
 #: the default model (lru_mps.defaults.MODEL) in internal units: J/2pi in Hz, energies in J
@@ -47,58 +48,10 @@ _DEFAULT = {
     "Ubar": to_energy(MODEL["anharmonicity"], "anharmonicity", _J_HZ),
     "wbar": to_energy(MODEL["frequency"], "frequency", _J_HZ),
     "W": to_energy(MODEL["disorder"], "disorder", _J_HZ),
-    "rate": to_rate(MODEL["rate"], "rate", _J_HZ),
     "e2_spread": to_energy(MODEL["e2_spread"], "e2_spread", _J_HZ),
     "frequency_noise": to_energy(MODEL["frequency_noise"], "frequency_noise", _J_HZ),
     "hopping_spread": to_fraction(MODEL["hopping_spread"], "hopping_spread"),
 }
-
-
-@dataclass(frozen=True)
-class Reset:
-    """Last-site reset: ``kind`` in periodic|random|dissipation|none, ``rate`` G in J."""
-
-    kind: str = MODEL["reset"]
-    rate: float = _DEFAULT["rate"]
-
-    def __post_init__(self):
-        require(self.kind in RESET_KINDS, "reset", self.kind, f"one of {', '.join(RESET_KINDS)}")
-        if self.kind != "none":
-            require(
-                math.isfinite(self.rate) and self.rate > 0,
-                "rate",
-                self.rate,
-                f"a finite rate > 0 (in units of J) for the {self.kind} reset",
-            )
-
-
-@dataclass(frozen=True)
-class Conditions:
-    """Hardware noise on every site and temperature of the initial state.
-
-    ``T1q`` and ``Tphi`` in 1/J (``inf`` = none): decay sqrt(1/T1q) a_l and
-    dephasing sqrt(2/Tphi) n_l.  ``temperature_K`` sets the thermal product
-    state of sites 2..L.
-    """
-
-    T1q: float = math.inf
-    Tphi: float = math.inf
-    temperature_K: float = 0.0
-
-    def __post_init__(self):
-        require(self.T1q > 0, "t1", self.T1q, "a time > 0 (or inf for no decay)")
-        require(self.Tphi > 0, "tphi", self.Tphi, "a time > 0 (or inf for no dephasing)")
-        require(
-            math.isfinite(self.temperature_K) and self.temperature_K >= 0,
-            "temperature",
-            self.temperature_K,
-            "a temperature >= 0 K",
-        )
-
-    @property
-    def ideal(self) -> bool:
-        """No hardware noise and zero temperature."""
-        return math.isinf(self.T1q) and math.isinf(self.Tphi) and self.temperature_K == 0.0
 
 
 @dataclass(frozen=True)
@@ -165,7 +118,11 @@ class ArraySpec:
     the ``disorder_pattern`` (box, gaussian, quasiperiodic, alternating), see
     :mod:`lru_mps.physics.disorder` (off by default);
     ``readout``, the feedback measurement's confusion matrix P[m][n] = p(n|m)
-    (a tuple of tuples; None = an ideal readout), see :mod:`.readout`.
+    (a tuple of tuples; None = an ideal readout), see :mod:`.readout`;
+    ``device``, a real chip's values (:class:`~lru_mps.physics.device.Device`,
+    None = the paper's recipe): then L, J_hz, Ubar = mean(U_l) and wbar =
+    mean(w_l) are the device's, W = 0, and every realization is the file's
+    values with the spreads on top (build it with :meth:`from_device`).
 
     Constructed directly, every field is in internal units and the defaults
     are those of :data:`lru_mps.defaults.MODEL` converted, except
@@ -186,6 +143,7 @@ class ArraySpec:
     disorder_pattern: str = MODEL["disorder_pattern"]
     hopping_spread: float = _DEFAULT["hopping_spread"]
     readout: tuple | None = None
+    device: devices.Device | None = None
 
     def __post_init__(self):
         require(isinstance(self.L, (int, np.integer)) and self.L >= 2, "length", self.L, "an integer L >= 2")
@@ -202,35 +160,32 @@ class ArraySpec:
                 self.W,
                 f"W < Ubar = {self.Ubar:g} J, so that every anharmonicity U_l = Ubar + 2 dw_l stays positive",
             )
-        disorder.check(self.Ubar, self.wbar, self.W, self.disorder_pattern, self.e2_spread, self.frequency_noise,
+        dev = self.device  # the spreads' positivity: from the smallest U_l and w_l of a device
+        disorder.check(self.Ubar if dev is None else float(np.min(dev.U)), self.wbar if dev is None else
+                       float(np.min(dev.w)), self.W, self.disorder_pattern, self.e2_spread, self.frequency_noise,
                        self.hopping_spread)
+        if dev is not None:
+            devices.check_spec(dev, self.L, self.J_hz, self.Ubar, self.wbar, self.W, self.disorder_pattern)
+        if self.conditions.per_site:  # one T1, Tphi per site: L of them
+            self.conditions.t1_sites(self.L), self.conditions.tphi_sites(self.L)
         if self.readout is not None:
             object.__setattr__(self, "readout", readouts.check(self.readout))
         readouts.check_reset(self.readout, self.reset.kind)
 
     # ------------------------------------------------------------------ input
     @classmethod
-    def from_user(
-        cls,
-        length=MODEL["length"],
-        hopping=MODEL["hopping"],
-        anharmonicity=MODEL["anharmonicity"],
-        frequency=MODEL["frequency"],
-        disorder=MODEL["disorder"],
-        reset=MODEL["reset"],
-        rate=MODEL["rate"],
-        conditions=MODEL["conditions"],
-        t1=None,
-        tphi=None,
-        temperature=None,
-        e2_spread=MODEL["e2_spread"],
-        frequency_noise=MODEL["frequency_noise"],
-        disorder_pattern=MODEL["disorder_pattern"],
-        hopping_spread=MODEL["hopping_spread"],
-        readout_error=MODEL["readout_error"],
-        readout_confusion=MODEL["readout_confusion"],
-    ) -> "ArraySpec":
+    def from_user(cls, length=None, hopping=None, anharmonicity=None, frequency=None, disorder=None,
+                  reset=MODEL["reset"], rate=MODEL["rate"], conditions=MODEL["conditions"], t1=None, tphi=None,
+                  temperature=None, e2_spread=MODEL["e2_spread"], frequency_noise=MODEL["frequency_noise"],
+                  disorder_pattern=MODEL["disorder_pattern"], hopping_spread=MODEL["hopping_spread"],
+                  readout_error=MODEL["readout_error"], readout_confusion=MODEL["readout_confusion"],
+                  device=None) -> "ArraySpec":
         """Build a spec from values with units as a user types them (defaults: :data:`lru_mps.defaults.MODEL`).
+
+        ``length``, ``hopping``, ``anharmonicity``, ``frequency`` and
+        ``disorder``: None (or left out) takes the default.  ``device`` (a
+        device file's path or its table as a dict) builds the spec with
+        :meth:`from_device`; those five are then refused unless None.
 
         ``conditions`` is 'ideal' (no noise, 0 K) or 'realistic' (the paper's
         hardware, :data:`lru_mps.defaults.REALISTIC`: T1q = 16.7 us,
@@ -244,6 +199,16 @@ class ArraySpec:
         symmetric error EPS) or ``readout_confusion`` (P[m][n] = p(n|m)): the
         feedback measurement's readout (:mod:`lru_mps.physics.readout`; 0/None: ideal).
         """
+        if device is not None:
+            devices.refuse_fixed(length=length, hopping=hopping, anharmonicity=anharmonicity, frequency=frequency,
+                                 disorder=disorder)
+            return cls.from_device(device, reset=reset, rate=rate, conditions=conditions, t1=t1, tphi=tphi,
+                                   temperature=temperature, e2_spread=e2_spread, frequency_noise=frequency_noise,
+                                   disorder_pattern=disorder_pattern, hopping_spread=hopping_spread,
+                                   readout_error=readout_error, readout_confusion=readout_confusion)
+        length, hopping, anharmonicity, frequency, disorder = (MODEL[k] if v is None else v for k, v in (
+            ("length", length), ("hopping", hopping), ("anharmonicity", anharmonicity), ("frequency", frequency),
+            ("disorder", disorder)))
         try:
             L = int(length)
         except (TypeError, ValueError):
@@ -252,19 +217,7 @@ class ArraySpec:
             raise ParameterError("length", length, "an integer L >= 2")
         J_hz = parse_frequency_hz(hopping, "hopping")
         require(J_hz > 0, "hopping", hopping, "J/2pi > 0, e.g. '5MHz'")
-        require(conditions in ("ideal", "realistic"), "conditions", conditions, "ideal or realistic")
-        if conditions == "realistic":
-            T1q = to_time(REALISTIC["t1"], "t1", J_hz)
-            Tphi = to_time(REALISTIC["tphi"], "tphi", J_hz)
-            temp = to_kelvin(REALISTIC["temperature"], "temperature")
-        else:
-            T1q, Tphi, temp = math.inf, math.inf, 0.0
-        if t1 is not None:
-            T1q = to_time(t1, "t1", J_hz)
-        if tphi is not None:
-            Tphi = to_time(tphi, "tphi", J_hz)
-        if temperature is not None:
-            temp = to_kelvin(temperature, "temperature")
+        hardware = resolve(conditions, t1, tphi, temperature, J_hz)
         reset_rate = to_rate(rate, "rate", J_hz) if reset != "none" else 0.0
         Ubar = to_energy(anharmonicity, "anharmonicity", J_hz)
         require(math.isfinite(Ubar) and Ubar > 0, "anharmonicity", Ubar, "Ubar > 0 (units of J)")  # (before Jprop)
@@ -275,12 +228,43 @@ class ArraySpec:
             wbar=to_energy(frequency, "frequency", J_hz),
             W=to_energy(disorder, "disorder", J_hz),
             reset=Reset(reset, reset_rate),
-            conditions=Conditions(T1q, Tphi, temp),
+            conditions=hardware,
             e2_spread=to_energy(e2_spread, "e2_spread", J_hz, Ubar=Ubar),
             frequency_noise=to_energy(frequency_noise, "frequency_noise", J_hz, Ubar=Ubar),
             disorder_pattern=disorder_pattern,
             hopping_spread=to_fraction(hopping_spread, "hopping_spread", "a relative spread 0 <= X < 0.25"),
             readout=readouts.confusion(readout_error, readout_confusion),
+        )
+
+    @classmethod
+    def from_device(cls, device, reset=MODEL["reset"], rate=MODEL["rate"], conditions=MODEL["conditions"], t1=None,
+                    tphi=None, temperature=None, e2_spread=MODEL["e2_spread"],
+                    frequency_noise=MODEL["frequency_noise"], disorder_pattern=MODEL["disorder_pattern"],
+                    hopping_spread=MODEL["hopping_spread"], readout_error=MODEL["readout_error"],
+                    readout_confusion=MODEL["readout_confusion"]) -> "ArraySpec":
+        """A real chip's spec from its device file (a path, or its table as a dict; :mod:`lru_mps.physics.device`).
+
+        L, the unit J (``hopping``, else the mean of ``couplings``), w_l, U_l
+        and J_l come from the file; the frame is wbar = mean(w_l) and Ubar =
+        mean(U_l) (units of J).  T1, Tphi (one value or one per site) and the
+        temperature come from the file; those it lacks take the values of
+        ``conditions`` (realistic: the paper's; ideal: none, 0 K), and ``t1``,
+        ``tphi``, ``temperature`` override both.  The other options are those
+        of :meth:`from_user`, in the device's J (``rate='0.03J'``); the spreads
+        are drawn on top of the file's values; ``disorder_pattern`` must be box.
+        """
+        dev = devices.load(device)
+        J_hz, Ubar = dev.J_hz, dev.Ubar
+        return cls(
+            L=dev.L, J_hz=J_hz, Ubar=Ubar, wbar=dev.wbar, W=0.0,
+            reset=Reset(reset, to_rate(rate, "rate", J_hz) if reset != "none" else 0.0),
+            conditions=resolve(conditions, t1, tphi, temperature, J_hz, dev.hardware()),
+            e2_spread=to_energy(e2_spread, "e2_spread", J_hz, Ubar=Ubar),
+            frequency_noise=to_energy(frequency_noise, "frequency_noise", J_hz, Ubar=Ubar),
+            disorder_pattern=disorder_pattern,
+            hopping_spread=to_fraction(hopping_spread, "hopping_spread", "a relative spread 0 <= X < 0.25"),
+            readout=readouts.confusion(readout_error, readout_confusion),
+            device=dev,
         )
 
     def replace(self, **changes) -> "ArraySpec":
@@ -303,6 +287,7 @@ class ArraySpec:
             "Tphi_J": _json_float(self.conditions.Tphi),
             "temperature_K": self.conditions.temperature_K,
             **self._errors_dict(),
+            **(self.device.as_dict() if self.device is not None else {}),  # (absent without: earlier keys stay)
         }
 
     def _errors_dict(self) -> dict:
@@ -339,13 +324,18 @@ class ArraySpec:
         when on: :func:`lru_mps.physics.disorder.draw`; last the per-bond
         couplings J_l (:func:`lru_mps.physics.disorder.hoppings`), only when on.
         """
+        if self.device is not None:  # the file's values, the spreads on top
+            dw, U, offset, J = self.device.realization(rng, self.e2_spread, self.frequency_noise, self.hopping_spread)
+            return Realization(dw=dw, U=U, frequency_offset=offset, J=J)
         dw, U, offset = disorder.draw(self.L, self.Ubar, self.W, rng, self.disorder_pattern, self.e2_spread,
                                       self.frequency_noise)
         J = disorder.hoppings(self.L, self.hopping_spread, rng)
         return Realization(dw=dw, U=U, frequency_offset=offset, J=J)
 
     def clean_realization(self) -> Realization:
-        """The disorder-free array (dw = 0, U = Ubar)."""
+        """The disorder-free array (dw = 0, U = Ubar); a device's own values, without spreads."""
+        if self.device is not None:
+            return Realization(dw=self.device.dw, U=self.device.U, J=self.device.J)
         dw = np.zeros(self.L)
         return Realization(dw=dw, U=np.full(self.L, self.Ubar))
 
@@ -368,11 +358,10 @@ class ArraySpec:
             for p, k, m in readouts.kraus(self.readout):
                 op = np.outer(ops.ket(k), ops.ket(m))
                 chans.append(Channel(f"measure{m}{k}", last, op, G * p, k < m))
-        c = self.conditions
-        if math.isfinite(c.T1q):
-            chans += [Channel("decay", l, ops.a, 1.0 / c.T1q, True) for l in range(self.L)]
-        if math.isfinite(c.Tphi):
-            chans += [Channel("dephasing", l, ops.n, 2.0 / c.Tphi, False) for l in range(self.L)]
+        T1, Tphi = self.conditions.t1_sites(self.L), self.conditions.tphi_sites(self.L)  # one per site
+        chans += [Channel("decay", l, ops.a, 1.0 / float(T1[l]), True) for l in range(self.L) if math.isfinite(T1[l])]
+        chans += [Channel("dephasing", l, ops.n, 2.0 / float(Tphi[l]), False) for l in range(self.L)
+                  if math.isfinite(Tphi[l])]
         return chans
 
     def qubit_frequency(self, real: Realization, frame: str = "dressed") -> float:
@@ -437,6 +426,9 @@ class ArraySpec:
         umax = self.Ubar + du_max  # box, no spreads: Ubar + W (|dw_l| <= W/2)
         total_rate = sum(ch.rate * np.abs(ch.op.conj().T @ ch.op).max() for ch in self.jump_channels())
         hop = 2.0 * (1.0 + disorder.NEGLIGIBLE_SIGMAS * self.hopping_spread)  # 2 max J_l (2 J without the spread)
+        if self.device is not None:  # W = 0: the extent is the spreads'; add the file's own extremes
+            dw_dev, u_dev, j_dev = self.device.extent()
+            dw_max, umax, hop = dw_max + dw_dev, umax - self.Ubar + u_dev, hop * j_dev
         return max(umax, dw_max + hop, total_rate, self.reset.rate)
 
     def check_time_step(self, dt: float, name: str = "dt") -> float:
@@ -485,6 +477,9 @@ class ArraySpec:
         return w / w.sum(axis=1, keepdims=True)
 
 
-def _json_float(x: float):
+def _json_float(x):
+    """inf -> None; a per-site tuple -> a list of them."""
+    if isinstance(x, tuple):
+        return [_json_float(v) for v in x]
     return None if math.isinf(x) else x
 

@@ -13,7 +13,11 @@ with H1 = sum_l dw_l |l><l| + J_l (|l><l+1| + h.c.) (U does not enter at
 N = 1), hardware decay sqrt(1/T1q) a_l on every site (the block shrinks as
 e^{-t/T1q}: a_l^dag a_l sums to N = 1), dephasing sqrt(2/Tphi) n_l
 (n_l = |l><l| here: the off-diagonal elements decay at 2/Tphi, the
-populations stay), and the reset on site L:
+populations stay), and the reset on site L.  With one T1_l, Tphi_l per site
+(a device file's), element rho_ab decays at (g_a + g_b)/2 with g_l = 1/T1_l
+(-1/2 {sum_l g_l |l><l|, rho}), and off the diagonal also at
+(k_a + k_b)/2 with k_l = 2/Tphi_l; one value everywhere gives the rates above.
+The reset:
 
 * dissipation sqrt(G) a_L: -(G/2) {|L><L|, rho};
 * random feedback at rate G: G (P0 rho P0 - rho), P0 = 1 - |L><L| (outcome 1
@@ -48,15 +52,17 @@ def qubit_population_n1(spec: ArraySpec, real: Realization, times, t0_nodes: int
     if len(times) > 2 and not np.allclose(np.diff(times), dt, rtol=1e-9, atol=1e-12):
         raise ValueError("qubit_population_n1 needs a uniform time grid")
     c = spec.conditions
-    gamma = 1.0 / c.T1q if np.isfinite(c.T1q) else 0.0
-    gphi = 2.0 / c.Tphi if np.isfinite(c.Tphi) else 0.0
+    T1, Tphi = c.t1_sites(L), c.tphi_sites(L)
+    g = np.where(np.isfinite(T1), 1.0 / T1, 0.0)  # decay rate of site l
+    k = np.where(np.isfinite(Tphi), 2.0 / Tphi, 0.0)  # dephasing rate of site l
     J = real.hoppings
     H = np.diag(np.asarray(real.dw, dtype=float)) + np.diag(J, 1) + np.diag(J, -1)
     eye = np.eye(L)
     # vec(rho) row-major: vec(A rho B) = (A kron B^T) vec(rho)
     liou = -1j * (np.kron(H, eye) - np.kron(eye, H.T))
-    liou -= np.diag(gphi * (1.0 - eye).reshape(-1))  # dephasing: off-diagonals at 2/Tphi
-    liou -= gamma * np.eye(L * L)  # decay: every element of the block at 1/T1q (a_l^dag a_l sums to N = 1)
+    pair = 0.5 * (k[:, None] + k[None, :])  # rho_ab, a != b: at (k_a + k_b)/2 (2/Tphi when uniform)
+    liou -= np.diag((pair * (1.0 - eye)).reshape(-1))  # dephasing: the off-diagonals
+    liou -= np.diag((0.5 * (g[:, None] + g[None, :])).reshape(-1))  # decay: rho_ab at (g_a + g_b)/2 (1/T1q uniform)
     last = np.zeros((L, L))
     last[-1, -1] = 1.0
     keep = np.kron(eye - last, eye - last)  # P0 rho P0

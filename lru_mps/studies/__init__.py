@@ -55,6 +55,9 @@ def run_study(name: str, ctx: StudyContext, config_file=None, overrides: dict | 
             base[k] = {**base.get(k, {}), **v} if isinstance(v, dict) else v
         base["quick"] = True
     cfg = load_config(name, base, config_file, overrides or {})
+    from .common import refuse_device  # (the studies that sweep what a device file fixes refuse it)
+
+    refuse_device(cfg, name)
     return study.run(cfg, ctx)
 
 

@@ -65,6 +65,27 @@ def refuse_readout(cfg: dict, study: str, why: str, hint: str) -> None:
     require(False, key, model.get(key), f"none on the {study} ({why})", hint)
 
 
+#: the studies that sweep what a device file fixes, and what they sweep (the others take --device)
+DEVICE_SWEEPS = {
+    "length-scaling": "it sweeps the array length L, which the device file fixes",
+    "disorder-sweep": "it sweeps the disorder width W; a device file fixes every site's frequency",
+    "hopping-sweep": "it sweeps the hopping J, which the device file fixes",
+    "temperature-sweep": "it sweeps the array length L (lengths), which the device file fixes",
+    "tolerance": "it runs at several array lengths L (lengths), which the device file fixes",
+}
+
+
+def refuse_device(cfg: dict, study: str) -> None:
+    """Stop a study that sweeps what a device file fixes (:data:`DEVICE_SWEEPS`; ``device`` in its model table),
+    with one line naming the key, the study and why."""
+    device = cfg.get("model", {}).get("device")
+    if device is None or study not in DEVICE_SWEEPS:
+        return
+    require(False, "device", device, f"none on the {study} study ({DEVICE_SWEEPS[study]})",
+            "run lru-mps simulate --device, or a study that keeps the array: "
+            + ", ".join(sorted(("rate-sweep", "dynamics", "qec"))))
+
+
 def conditions_of(cfg: dict, allow_both: bool) -> list[str]:
     """The conditions a study runs: ["ideal"], ["realistic"] or both (model.conditions; default: lru-mps simulate's)."""
     cond = cfg["model"].get("conditions", MODEL["conditions"])
@@ -180,8 +201,12 @@ def dataset_attrs(spec: ArraySpec, cfg: dict, **extra) -> dict:
             v = "inf" if k in ("T1q_J", "Tphi_J") else "none"
         elif isinstance(v, float) and math.isinf(v):
             v = "inf"
+        elif isinstance(v, list) and k.startswith(("T1q", "Tphi", "device_")):  # per site (a device file's)
+            v = ",".join("inf" if x is None else str(x) for x in v)
         out[k] = v
     out.pop("rate_J", None)
+    if spec.device is not None and spec.device.source:
+        out["device_file"] = spec.device.source
     out.update({
         "study": cfg["study"],
         "seed": int(cfg["seed"]),

@@ -253,10 +253,12 @@ class Qec(Study):
 
 
 def _error_per_cycle(spec, t_c: float, decays: dict) -> dict:
-    """The Pauli-twirled error of one cycle: the LRU qubit (measured T1, T2), a bare transmon (T1q, Tphi), added."""
+    """The Pauli-twirled error of one cycle: the LRU qubit (measured T1, T2), a bare transmon (site 1's T1q, Tphi),
+    added."""
     c = spec.conditions
     J_hz = spec.J_hz
-    T1b, T2b = c.T1q, bare_T2(c.T1q, c.Tphi)
+    T1b = float(c.t1_sites(spec.L)[0])  # the coding qubit's (site 1; a device file may give one per site)
+    T2b = bare_T2(T1b, float(c.tphi_sites(spec.L)[0]))
     bare = {"T1": time_json(T1b, 0.0, J_hz), "T2": time_json(T2b, 0.0, J_hz), **pauli_errors(t_c, T1b, T2b)}
     T1, T2 = decays.get("T1"), decays.get("T2")
     if T1 is None or T2 is None:

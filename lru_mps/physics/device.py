@@ -1,0 +1,261 @@
+"""A real chip: the device file (``--device FILE.toml``, ``ArraySpec.from_device``; docs/physics.md §3.2).
+
+Format (TOML; site 1 is the coding qubit, site L the reset site; every value
+takes the units the command line takes, :mod:`lru_mps.physics.units`)::
+
+    frequencies = ["7512MHz", "7468MHz", "7530MHz"]      # w_l/2pi, L values
+    anharmonicities = ["274MHz", "185.95MHz", "310.1MHz"] # U_l/2pi, E2_l = 2 w_l - U_l
+    couplings = ["5.1MHz", "4.9MHz"]                      # J_l/2pi per bond, L - 1 values (or hopping = "5MHz")
+    t1 = ["16.7us", "20us", "15us"]                       # optional: one value or L values
+    tphi = ["10us", "12us", "8us"]                        # optional: one value or L values
+    temperature = "100mK"                                 # optional
+
+Physics.  H = sum_l [w_l n_l - (U_l/2) n_l (n_l - 1)] + sum_l J_l (a_l^dag
+a_{l+1} + h.c.) with the file's values, hardware decay sqrt(1/T1_l) a_l and
+dephasing sqrt(2/Tphi_l) n_l on site l.  L is the number of frequencies.
+The unit J is ``hopping`` if given (then ``couplings`` may be left out:
+J_l = J on every bond), else the mean of ``couplings`` (which then need a
+frequency unit).  As in the paper's recipe, the rotating frame is at the
+mean frequency wbar = mean(w_l): dw_l = w_l - wbar, and Ubar = mean(U_l)
+(so the leakage level E2_l = 2 dw_l - U_l is -Ubar on average; the paper's
+recipe has it -Ubar on every site).  Populations do not depend on the frame,
+and the coherence is taken at the dressed qubit frequency (docs/physics.md
+§7).  The thermal start uses each site's own lab frequency w_l and
+E2_l = 2 w_l - U_l.  In the spec W = 0 and the pattern is the box (nothing
+is drawn); the fabrication/tuning spreads (``e2_spread``,
+``frequency_noise``, ``hopping_spread``) are drawn on top of the file's
+values as on top of the paper's recipe (:func:`lru_mps.physics.disorder.spreads`).
+
+Validation: every key is known, the required ones are there, the lists have
+L (frequencies, anharmonicities; t1 and tphi: 1 or L) or L - 1 (couplings)
+values, every value parses with its unit and is physical (w_l, U_l, J_l > 0
+and finite, U_l < w_l so that |2> lies above |1>, T1_l and Tphi_l > 0 or
+inf, temperature >= 0).  An error names the key as ``device.KEY``.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import disorder
+from ..errors import ParameterError, require
+from .units import parse_frequency_hz, to_energy, to_kelvin, to_time
+
+KEYS = ("frequencies", "anharmonicities", "couplings", "hopping", "t1", "tphi", "temperature")
+#: the model options a device file fixes, and what of the model each one would set
+FIXED_OPTIONS = {
+    "length": "the array length L (the number of its frequencies)",
+    "hopping": "the unit J (its hopping, or the mean of its couplings)",
+    "anharmonicity": "every site's anharmonicity U_l",
+    "frequency": "every site's frequency w_l",
+    "disorder": "every site's detuning (there is no disorder to draw)",
+}
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device file's values: frequencies, anharmonicities and couplings f/2pi in Hz, the unit ``J_hz`` = J/2pi
+    in Hz, T1 and Tphi in 1/J (one float, one per site, or None where the file has none), ``temperature_K``
+    (None: not in the file) and ``source``, the file it came from (not part of the physics)."""
+
+    J_hz: float
+    frequencies_hz: tuple
+    anharmonicities_hz: tuple
+    couplings_hz: tuple
+    T1: float | tuple | None = None
+    Tphi: float | tuple | None = None
+    temperature_K: float | None = None
+    source: str | None = field(default=None, compare=False)
+
+    @property
+    def L(self) -> int:
+        return len(self.frequencies_hz)
+
+    @property
+    def w(self) -> np.ndarray:
+        """w_l in units of J (lab frame)."""
+        return np.asarray(self.frequencies_hz, dtype=float) / self.J_hz
+
+    @property
+    def wbar(self) -> float:
+        """The frame: mean(w_l) in units of J."""
+        return float(np.mean(self.w))
+
+    @property
+    def dw(self) -> np.ndarray:
+        """dw_l = w_l - wbar in units of J."""
+        return self.w - self.wbar
+
+    @property
+    def U(self) -> np.ndarray:
+        """U_l in units of J."""
+        return np.asarray(self.anharmonicities_hz, dtype=float) / self.J_hz
+
+    @property
+    def Ubar(self) -> float:
+        return float(np.mean(self.U))
+
+    @property
+    def J(self) -> np.ndarray | None:
+        """J_l per bond in units of J, None when every bond has J_l = J exactly (the paper's uniform hopping)."""
+        J = np.asarray(self.couplings_hz, dtype=float) / self.J_hz
+        return None if bool(np.all(J == 1.0)) else J
+
+    def hardware(self) -> dict:
+        """The file's hardware figures for :func:`lru_mps.physics.conditions.resolve` (None where not given)."""
+        return {"T1q": self.T1, "Tphi": self.Tphi, "temperature_K": self.temperature_K}
+
+    def as_dict(self) -> dict:
+        """The file's Hamiltonian in Hz (f = omega/2pi), flat keys (the hardware is in the spec's T1q_J, Tphi_J,
+        temperature_K)."""
+        return {"device_frequencies_Hz": list(self.frequencies_hz),
+                "device_anharmonicities_Hz": list(self.anharmonicities_hz),
+                "device_couplings_Hz": list(self.couplings_hz)}
+
+    def describe(self) -> str:
+        """One line for a summary: the file, w_l/2pi, U_l/2pi, J_l/2pi in MHz and what the unit J is."""
+        def mhz(v):
+            return ", ".join(f"{x / 1e6:.6g}" for x in v)
+        return (f"device{' ' + self.source if self.source else ''}: w_l/2pi = {mhz(self.frequencies_hz)} MHz  "
+                f"U_l/2pi = {mhz(self.anharmonicities_hz)} MHz  J_l/2pi = {mhz(self.couplings_hz)} MHz  "
+                f"(J/2pi = {self.J_hz / 1e6:.6g} MHz; frame at mean(w_l))")
+
+    def extent(self) -> tuple[float, float, float]:
+        """(max |dw_l|, max U_l, max J_l) in units of J, for the time-step check."""
+        J = self.J
+        return float(np.max(np.abs(self.dw))), float(np.max(self.U)), 1.0 if J is None else float(np.max(J))
+
+    def realization(self, rng: np.random.Generator, e2_spread: float = 0.0, frequency_noise: float = 0.0,
+                    hopping_spread: float = 0.0) -> tuple:
+        """(dw, U, s, J) of one trajectory: the file's values with the spreads drawn on top (docs/physics.md
+        §3.1, steps 2-4; nothing is drawn for a spread that is off): J_l = J_l,file (1 + eps_l)."""
+        dw, U, offset = disorder.spreads(self.dw, self.U, rng, e2_spread, frequency_noise)
+        eps = disorder.hoppings(self.L, hopping_spread, rng)
+        J = self.J
+        if eps is not None:
+            J = eps if J is None else J * eps
+        return dw, U, offset, J
+
+
+def check_spec(dev: Device, L, J_hz, Ubar, wbar, W, pattern) -> None:
+    """A spec with a device has the device's L, J/2pi, Ubar, wbar, W = 0 and the box pattern: refuse any other."""
+    for key, have, want in (("length", L, dev.L), ("hopping", J_hz, dev.J_hz), ("anharmonicity", Ubar, dev.Ubar),
+                            ("frequency", wbar, dev.wbar), ("disorder", W, 0.0)):
+        require(have == want, key, have, f"{want:g}: the device file fixes {FIXED_OPTIONS[key]}",
+                "leave it out with a device")
+    require(pattern == "box", "disorder_pattern", pattern,
+            "box (the default) with a device file: it gives every site's frequency, there is no pattern to draw")
+
+
+def refuse_fixed(**given) -> None:
+    """Refuse the model options a device file fixes (``given``: name -> value, None = not given)."""
+    for key, value in given.items():
+        require(value is None, key, value, f"not with a device file: it fixes {FIXED_OPTIONS[key]}",
+                "leave it out, or change the file")
+
+
+def load(device) -> Device:
+    """A :class:`Device` from a path to a TOML file, a dict with the file's keys, or a Device (as is)."""
+    if isinstance(device, Device):
+        return device
+    if isinstance(device, Mapping):
+        return parse(dict(device))
+    path = Path(device)
+    require(path.is_file(), "device", str(device), "an existing device file (TOML)")
+    with open(path, "rb") as fh:
+        try:
+            data = tomllib.load(fh)
+        except tomllib.TOMLDecodeError as err:
+            raise ParameterError("device", str(device), f"a valid TOML file ({err})") from None
+    return parse(data, str(device))
+
+
+def parse(data: dict, source: str | None = None) -> Device:
+    """Check and convert a device file's table (module docstring); errors name the key as ``device.KEY``."""
+    where = f"in {source}" if source else "in the device table"
+
+    def fail(key, value, allowed):
+        raise ParameterError(f"device.{key}", value, allowed, where)
+
+    for key in data:
+        if key not in KEYS:
+            fail(key, data[key], f"not a key of a device file (its keys: {', '.join(KEYS)})")
+    for key in ("frequencies", "anharmonicities"):
+        if key not in data:
+            fail(key, "missing", "a required key: one value per site, site 1 the coding qubit, site L the reset site")
+    if "couplings" not in data and "hopping" not in data:
+        fail("couplings", "missing", "a required key: J_l/2pi of every bond, L - 1 values (or hopping = '5MHz', "
+                                     "the same on every bond)")
+    raw = data["frequencies"]
+    if not isinstance(raw, list) or len(raw) < 2:
+        fail("frequencies", raw, "a list of L >= 2 frequencies w_l/2pi, one per site (e.g. ['7512MHz', '7468MHz'])")
+    L = len(raw)
+
+    def values(key, n, convert, allowed, scalar=False, what="site"):
+        v = data[key]
+        items = [v] if scalar and not isinstance(v, list) else v
+        if not isinstance(items, list) or len(items) not in ((1, n) if scalar else (n,)):
+            fail(key, v, allowed)
+        out = []
+        for i, x in enumerate(items):
+            try:
+                out.append(float(convert(x)))
+            except ParameterError as err:
+                fail(key, v, f"{err.allowed} ({what} {i + 1}: {x!r})")
+        return out
+
+    if "hopping" in data:
+        J_hz = values("hopping", 1, lambda x: parse_frequency_hz(x, "hopping"),
+                      "one frequency J/2pi with a unit, e.g. '5MHz'", scalar=True)[0]
+        if not (math.isfinite(J_hz) and J_hz > 0):
+            fail("hopping", data["hopping"], "J/2pi > 0 and finite, e.g. '5MHz'")
+    if "couplings" in data:
+        conv = (lambda x: parse_frequency_hz(x, "couplings")) if "hopping" not in data else \
+            (lambda x: _hz(x, J_hz))
+        unit = "" if "hopping" in data else "; with a unit: J is their mean"
+        couplings = values("couplings", L - 1, conv, f"L - 1 = {L - 1} couplings J_l/2pi, one per bond (L = {L} "
+                           f"from frequencies{unit})", what="bond")
+        if not all(math.isfinite(c) and c > 0 for c in couplings):
+            fail("couplings", data["couplings"], "couplings J_l/2pi > 0 and finite")
+        if "hopping" not in data:
+            J_hz = float(np.mean(couplings))
+    else:
+        couplings = [J_hz] * (L - 1)
+    freqs = values("frequencies", L, lambda x: _hz(x, J_hz), f"L = {L} frequencies w_l/2pi, one per site")
+    anh = values("anharmonicities", L, lambda x: _hz(x, J_hz),
+                 f"L = {L} anharmonicities U_l/2pi, one per site (L from frequencies)")
+    if not all(math.isfinite(f) and f > 0 for f in freqs):
+        fail("frequencies", raw, "frequencies w_l/2pi > 0 and finite")
+    if not all(math.isfinite(u) and 0 < u < f for u, f in zip(anh, freqs)):
+        fail("anharmonicities", data["anharmonicities"], "0 < U_l < w_l and finite on every site (a transmon's "
+                                                         "|2> lies above its |1>: E2_l = 2 w_l - U_l > w_l)")
+    hw = {}
+    for key in ("t1", "tphi"):
+        if key in data:
+            times = values(key, L, lambda x: to_time(x, key, J_hz),
+                           f"one time or L = {L} times, one per site (e.g. '16.7us', '500/J', inf)", scalar=True)
+            if not all(t > 0 for t in times):
+                fail(key, data[key], "times > 0 (inf: none)")
+            hw[key] = times[0] if len(times) == 1 else tuple(times)
+    temperature = None
+    if "temperature" in data:
+        temperature = values("temperature", 1, lambda x: to_kelvin(x, "temperature"),
+                             "one temperature, e.g. '100mK' or 0", scalar=True)[0]
+        if not (math.isfinite(temperature) and temperature >= 0):
+            fail("temperature", data["temperature"], "a temperature >= 0 K")
+    return Device(J_hz=J_hz, frequencies_hz=tuple(freqs), anharmonicities_hz=tuple(anh), couplings_hz=tuple(couplings),
+                  T1=hw.get("t1"), Tphi=hw.get("tphi"), temperature_K=temperature, source=source)
+
+
+def _hz(value, J_hz: float) -> float:
+    """f = omega/2pi in Hz from a value with a frequency unit (exact: '7512MHz' -> 7.512e9) or in units of J."""
+    try:
+        return parse_frequency_hz(value)
+    except ParameterError:
+        return to_energy(value, "frequency", J_hz) * J_hz
