@@ -89,6 +89,12 @@ class Conditions:
         """Whether T1 or Tphi differs between sites (a device file's)."""
         return isinstance(self.T1q, tuple) or isinstance(self.Tphi, tuple)
 
+    @property
+    def dephasing_per_site(self) -> bool:
+        """Whether Tphi differs between sites: then 'auto' does not pick the branch estimator (its dephasing
+        clock runs at site 1's rate; docs/physics.md §3.2)."""
+        return isinstance(self.Tphi, tuple)
+
     def t1_sites(self, L: int) -> np.ndarray:
         """T1 of sites 1..L (1/J), shape (L,)."""
         return _sites(self.T1q, L, "t1")

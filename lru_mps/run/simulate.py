@@ -40,7 +40,10 @@ def simulate(
     Times in 1/J, or with a unit (``t_final='30us'``).  ``realization`` fixes
     the disorder for every trajectory (checks against the density-matrix
     reference).  ``estimator`` is 'sampled', 'branch' (removal-free branch,
-    exact in ideal conditions) or 'auto' (branch where exact).  ``engine`` is
+    exact in ideal conditions) or 'auto' (branch where exact; sampled where
+    Tphi differs between sites, a device file's: the branch's dephasing clock
+    runs at the initial state's rate on site 1, and where another site
+    dephases much faster its weights are heavy-tailed, docs/physics.md §3.2).  ``engine`` is
     exact, sector, mps or auto (:func:`lru_mps.engines.choose_engine`);
     ``engine_options`` go to the engine (MPS: dt, order, max_bond, cutoff,
     kernel; unset ones from :data:`lru_mps.defaults.MPS`).
@@ -69,6 +72,8 @@ def simulate(
     (:func:`lru_mps.run.thermal_sample.stratified_levels`).
     ``progress(done, total)`` is called as trajectories finish.
     """
+    if estimator == "auto" and spec.conditions.dephasing_per_site:
+        estimator = "sampled"  # the branch's dephasing clock runs at site 1's rate: heavy-tailed weights elsewhere
     settings = make_settings(spec, init=init, t_final=t_final, time_points=time_points, trajectories=trajectories,
                              seed=seed, engine=engine, estimator=estimator, engine_options=engine_options,
                              batched=batched, backend=backend, feedback=feedback, hot_tail=hot_tail,

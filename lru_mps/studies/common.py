@@ -117,7 +117,7 @@ def ensemble_settings(spec: ArraySpec, cfg: dict) -> tuple[str, int]:
     ``trajectories`` where the branch is not exact (a readout error at the reset site, docs/physics.md §4.4)."""
     from ..mcwf.kernels import branch_is_exact
 
-    if not branch_is_exact(spec):
+    if not branch_is_exact(spec) or spec.conditions.dephasing_per_site:  # (Tphi per site: as simulate's auto)
         return "sampled", positive_int(cfg, "trajectories")
     if spec.conditions.ideal:
         return "branch", positive_int(cfg, "realizations")
