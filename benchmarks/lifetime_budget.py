@@ -40,17 +40,17 @@ from lru_mps.run.settings import make_settings
 from lru_mps.run.trajectories import draw, run_trajectories
 
 
-def _settings(L: int, n: int, seed: int, hot_tail: float):
+def _settings(L: int, n: int, seed: int, hot_tail: float, integrate_decay: bool = False):
     spec = ArraySpec.from_user(length=L, conditions="realistic")
     t_final = (L - 1) * spec.T_prop + to_time("40us", "t_after", spec.J_hz)
     st = make_settings(spec, init="leakage", t_final=t_final, time_points=201, trajectories=n, seed=seed,
-                       engine="auto", estimator="auto", hot_tail=hot_tail)
+                       engine="auto", estimator="auto", hot_tail=hot_tail, integrate_decay=integrate_decay)
     return spec, st
 
 
-def rows(L: int, indices: list[int], n: int, seed: int, hot_tail: float) -> list[dict]:
+def rows(L: int, indices: list[int], n: int, seed: int, hot_tail: float, integrate_decay: bool = False) -> list[dict]:
     """Per row: tau_1, tau_L (1/J, weighted as the row counts in the mean), thermal levels, weight, seconds."""
-    spec, st = _settings(L, n, seed, hot_tail)
+    spec, st = _settings(L, n, seed, hot_tail, integrate_decay)
     out = []
     with threadpool_limits(1):
         for i in indices:
@@ -105,13 +105,15 @@ def main() -> None:
     ap.add_argument("--hot-tail", type=float, default=4.0, help="the hot tail's thinning f (the study: 4 for the "
                     "qubit starts; 1 = every hot row runs)")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--integrate-decay", action="store_true", help="the excited rows' hardware decay integrated out "
+                    "(lru_mps.mcwf.integrated_decay)")
     a = ap.parse_args()
     idx = list(range(a.trajectories))
     parts = [idx[k::a.workers] for k in range(a.workers)]
     t0 = time.perf_counter()
     with ProcessPoolExecutor(a.workers) as pool:
         data = sum(pool.map(rows, [a.length] * a.workers, parts, [a.trajectories] * a.workers,
-                            [a.seed] * a.workers, [a.hot_tail] * a.workers), [])
+                            [a.seed] * a.workers, [a.hot_tail] * a.workers, [a.integrate_decay] * a.workers), [])
     print(f"({time.perf_counter() - t0:.0f} s on {a.workers} workers)")
     report(data, a.length)
 

@@ -59,6 +59,9 @@ RUN = {
     # the leakage start's rows with a thermally excited array are drawn with this many times their natural odds
     # (weights keep every mean exact; 1 = the natural Gibbs sample): lru_mps.run.thermal_sample.stratified_levels
     "leakage_thermal_odds": 1.0,
+    # sampled rows with a sharp excitation number carry the hardware decay clock's survival as a weight instead of
+    # sampling the decay times (exact, less variance; False = sample them): lru_mps.mcwf.integrated_decay
+    "integrate_decay": False,
 }
 #: thermal excitations (|2> counts 2) from which a row belongs to the hot tail (the rows that cost most)
 HOT_TAIL_FROM = 3

@@ -42,6 +42,8 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
         desc["hot_tail"] = settings.hot_tail
     if settings.leakage_thermal_odds != 1.0 and "leakage" in settings.inits:
         desc["leakage_thermal_odds"] = settings.leakage_thermal_odds
+    if settings.integrate_decay:
+        desc["integrate_decay"] = True
     if settings.backend != "numpy":  # same numbers to rounding, but not bit for bit
         desc["backend"] = settings.backend
     if realization is not None:

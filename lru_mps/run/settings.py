@@ -61,6 +61,8 @@ class RunSettings:
     #: odds factor of the leakage start's rows with a thermally excited array (1 = natural;
     #: lru_mps.run.thermal_sample.stratified_levels)
     leakage_thermal_odds: float = RUN["leakage_thermal_odds"]
+    #: sampled rows with a sharp excitation number integrate their hardware decay out (lru_mps.mcwf.integrated_decay)
+    integrate_decay: bool = RUN["integrate_decay"]
 
     def __post_init__(self):
         require(int(self.trajectories) == self.trajectories and self.trajectories >= 1, "trajectories",
@@ -77,6 +79,9 @@ class RunSettings:
         require(isinstance(odds, (int, float)) and 0.0 < float(odds) < math.inf, "leakage_thermal_odds", odds,
                 "a number > 0 (1: the natural thermal sample; 8: excited arrays at 8x their natural odds)")
         self.leakage_thermal_odds = float(odds)
+        require(isinstance(self.integrate_decay, (bool, np.bool_)), "integrate_decay", self.integrate_decay,
+                "true or false")
+        self.integrate_decay = bool(self.integrate_decay)
         if self.backend != "numpy":
             ArrayLib(self.backend)  # installed, and a GPU where one is named
 
@@ -97,6 +102,7 @@ def make_settings(
     feedback: str = FEEDBACK_PATHS[0],
     hot_tail: float = RUN["hot_tail"],
     leakage_thermal_odds: float = RUN["leakage_thermal_odds"],
+    integrate_decay: bool = RUN["integrate_decay"],
 ) -> RunSettings:
     """Validated run settings: 'auto' resolved, MPS options completed from :data:`lru_mps.defaults.MPS`.
 
@@ -123,6 +129,7 @@ def make_settings(
         feedback=feedback,
         hot_tail=hot_tail,
         leakage_thermal_odds=leakage_thermal_odds,
+        integrate_decay=integrate_decay,
     )
 
 

@@ -28,6 +28,7 @@ import numpy as np
 from ..engines import batch_store, get_engine
 from ..engines.auto import PerTrajectoryEngine
 from ..errors import require
+from ..mcwf.integrated_decay import IntegratedRow, decay_rate, fock_number, run_integrated, without_decay
 from ..mcwf.kernels import branch_clock, guided_init
 from ..mcwf.loop import Row, TrajectoryRecord, run_rows, start_row
 from ..mcwf.states import StateList
@@ -47,7 +48,7 @@ class Draw:
     index: int
     realization: Realization
     products: list  # per initial state: the site vectors
-    rows: list[Row]  # per initial state
+    rows: list  # per initial state: a Row, or an IntegratedRow (hardware decay integrated out)
     #: the largest excitation number in the products' support
     nmax: int
     #: per initial state: the largest excitation number of its product state
@@ -58,6 +59,7 @@ def draw(spec: ArraySpec, settings, index: int, realization: Realization | None 
     """Trajectory ``index``'s draws, in the fixed order: disorder, then per initial state thermal levels, clock, threshold."""
     real = realization if realization is not None else spec.draw_realization(disorder_rng(settings.seed, index))
     wq = spec.qubit_frequency(real)
+    integrate = getattr(settings, "integrate_decay", False) and decay_rate(spec) is not None
     products, rows, per_init = [], [], []
     for init in settings.inits:
         rng = event_rng(settings.seed, index, init)
@@ -65,8 +67,13 @@ def draw(spec: ArraySpec, settings, index: int, realization: Realization | None 
         sites = [np.asarray(v, dtype=complex) for v in product_state(init, levels)]
         per_init.append(sum(int(np.nonzero(v)[0].max()) for v in sites))
         products.append(sites)
-        rows.append(start_row(spec, rng, settings.estimator, wq, branch_clock(spec, init, levels), weight,
-                              guided_init(spec, init, levels)))
+        clock_rate, guided = branch_clock(spec, init, levels), guided_init(spec, init, levels)
+        sampled = settings.estimator != "branch" or (clock_rate is None and guided is None)
+        number = fock_number(sites) if integrate and sampled else None
+        if number is not None:  # a sampled row with N sharp: its hardware decay integrated out
+            rows.append(IntegratedRow(rng, wq, weight, number))
+        else:
+            rows.append(start_row(spec, rng, settings.estimator, wq, clock_rate, weight, guided))
     return Draw(index, real, products, rows, max(per_init), per_init)
 
 
@@ -107,6 +114,7 @@ def run_trajectories(
     require(int(batch_size) == batch_size and batch_size >= 1, "batch_size", batch_size, "an integer >= 1")
     draws = [draw(spec, settings, int(i), realization) for i in indices]
     out: list = [None] * len(draws)
+    props: dict = {}  # the decay-free propagator of a fixed realization
     if batched:
         if settings.engine == "exact":  # an exact batch holds the N-blocks 0..N_max: group by N_max
             chunks = _chunks([d.nmax for d in draws], int(batch_size))
@@ -116,7 +124,8 @@ def run_trajectories(
             part = [draws[j] for j in chunk]
             store = _batch_store(store_cls, spec, settings, part, realization is not None,
                                  backend or settings.backend)
-            for j, rec in zip(chunk, _regroup(part, settings, store, spec, keep_states)):
+            for j, d, rec in zip(chunk, part, _regroup(part, settings, store, spec, keep_states)):
+                rec.update(_run_integrated_rows(engine, spec, settings, d, realization, props=props))
                 out[j] = rec
             if on_index is not None:
                 on_index(len(chunk))
@@ -127,14 +136,41 @@ def run_trajectories(
             if on_index is not None:
                 on_index(1)
         return out
-    fixed_prop = engine.prepare(spec, realization) if realization is not None else None
+    fixed_prop = engine.prepare(spec, realization) if realization is not None and _plain(draws) else None
     for j, d in enumerate(draws):
-        prop = fixed_prop if fixed_prop is not None else engine.prepare(spec, d.realization)
-        store = StateList([prop.state(p) for p in d.products], spec)
-        out[j] = _regroup([d], settings, store, spec, keep_states)[0]
+        qs = [q for q, r in enumerate(d.rows) if isinstance(r, Row)]
+        records = _run_integrated_rows(engine, spec, settings, d, realization, props=props)
+        if qs:
+            prop = fixed_prop if fixed_prop is not None else engine.prepare(spec, realization or d.realization)
+            store = StateList([prop.state(d.products[q]) for q in qs], spec)
+            recs = run_rows(store, spec, settings.times, [d.rows[q] for q in qs], settings.estimator, keep_states)
+            records.update({settings.inits[q]: rec for q, rec in zip(qs, recs)})
+        out[j] = {init: records[init] for init in settings.inits}
         if on_index is not None:
             on_index(1)
     return out
+
+
+def _plain(draws: Sequence[Draw]) -> bool:
+    """Whether some row of the draws runs with the model's own propagator (not only decay-integrated rows)."""
+    return any(isinstance(r, Row) for d in draws for r in d.rows)
+
+
+def _run_integrated_rows(engine, spec, settings, d: Draw, realization, qs=None,
+                         props=None) -> dict[str, TrajectoryRecord]:
+    """The decay-integrated rows of an index (positions ``qs``, default all), on the engine's ordinary states of
+    the decay-free model (:mod:`lru_mps.mcwf.integrated_decay`): {init: record}.  ``props``: a dict that keeps
+    the propagator of a fixed ``realization`` across calls."""
+    qs = [q for q, r in enumerate(d.rows) if isinstance(r, IntegratedRow)] if qs is None else qs
+    if not qs:
+        return {}
+    if realization is not None and props is not None:
+        if "free" not in props:
+            props["free"] = engine.prepare(without_decay(spec), realization)
+        prop = props["free"]
+    else:
+        prop = engine.prepare(without_decay(spec), realization if realization is not None else d.realization)
+    return {settings.inits[q]: run_integrated(prop, spec, settings.times, d.products[q], d.rows[q]) for q in qs}
 
 
 def _per_trajectory(engine: PerTrajectoryEngine, spec, settings, d: Draw, realization, keep_states):
@@ -143,7 +179,12 @@ def _per_trajectory(engine: PerTrajectoryEngine, spec, settings, d: Draw, realiz
     names = [engine.choose(spec.L, n) for n in d.nmax_per_init]
     records: dict[str, TrajectoryRecord] = {}
     for name in ("sector", "mps"):
-        qs = [q for q, n in enumerate(names) if n == name]
+        ints = [q for q, n in enumerate(names) if n == name and isinstance(d.rows[q], IntegratedRow)]
+        for init, rec in _run_integrated_rows(engine.engine(name), spec, settings, d, realization, ints).items():
+            rec.diagnostics = engine.diagnostics(name, spec.L, d.nmax_per_init[settings.inits.index(init)],
+                                                 rec.diagnostics)
+            records[init] = rec
+        qs = [q for q, n in enumerate(names) if n == name and isinstance(d.rows[q], Row)]
         if not qs:
             continue
         prop = engine.engine(name).prepare(spec, real)
@@ -189,10 +230,17 @@ def _batch_store(store_cls, spec, settings, part: Sequence[Draw], fixed: bool, b
 
 
 def _regroup(part: Sequence[Draw], settings, store, spec, keep_states) -> list[dict[str, TrajectoryRecord]]:
-    rows = [row for d in part for row in d.rows]
+    """The rows of a batched store; a decay-integrated row holds its place with a placeholder of weight 0 (its
+    record is then replaced by :func:`_run_integrated_rows`)."""
+    rows = [row if isinstance(row, Row) else _placeholder(spec, settings, row) for d in part for row in d.rows]
     records = run_rows(store, spec, settings.times, rows, settings.estimator, keep_states)
     n_init = len(settings.inits)
     return [{init: records[j * n_init + q] for q, init in enumerate(settings.inits)} for j in range(len(part))]
+
+
+def _placeholder(spec, settings, row: IntegratedRow) -> Row:
+    """A row of weight 0 from a stream of its own (the integrated row's stream does not move)."""
+    return start_row(spec, np.random.default_rng(0), settings.estimator, row.qubit_frequency, None, 0.0)
 
 
 def _chunks(nmax: Sequence[int], batch_size: int) -> list[list[int]]:

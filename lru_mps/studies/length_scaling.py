@@ -144,8 +144,24 @@ def _leakage_thermal_odds(cfg: dict, L: int) -> float:
     return float(odds)
 
 
-def _ensembles(cfg: dict, L: int, ideal: bool, n_real: int) -> list[tuple[str | list, int, float, float]]:
-    """The runs at one L: (initial states, trajectories, leakage odds, hot tail).
+def _integrate_decay(cfg: dict, L: int) -> bool:
+    """Whether the leakage start's sampled rows integrate their hardware decay out at L (``long_leakage_integrate_decay``,
+    the long arrays only).
+
+    At L = 10 the rows with a thermally excited interior carried 95 % of
+    tau_1's variance, each the random decay time of a blocked stack;
+    integrating the decay clock out (:mod:`lru_mps.mcwf.integrated_decay`)
+    cut their spread 4.6x for 2.6x their cost (BENCHMARKS.md).  The short
+    arrays run on the exact engine's batch, where a decay-integrated row runs
+    alone and costs ~30x a batched one.
+    """
+    on = cfg.get("long_leakage_integrate_decay", False)
+    require(isinstance(on, bool), "long_leakage_integrate_decay", on, "true or false")
+    return on and not _short(cfg, L)
+
+
+def _ensembles(cfg: dict, L: int, ideal: bool, n_real: int) -> list[tuple[str | list, int, float, float, bool]]:
+    """The runs at one L: (initial states, trajectories, leakage odds, hot tail, decay integrated).
 
     Two runs where the leakage start gets more rows (``long_leakage_factor``);
     that run thins its hot tail by ``long_leakage_hot_tail`` instead of
@@ -155,14 +171,15 @@ def _ensembles(cfg: dict, L: int, ideal: bool, n_real: int) -> list[tuple[str | 
     """
     hot = float(cfg.get("hot_tail", 1.0))
     if ideal:
-        return [("all", n_real, 1.0, hot)]
+        return [("all", n_real, 1.0, hot, False)]
     n, n_leak, odds = _trajectories(cfg, L), _leakage_trajectories(cfg, L), _leakage_thermal_odds(cfg, L)
+    integrate = _integrate_decay(cfg, L)
     if n_leak == n:
-        return [("all", n, odds, hot)]
+        return [("all", n, odds, hot, integrate)]
     leak_hot = cfg.get("long_leakage_hot_tail", hot)
     require(not isinstance(leak_hot, bool) and isinstance(leak_hot, (int, float)) and 1 <= leak_hot < math.inf,
             "long_leakage_hot_tail", leak_hot, "a number >= 1 (1 = every hot row runs)")
-    return [("leakage", n_leak, odds, float(leak_hot)), (["qubit", "coherence"], n, 1.0, hot)]
+    return [("leakage", n_leak, odds, float(leak_hot), integrate), (["qubit", "coherence"], n, 1.0, hot, False)]
 
 
 def _compute(cfg: dict, ctx: StudyContext):
@@ -207,7 +224,7 @@ def _compute(cfg: dict, ctx: StudyContext):
             if L > int(cfg["ensemble_max_length"]):
                 engines[(cond, L)] = "-"
                 continue
-            for init, n_traj, odds, hot in _ensembles(cfg, L, ideal, n_real):
+            for init, n_traj, odds, hot, integrate in _ensembles(cfg, L, ideal, n_real):
                 res = simulate(
                     spec,
                     init=init,
@@ -220,6 +237,7 @@ def _compute(cfg: dict, ctx: StudyContext):
                     engine_options=engine_options(cfg, spec),
                     hot_tail=hot,
                     leakage_thermal_odds=odds,
+                    integrate_decay=integrate,
                     **ctx.run_options(f"{cond} L={L}" + ("" if init == "all" else f" {'+'.join(resolve_inits(init))}")),
                 )
                 engines[(cond, L)] = res.settings.engine
@@ -249,6 +267,7 @@ def _compute(cfg: dict, ctx: StudyContext):
         entry["trajectories"] = [_trajectories(cfg, L) for L in lengths["realistic"]]
         entry["leakage_trajectories"] = [_leakage_trajectories(cfg, L) for L in lengths["realistic"]]
         entry["leakage_thermal_odds"] = [_leakage_thermal_odds(cfg, L) for L in lengths["realistic"]]
+        entry["leakage_integrate_decay"] = [_integrate_decay(cfg, L) for L in lengths["realistic"]]
     return ds, summary
 
 

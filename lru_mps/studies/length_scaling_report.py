@@ -63,10 +63,12 @@ def table(summary: dict, J_hz: float) -> str:
             lines.append("engines: " + "; ".join(
                 f"L={L}: " + format_mix(m) for L, m in zip(e["lengths"], e["engine_mix"])))
         if "trajectories" in e:
-            lines.append("trajectories, leakage start / qubit starts (odds of excited interiors): " + "; ".join(
-                f"L={L}: {nl}/{n} (x{r:g})" for L, nl, n, r in zip(
-                    e["lengths"], e.get("leakage_trajectories", e["trajectories"]), e["trajectories"],
-                    e["leakage_thermal_odds"])))
+            lines.append("trajectories, leakage start / qubit starts (odds of excited interiors; D: hardware decay "
+                         "integrated out): " + "; ".join(
+                             f"L={L}: {nl}/{n} (x{r:g}{', D' if d else ''})" for L, nl, n, r, d in zip(
+                                 e["lengths"], e.get("leakage_trajectories", e["trajectories"]), e["trajectories"],
+                                 e["leakage_thermal_odds"],
+                                 e.get("leakage_integrate_decay", [False] * len(e["lengths"])))))
         lines.append(LEGEND)
         s = e["T_star_slope"]
         if s["value"] is not None:

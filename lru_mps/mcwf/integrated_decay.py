@@ -1,0 +1,228 @@
+"""Hardware decay integrated out of a trajectory: the decay clock's survival as a weight (docs/physics.md §6.6).
+
+Hardware decay sqrt(gamma) a_l at one rate gamma on every site has, in a
+state of excitation number N, the total hazard gamma sum_l <a_l^dag a_l> =
+gamma N: the same for every state with N excitations.  H conserves N, so
+between events the decay part of H_eff is the scalar -i gamma N / 2: it
+lowers the norm and nothing else.  A trajectory is therefore the *decay-free*
+trajectory (the model without hardware decay: feedback measurements,
+engineered dissipation and dephasing sampled as usual) up to the first
+decay time tau, which comes at the rate gamma N(t) of a clock that does not
+look at the state; there a decay a_l acts (site l with probability
+<n_l> / N) and an ordinary trajectory follows.  Instead of sampling tau
+into the curve, a row records
+
+    f(t) = S(t) f_0(t) + 1{t > tau} f_tau(t),      S(t) = exp(-gamma int_0^t N(t') dt'),
+
+with f_0 the decay-free path's value, tau drawn from the clock along that
+path, and f_tau the continuation from the path's state at tau after the
+decay, computed the same way (each level lowers N by one, so at most N
+levels).  E[f(t)] is the ensemble value (the first term is the expectation
+of f_0(t) 1{tau > t} over tau given the path); the variance loses the
+randomness of when the first decay comes, which carried most of the leakage
+lifetimes' variance: a leakage stack blocked by a thermal excitation lives
+until it or the blocker decays.
+
+The state at tau is that of the path itself: the row's stream is replayed
+with a stop at tau (a trajectory's numbers depend only on its stream, not
+on the grid it stops at; tested).  The decay clock and the decayed site draw
+from a child stream of the row (``rng.spawn``), the continuation from its
+children.  Cost: the path, its replay up to tau and the continuation, i.e.
+about (1 + 2 x levels) runs of the span, all on one propagator of the
+decay-free model.
+
+Exact where the hazard is state-independent (:func:`decay_rate`): every
+site decays at one rate through a, no other channel raises or lowers N
+except the reset site's (whose events the log records: a measurement with
+outcome n lowers N by n, engineered dissipation a_L by one), no readout
+error (a false report changes N by what the log does not keep), and a Fock
+initial state (N sharp: the leakage and qubit starts with their thermal
+levels; not the coherence state).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from typing import Callable
+
+import numpy as np
+
+from ..physics import operators as ops
+from ..physics.model import ArraySpec
+from .kernels import sample_index
+from .loop import run_rows
+from .records import TrajectoryRecord
+from .rows import start_row
+from .states import StateList
+
+#: channel names whose events keep N (dephasing) or that the log records with their change of N
+_KNOWN = ("decay", "dephasing", "dissipation")
+
+
+def decay_rate(spec: ArraySpec) -> float | None:
+    """gamma (J) if the spec's hardware decay can be integrated out (module docstring), else None."""
+    chans = spec.channels()
+    decays = [ch for ch in chans if ch.name == "decay"]
+    if len(decays) != spec.L or getattr(spec, "readout", None) is not None:
+        return None
+    if len({float(ch.rate) for ch in decays}) != 1 or any(not np.array_equal(ch.op, ops.a) for ch in decays):
+        return None
+    if any(ch.name not in _KNOWN and not ch.name.startswith("measure") for ch in chans):
+        return None  # a channel that changes N where the log does not say
+    return float(decays[0].rate)
+
+
+def without_decay(spec: ArraySpec) -> ArraySpec:
+    """The same model without hardware decay (the decay-free path's dynamics)."""
+    return dataclasses.replace(spec, conditions=dataclasses.replace(spec.conditions, T1q=math.inf))
+
+
+def fock_number(product) -> int | None:
+    """The excitation number of a product state of site vectors, or None if some site is not a Fock state."""
+    n = 0
+    for v in product:
+        nz = np.flatnonzero(np.asarray(v))
+        if len(nz) != 1:
+            return None
+        n += int(nz[0])
+    return n
+
+
+@dataclasses.dataclass
+class IntegratedRow:
+    """A row whose hardware decay is integrated out: what :func:`run_integrated` needs besides the propagator."""
+
+    rng: np.random.Generator  # the row's stream, after its thermal levels (start_row not yet called)
+    qubit_frequency: float
+    weight: float
+    number: int  # N of the initial Fock state
+
+
+def run_integrated(prop, spec: ArraySpec, times, product, row: IntegratedRow) -> TrajectoryRecord:
+    """One row with its hardware decay integrated out, on ``prop`` (an engine prepared for
+    :func:`without_decay` of ``spec``); ``product`` its initial site vectors.  The record holds
+    S(t) f_0(t) + 1{t > tau} f_tau(t) (module docstring), times the row's weight."""
+    times = np.asarray(times, dtype=float)
+    gamma = decay_rate(spec)
+    if gamma is None:
+        raise ValueError("run_integrated: the spec's hardware decay cannot be integrated out (decay_rate is None)")
+    free = without_decay(spec)
+    if row.weight == 0.0:  # a thinned row contributes nothing (lru_mps.run.thermal_sample.thin_hot_tail)
+        return TrajectoryRecord(times, np.zeros((len(times), spec.L, 3)), np.zeros(len(times), dtype=complex))
+    level = _Level(prop, free, gamma, row.qubit_frequency, row.weight)
+    drng = row.rng.spawn(1)[0]  # the decay clock's stream: the row's own numbers do not move
+    pops, coh, diag, forks = level.run(lambda: prop.state(product), times, row.rng, drng, row.number, None)
+    diag = dict(diag)
+    return TrajectoryRecord(times, pops, coh, diagnostics=diag)
+
+
+class _Level:
+    """The decay-free path of one level, its decay clock, and the continuation after the first decay."""
+
+    def __init__(self, prop, free: ArraySpec, gamma: float, qubit_frequency: float, weight: float):
+        self.prop, self.free, self.gamma = prop, free, gamma
+        self.wq, self.weight = qubit_frequency, weight
+        self.kind, self.rate = free.reset.kind, free.reset.rate
+
+    def _row(self, rng, clock_next):
+        row = start_row(self.free, rng, "sampled", self.wq, None, self.weight)
+        if clock_next is not None:
+            row.clock.next = clock_next  # periodic feedback keeps its phase across the decay
+        return row
+
+    def run(self, make_state: Callable, times: np.ndarray, rng, drng, number: int, clock_next):
+        """(populations (T, L, 3), coherence (T,), diagnostics, forks) of this level on ``times`` (from 0)."""
+        replay = copy.deepcopy(rng)
+        row = self._row(rng, clock_next)
+        first_measurement = row.clock.next
+        rec = run_rows(StateList([make_state()], self.free), self.free, times, [row], "sampled")[0]
+        diag = rec.diagnostics
+        starts, numbers = number_history(rec.events, number)
+        hazard = cumulative_hazard(times, starts, numbers, self.gamma)
+        survival = np.exp(-hazard)
+        pops = survival[:, None, None] * rec.populations
+        coh = survival * rec.coherence
+        tau = decay_time(drng.exponential(), starts, numbers, self.gamma)
+        forks = 0
+        if tau < times[-1]:
+            forks = 1
+            before = times[times < tau]
+            row2 = self._row(replay, clock_next)
+            rec2 = run_rows(StateList([make_state()], self.free), self.free, np.append(before, tau), [row2], "sampled",
+                            keep_states=True)[0]
+            state = rec2.final_state
+            diag = merge_diagnostics(diag, rec2.diagnostics)
+            state.scale(1.0 / math.sqrt(state.norm2()))
+            p = state.site_populations()
+            site = sample_index(np.clip(p[:, 1] + 2.0 * p[:, 2], 0.0, None), drng.random())
+            state.apply_local(ops.a, site)
+            state.scale(1.0 / math.sqrt(state.norm2()))
+            later = times > tau
+            n_tau = int(numbers[np.searchsorted(starts, tau, side="right") - 1])
+            child_rng, child_drng = drng.spawn(2)
+            sub = self.run(state.copy, np.concatenate([[0.0], times[later] - tau]), child_rng, child_drng, n_tau - 1,
+                           self._next_after(first_measurement, tau))
+            pops[later] += sub[0][1:]
+            coh[later] += sub[1][1:] * np.exp(1j * self.wq * tau)
+            diag = merge_diagnostics(diag, sub[2])
+            forks += sub[3]
+        return pops, coh, diag, forks
+
+    def _next_after(self, first: float, tau: float) -> float | None:
+        """The first measurement after tau, from tau (periodic feedback); None: a fresh clock (random: memoryless)."""
+        if self.kind != "periodic":
+            return None
+        period = 1.0 / self.rate
+        k = max(0, math.floor((tau - first) / period) + 1)
+        return first + k * period - tau
+
+
+def number_history(events, number: int) -> tuple[np.ndarray, np.ndarray]:
+    """N along a decay-free path: (start times, N from each start on), from its events and the initial N.
+
+    A feedback measurement with outcome n resets |n> -> |0> (N - n); engineered dissipation a_L lowers N by one;
+    dephasing keeps N.
+    """
+    starts, numbers = [0.0], [int(number)]
+    for ev in events:
+        if ev.channel == "measurement":
+            change = int(ev.outcome or 0)
+        elif ev.channel == "dissipation":
+            change = 1
+        elif ev.channel == "dephasing":
+            change = 0
+        else:
+            raise ValueError(f"number_history: event {ev.channel!r} on a decay-free path")
+        if change:
+            starts.append(float(ev.time))
+            numbers.append(numbers[-1] - change)
+    return np.array(starts), np.array(numbers, dtype=float)
+
+
+def cumulative_hazard(times: np.ndarray, starts: np.ndarray, numbers: np.ndarray, gamma: float) -> np.ndarray:
+    """gamma int_0^t N(t') dt' at ``times`` for N piecewise constant (``numbers`` from ``starts`` on)."""
+    at_starts = np.concatenate([[0.0], np.cumsum(numbers[:-1] * np.diff(starts))])
+    j = np.searchsorted(starts, times, side="right") - 1
+    return gamma * (at_starts[j] + numbers[j] * (times - starts[j]))
+
+
+def decay_time(e: float, starts: np.ndarray, numbers: np.ndarray, gamma: float) -> float:
+    """The time at which gamma int_0^t N reaches ``e`` (inf if it never does: N reaches 0 first)."""
+    at_starts = gamma * np.concatenate([[0.0], np.cumsum(numbers[:-1] * np.diff(starts))])
+    j = int(np.searchsorted(at_starts, e, side="right")) - 1
+    if numbers[j] <= 0:
+        return math.inf
+    return float(starts[j] + (e - at_starts[j]) / (gamma * numbers[j]))
+
+
+def merge_diagnostics(a: dict, b: dict) -> dict:
+    """Diagnostics of the runs of one row: the largest value of each number (truncation, norm error, bonds)."""
+    out = dict(a)
+    for k, v in b.items():
+        try:
+            out[k] = max(float(out[k]), float(v)) if k in out else v
+        except (TypeError, ValueError):
+            out.setdefault(k, v)
+    return out

@@ -1,0 +1,235 @@
+"""Hardware decay integrated out of the sampled rows (lru_mps.mcwf.integrated_decay) against exact answers.
+
+The estimator replaces the sampled first-decay time by the decay clock's
+survival S(t) = exp(-gamma int N) on the decay-free path, plus the
+continuation after one drawn decay.  It is exact where the decay hazard
+gamma N does not depend on the state; these tests check:
+
+* the bookkeeping (N along a path from its events, the cumulative hazard
+  and its inverse) against hand-computed values;
+* where it applies: realistic conditions, Fock rows (leakage, qubit) only;
+  never with a readout error or for the coherence state;
+* that a path replayed with a stop at tau is the path itself (the state the
+  continuation starts from), to rounding, for every reset kind;
+* unbiasedness against the Lindblad reference at L = 3 on a hot array
+  (300 mK: half the rows thermal, the rows it acts on), every reset kind,
+  with the study's estimator (branch rows + integrated thermal rows) on the
+  leakage start, and with every row integrated (estimator 'sampled') on the
+  qubit start at L = 2 (where T1 is all hardware decay): every resolved
+  point within 4 standard errors (+ the reference's quadrature error), and
+  the headline quantity summed over the late window within 3 jackknife
+  sigmas;
+* that it pays: the jackknife error of the leakage lifetimes' curves, integrated / sampled, on the same rows;
+* that the engines agree per trajectory (batched exact store with
+  placeholders, unbatched exact, sector), and that a run's numbers depend
+  only on (seed, index, initial state).
+"""
+
+import copy
+
+import numpy as np
+import pytest
+
+from conftest import long_scale
+from lru_mps.analysis.decay import reference_curves
+from lru_mps.errors import ParameterError
+from lru_mps.mcwf.integrated_decay import (IntegratedRow, cumulative_hazard, decay_rate, decay_time, fock_number,
+                                           number_history, without_decay)
+from lru_mps.mcwf.loop import run_rows
+from lru_mps.mcwf.records import Event
+from lru_mps.mcwf.rows import start_row
+from lru_mps.mcwf.states import StateList
+from lru_mps.engines import get_engine
+from lru_mps.physics.model import ArraySpec
+from lru_mps.references.lindblad import lindblad_observables
+from lru_mps.run.cache import run_key
+from lru_mps.run.seeding import event_rng
+from lru_mps.run.settings import make_settings
+from lru_mps.run.simulate import simulate
+from lru_mps.run.trajectories import draw, run_trajectories
+
+NSIG = 4.0
+T_FINAL, POINTS = 400.0, 9
+T0_NODES = 2000  # the reference's t0 nodes (periodic feedback): error <= max|O| / (2 M) per point
+
+
+def _hot(L, reset="periodic", **kw):
+    opts = {"rate": "0.01J", "t1": "400/J", "tphi": "500/J", "temperature": "300mK", **kw}
+    return ArraySpec.from_user(length=L, conditions="realistic", reset=reset, **opts)
+
+
+# ----------------------------------------------------------------------------------------------- bookkeeping
+def test_number_history_and_hazard_by_hand():
+    events = [Event(10.0, "dephasing", 1), Event(20.0, "measurement", 2, 0), Event(30.0, "measurement", 2, 1),
+              Event(50.0, "dissipation", 2), Event(60.0, "measurement", 2, 2)]
+    starts, numbers = number_history(events, 4)
+    assert starts.tolist() == [0.0, 30.0, 50.0, 60.0] and numbers.tolist() == [4, 3, 2, 0]
+    gamma = 0.01
+    t = np.array([0.0, 30.0, 40.0, 55.0, 60.0, 100.0])
+    expected = gamma * np.array([0, 120, 150, 180 + 10, 180 + 20, 200])
+    assert np.allclose(cumulative_hazard(t, starts, numbers, gamma), expected, rtol=0, atol=1e-12)
+    for tt, e in zip(t[1:4], expected[1:4]):  # the inverse, where N > 0
+        assert decay_time(e, starts, numbers, gamma) == pytest.approx(tt, abs=1e-9)
+    assert decay_time(2.5, starts, numbers, gamma) == np.inf  # N reaches 0 at total hazard 2.0
+    with pytest.raises(ValueError, match="decay"):
+        number_history([Event(1.0, "decay", 0)], 2)
+
+
+def test_where_it_applies():
+    spec = _hot(3)
+    assert decay_rate(spec) == pytest.approx(1 / 400)
+    assert decay_rate(without_decay(spec)) is None
+    assert decay_rate(ArraySpec.from_user(length=3, conditions="ideal")) is None
+    assert decay_rate(_hot(3, readout_error=0.02)) is None
+    assert fock_number([np.array([0, 0, 1.0]), np.array([0, 1.0, 0])]) == 3
+    assert fock_number([np.array([1.0, 1.0, 0]) / np.sqrt(2)]) is None
+    st = make_settings(spec, init="all", t_final=100.0, time_points=3, trajectories=8, engine="exact",
+                       estimator="sampled", integrate_decay=True)
+    d = draw(spec, st, 0)
+    kinds = dict(zip(st.inits, (type(r).__name__ for r in d.rows)))
+    assert kinds == {"leakage": "IntegratedRow", "qubit": "IntegratedRow", "coherence": "Row"}
+    st_ro = make_settings(_hot(3, readout_error=0.02), init="leakage", t_final=100.0, time_points=3,
+                          trajectories=8, engine="exact", estimator="sampled", integrate_decay=True)
+    assert not isinstance(draw(_hot(3, readout_error=0.02), st_ro, 0).rows[0], IntegratedRow)
+    # the branch estimator: only its sampled rows (thermal leakage rows), never the branch or guided ones
+    stb = make_settings(spec, init="all", t_final=100.0, time_points=3, trajectories=64, engine="exact",
+                        estimator="branch", integrate_decay=True)
+    for i in range(64):
+        d = draw(spec, stb, i)
+        thermal = any(np.flatnonzero(v)[0] > 0 for v in d.products[0][1:])
+        assert isinstance(d.rows[0], IntegratedRow) == thermal
+        assert not any(isinstance(r, IntegratedRow) for r in d.rows[1:])
+    with pytest.raises(ParameterError, match="integrate_decay"):
+        make_settings(spec, t_final=100.0, integrate_decay="yes")
+    off = make_settings(spec, t_final=100.0)
+    on = make_settings(spec, t_final=100.0, integrate_decay=True)
+    assert "integrate_decay" not in run_key(spec, off)[1] and run_key(spec, on)[1]["integrate_decay"] is True
+
+
+@pytest.mark.parametrize("reset", ["periodic", "random", "dissipation"])
+def test_a_replayed_path_is_the_path(reset):
+    """The continuation starts from the path's own state: a replay with a stop at tau reproduces the path."""
+    spec = _hot(3, reset, rate="0.05J")
+    free = without_decay(spec)
+    real = spec.draw_realization(np.random.default_rng(3))
+    prop = get_engine("exact").prepare(free, real)
+    times = np.linspace(0.0, 400.0, 9)
+    product = [np.array([0, 0, 1.0]), np.array([0, 1.0, 0]), np.array([1.0, 0, 0])]
+    compared = 0
+    for i in range(6):
+        rng = event_rng(7, i, "leakage")
+        replay = copy.deepcopy(rng)
+        a = run_rows(StateList([prop.state(product)], free), free, times, [start_row(free, rng, "sampled", 0.0)],
+                     "sampled")[0]
+        tau = 137.3 + 20 * i
+        grid = np.append(times[times < tau], tau)
+        b = run_rows(StateList([prop.state(product)], free), free, grid, [start_row(free, replay, "sampled", 0.0)],
+                     "sampled", keep_states=True)[0]
+        k = int(np.count_nonzero(times < tau))
+        assert np.max(np.abs(a.populations[:k] - b.populations[:k])) < 1e-10
+        ea = [(e.channel, e.site, e.outcome) for e in a.events if e.time < tau]
+        eb = [(e.channel, e.site, e.outcome) for e in b.events]
+        assert ea == eb
+        compared += len(ea)
+    assert compared >= 3  # the paths had events to reproduce
+
+
+# ------------------------------------------------------------------------------------ against the reference
+def _compare(ms, expected, allowance, n, carrier=1.0):
+    use = n * np.abs(expected) / carrier >= 100  # resolved (as test_vs_reference)
+    dev = np.abs(ms.mean - expected)[use]
+    band = NSIG * ms.sem[use] + allowance + 1e-9
+    assert np.all(dev <= band), (np.max(dev / band), (ms.mean - expected)[use], ms.sem[use])
+    return int(np.count_nonzero(use))
+
+
+def _window_check(res, name, expected, allowance):
+    """The observable summed over (L-1) T_prop <= t: within 3 jackknife sigmas of the reference."""
+    window = res.times >= (res.spec.L - 1) * res.spec.T_prop - 1e-9
+    parts = np.array([np.sum(r.observable(name).mean[window]) for r in res.leave_one_out()])
+    B = parts.size
+    sigma = float(np.sqrt((B - 1) / B * np.sum((parts - parts.mean()) ** 2)))
+    total, ref = float(np.sum(res.observable(name).mean[window])), float(np.sum(expected[window]))
+    assert abs(total - ref) <= 3 * sigma + np.count_nonzero(window) * allowance, (name, total, ref, sigma)
+    return sigma
+
+
+def _quadrature(spec, expected):
+    return float(np.max(np.abs(expected))) / (2 * T0_NODES) if spec.reset.kind == "periodic" else 0.0
+
+
+def _leakage_against_reference(reset, n):
+    spec = _hot(3, reset)
+    real = spec.draw_realization(np.random.default_rng(21))
+    res = simulate(spec, realization=real, t_final=T_FINAL, time_points=POINTS, trajectories=n, seed=11,
+                   engine="exact", estimator="branch", init="leakage", integrate_decay=True)
+    ref = lindblad_observables(spec, real, "leakage", res.times, t0_nodes=T0_NODES)
+    curves = reference_curves({"leakage": ref})
+    compared = 0
+    for name in ("leakage_array", "leakage_site1"):
+        compared += _compare(res.observable(name), curves[name], _quadrature(spec, curves[name]), n)
+    site = ref.populations[:, :, 2]
+    compared += _compare(res.site_resolved("leakage", "site_leakage"), site, _quadrature(spec, site), n)
+    assert compared >= 6
+    sigma = _window_check(res, "leakage_array", curves["leakage_array"], _quadrature(spec, curves["leakage_array"]))
+    return spec, real, res, sigma
+
+
+def test_leakage_start_agrees_with_lindblad_L3_periodic():
+    """... and it pays: on the same rows (same seed), the late-window jackknife error of P_star^(L) with the
+    thermal rows' decay integrated against sampled (the branch rows are the same in both)."""
+    spec, real, res, sigma = _leakage_against_reference("periodic", 600)
+    plain = simulate(spec, realization=real, t_final=T_FINAL, time_points=POINTS, trajectories=600, seed=11,
+                     engine="exact", estimator="branch", init="leakage")
+    ref = reference_curves({"leakage": lindblad_observables(spec, real, "leakage", res.times, t0_nodes=T0_NODES)})
+    sigma_plain = _window_check(plain, "leakage_array", ref["leakage_array"], _quadrature(spec, ref["leakage_array"]))
+    assert sigma < 0.7 * sigma_plain, (sigma, sigma_plain)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("reset", ["random", "dissipation"])
+def test_leakage_start_agrees_with_lindblad_L3_long(reset):
+    _leakage_against_reference(reset, int(1600 * long_scale()))
+
+
+def test_every_row_integrated_qubit_start_agrees_with_lindblad_L2():
+    """Estimator 'sampled': every Fock row integrated; the qubit's decay is the hardware's, <n_l> exact too."""
+    spec = _hot(2, "periodic")
+    real = spec.draw_realization(np.random.default_rng(8))  # |dw_1 - dw_2| = 13 J: the qubit is site 1's
+    n = 200
+    res = simulate(spec, realization=real, t_final=T_FINAL, time_points=POINTS, trajectories=n, seed=3,
+                   engine="exact", estimator="sampled", init="qubit", integrate_decay=True)
+    ref = lindblad_observables(spec, real, "qubit", res.times, t0_nodes=T0_NODES)
+    curves = reference_curves({"qubit": ref})
+    pop = ref.populations[:, :, 1] + 2 * ref.populations[:, :, 2]
+    compared = _compare(res.observable("qubit_population"), curves["qubit_population"],
+                        _quadrature(spec, curves["qubit_population"]), n)
+    compared += _compare(res.site_resolved("qubit", "site_population"), pop, _quadrature(spec, pop), n, 2.0)
+    assert compared >= 6
+    # the qubit's T1 decay is integrated: its spread is far below the sampled estimator's (<n_1> ~ 0 or 1 per row)
+    sampled = simulate(spec, realization=real, t_final=T_FINAL, time_points=POINTS, trajectories=n, seed=3,
+                       engine="exact", estimator="sampled", init="qubit")
+    late = res.times > 100
+    ratio = res.observable("qubit_population").sem[late] / sampled.observable("qubit_population").sem[late]
+    assert np.all(ratio < 0.5), ratio
+
+
+# ---------------------------------------------------------------------------------------- engines, exactness
+def test_engines_agree_per_trajectory():
+    spec = _hot(3, "periodic", rate="0.05J")
+    st = make_settings(spec, init=("leakage", "qubit"), t_final=300.0, time_points=7, trajectories=16, seed=4,
+                       engine="exact", estimator="branch", integrate_decay=True)
+    idx = [i for i in range(16) if isinstance(draw(spec, st, i).rows[0], IntegratedRow)][:4]
+    assert len(idx) >= 2
+    batch = run_trajectories(spec, st, idx, batched=True)
+    alone = run_trajectories(spec, st, idx, batched=False)
+    st_sector = make_settings(spec, init=("leakage", "qubit"), t_final=300.0, time_points=7, trajectories=16, seed=4,
+                              engine="sector", estimator="branch", integrate_decay=True)
+    sector = run_trajectories(spec, st_sector, idx)
+    for a, b, c in zip(batch, alone, sector):
+        for init in ("leakage", "qubit"):
+            assert np.max(np.abs(a[init].populations - b[init].populations)) < 1e-8
+            assert np.max(np.abs(a[init].populations - c[init].populations)) < 1e-8
+    # a trajectory's numbers depend only on (seed, index, init): alone or with other indices
+    again = run_trajectories(spec, st, idx[1:2], batched=True)[0]
+    assert np.max(np.abs(again["leakage"].populations - batch[1]["leakage"].populations)) < 1e-12
