@@ -233,3 +233,20 @@ def test_engines_agree_per_trajectory():
     # a trajectory's numbers depend only on (seed, index, init): alone or with other indices
     again = run_trajectories(spec, st, idx[1:2], batched=True)[0]
     assert np.max(np.abs(again["leakage"].populations - batch[1]["leakage"].populations)) < 1e-12
+
+
+def test_simulate_cli_flag():
+    """`lru-mps simulate --integrate-decay`: the JSON records it and the summary says it (absent when off)."""
+    import json
+
+    from click.testing import CliRunner
+    from lru_mps_cli.main import main
+
+    args = ["simulate", "--length", "3", "--trajectories", "4", "--t-final", "50/J", "--time-points", "3",
+            "--init", "leakage", "--temperature", "300mK", "--engine", "exact", "--workers", "1"]
+    on = CliRunner().invoke(main, args + ["--integrate-decay", "--json"], catch_exceptions=False)
+    off = CliRunner().invoke(main, args + ["--json"], catch_exceptions=False)
+    assert json.loads(on.output)["parameters"]["integrate_decay"] == 1
+    assert "integrate_decay" not in json.loads(off.output)["parameters"]
+    text = CliRunner().invoke(main, args + ["--integrate-decay"], catch_exceptions=False).output
+    assert "hardware decay integrated out" in text

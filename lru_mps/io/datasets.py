@@ -36,6 +36,7 @@ def _settings_dict(result: SimulationResult) -> dict:
         "t_final_J": float(s.times[-1]),
         "time_points": len(s.times),
         **{f"engine_{k}": v for k, v in s.engine_options.items()},
+        **({"integrate_decay": 1} if s.integrate_decay else {}),  # (absent when off: earlier outputs unchanged)
     }
 
 

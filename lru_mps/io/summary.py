@@ -58,6 +58,7 @@ def format_summary(result: SimulationResult) -> str:
         *_disorder_line(spec),
         f"engine={s.engine}  estimator={s.estimator}"
         + (_BRANCH_NOTE[spec.reset.kind in ("periodic", "random")] if s.estimator == "branch" else "")
+        + ("  (hardware decay integrated out of the sampled Fock rows)" if s.integrate_decay else "")
         + f"  trajectories={result.completed}  seed={s.seed}  "
         f"t_final={s.times[-1]:g}/J ({time_to_us(s.times[-1], spec.J_hz):.3g} us)",
         f"fit windows: T_star t > (L-1) T_prop = {fit_window_start(result):.4g}/J, "

@@ -1,4 +1,4 @@
-"""Hardware decay integrated out of a trajectory: the decay clock's survival as a weight (docs/physics.md §6.6).
+"""Hardware decay integrated out of a trajectory: the decay clock's survival as a weight (docs/physics.md §6.5).
 
 Hardware decay sqrt(gamma) a_l at one rate gamma on every site has, in a
 state of excitation number N, the total hazard gamma sum_l <a_l^dag a_l> =
