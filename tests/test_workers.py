@@ -93,3 +93,36 @@ def test_api_workers_end_and_finished_blocks_stay(tmp_path, sig):
     for path in blocks:
         res = store.load(path.parent.name, int(path.stem.split("_")[1]))
         assert res is not None and res.trajectories == 250
+
+
+def _sigterm_disposition():
+    return signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def _ignore_sigterm_and_sleep():
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a worker that outlives SIGTERM (e.g. inside a long kernel)
+    time.sleep(120)
+
+
+def test_workers_take_sigterm_at_once_and_a_stuck_one_is_killed():
+    """A pool worker ends on its parent's terminate (SIGTERM's default action, not the CLI's SystemExit handler
+    inherited through fork, which a compiled kernel delays and the pool's worker loop catches); one that outlives
+    SIGTERM is killed, so the parent's exit does not wait for it (measured before the fix: a killed length-scaling
+    study stayed alive, its interpreter waiting for workers busy in the Chebyshev kernel)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from lru_mps.run.executors import _init_worker, _stop_pool
+
+    previous = signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(SystemExit(143)))
+    try:
+        pool = ProcessPoolExecutor(max_workers=1, initializer=_init_worker, initargs=(os.getpid(),))
+        assert pool.submit(_sigterm_disposition).result(timeout=60)
+        pool.submit(_ignore_sigterm_and_sleep)
+        time.sleep(1.0)
+        kids = [p.pid for p in pool._processes.values()]
+        t0 = time.monotonic()
+        _stop_pool(pool)
+        assert time.monotonic() - t0 < 15
+        _assert_workers_end(kids, within=5.0)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -46,6 +46,9 @@ def _init_worker(parent: int) -> None:
 
     threadpool_limits(limits=1, user_api="blas")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # SIGTERM (the parent's terminate) ends a worker at once: the parent's own handler (raise SystemExit, inherited
+    # through fork) would wait for a compiled kernel to return and then be caught by the pool's worker loop
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         import ctypes
 
@@ -74,6 +77,10 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
             proc.terminate()
     for proc in processes:
         proc.join(timeout=5)
+    for proc in processes:  # a worker that outlived SIGTERM: the interpreter's exit would wait for it
+        if proc.is_alive():
+            proc.kill()
+            proc.join(timeout=5)
 
 
 def client_for(scheduler):
