@@ -165,3 +165,24 @@ def test_realistic_errors_with_thermal_rows_are_the_scatter_over_seeds(tmp_path)
     ratio, n = _ratio(values, errors)
     assert n >= 5 * (K - 1) - 2, ("too few quantities resolved", np.array(values))
     assert LOW <= ratio <= HIGH, (ratio, n, np.nanstd(values, axis=0, ddof=1), np.sqrt(np.nanmean(np.square(errors), axis=0)))
+
+
+@pytest.mark.long
+def test_integrated_decay_errors_are_the_scatter_over_seeds(tmp_path):
+    """The leakage start with its hardware decay integrated out (mcwf.integrated_decay), as the study runs its
+    long arrays: L = 4 made a long array (``short_lengths`` 2:3) on a warm array (250 mK: a third of the rows
+    start with a thermal excitation, the rows the estimator acts on), 96 trajectories, the leakage start alone at
+    ``long_leakage_factor`` 2; T_star, tau_1 and tau_L from the study's summary, pooled."""
+    K = max(8, int(32 * long_scale()))
+    values, errors = [], []
+    for k in range(K):
+        s = _study(tmp_path, 9500 + k, conditions="realistic", lengths="4", short_lengths="2:3", trajectories=48,
+                   long_leakage_factor=2, long_leakage_integrate_decay=True, time_points=101,
+                   model={"temperature": "250mK"})
+        assert s["leakage_integrate_decay"] == [True]
+        picks = [s["T_star"][0], s["leakage_lifetime_qubit"][0], s["leakage_lifetime_array"][0]]
+        values.append([p["value_J"] if p["value_J"] is not None else math.nan for p in picks])
+        errors.append([p["error_J"] if p["error_J"] is not None else math.nan for p in picks])
+    ratio, n = _ratio(values, errors)
+    assert n >= 3 * (K - 1) - 2, ("too few quantities resolved", np.array(values))
+    assert LOW <= ratio <= HIGH, (ratio, n, np.nanstd(values, axis=0, ddof=1), np.sqrt(np.nanmean(np.square(errors), axis=0)))

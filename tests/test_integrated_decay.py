@@ -34,7 +34,7 @@ from conftest import long_scale
 from lru_mps.analysis.decay import reference_curves
 from lru_mps.errors import ParameterError
 from lru_mps.mcwf.integrated_decay import (IntegratedRow, cumulative_hazard, decay_rate, decay_time, fock_number,
-                                           number_history, without_decay)
+                                           integrable_number, number_history, without_decay)
 from lru_mps.mcwf.loop import run_rows
 from lru_mps.mcwf.records import Event
 from lru_mps.mcwf.rows import start_row
@@ -83,6 +83,14 @@ def test_where_it_applies():
     assert decay_rate(_hot(3, readout_error=0.02)) is None
     assert fock_number([np.array([0, 0, 1.0]), np.array([0, 1.0, 0])]) == 3
     assert fock_number([np.array([1.0, 1.0, 0]) / np.sqrt(2)]) is None
+    # only small sectors (eigendecomposed: the decay-free path costs the same for any duration)
+    stack = [np.array([0, 0, 1.0])] + [np.array([1.0, 0, 0])] * 15
+    one, two = list(stack), list(stack)
+    one[5] = np.array([0, 1.0, 0])
+    two[5], two[9] = np.array([0, 1.0, 0]), np.array([0, 1.0, 0])
+    assert integrable_number(_hot(16), one) == 3  # 800 states
+    assert integrable_number(_hot(16), two) is None  # N = 4: 3620 states
+    assert integrable_number(_hot(20), one + [np.array([1.0, 0, 0])] * 4) is None  # N = 3 at L = 20: 1520 states
     st = make_settings(spec, init="all", t_final=100.0, time_points=3, trajectories=8, engine="exact",
                        estimator="sampled", integrate_decay=True)
     d = draw(spec, st, 0)
@@ -103,7 +111,7 @@ def test_where_it_applies():
         make_settings(spec, t_final=100.0, integrate_decay="yes")
     off = make_settings(spec, t_final=100.0)
     on = make_settings(spec, t_final=100.0, integrate_decay=True)
-    assert "integrate_decay" not in run_key(spec, off)[1] and run_key(spec, on)[1]["integrate_decay"] is True
+    assert "integrate_decay" not in run_key(spec, off)[1] and "1000" in run_key(spec, on)[1]["integrate_decay"]
 
 
 @pytest.mark.parametrize("reset", ["periodic", "random", "dissipation"])

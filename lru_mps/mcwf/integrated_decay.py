@@ -37,7 +37,10 @@ except the reset site's (whose events the log records: a measurement with
 outcome n lowers N by n, engineered dissipation a_L by one), no readout
 error (a false report changes N by what the log does not keep), and a Fock
 initial state (N sharp: the leakage and qubit starts with their thermal
-levels; not the coherence state).
+levels; not the coherence state).  Only rows whose initial sector has at
+most :data:`INTEGRATE_MAX_DIM` states are integrated (the others are
+sampled): the cost of the decay-free path does not grow with time only
+where the sector is propagated through its eigendecomposition.
 """
 
 from __future__ import annotations
@@ -59,6 +62,11 @@ from .states import StateList
 
 #: channel names whose events keep N (dephasing) or that the log records with their change of N
 _KNOWN = ("decay", "dephasing", "dissipation")
+#: rows are integrated where their initial N-sector has at most this many states (the sector engine's
+#: eigendecomposition limit, EIG_MAX_DIM): there the decay-free path costs the same for any duration.  In a
+#: larger sector (Chebyshev, MPS) it would run to t_final in that sector, where a sampled row leaves it at its
+#: first decay (~T1q/N): 10x the cost for a hot row at L = 16, every excited row at L = 20.
+INTEGRATE_MAX_DIM = 1000
 
 
 def decay_rate(spec: ArraySpec) -> float | None:
@@ -77,6 +85,15 @@ def decay_rate(spec: ArraySpec) -> float | None:
 def without_decay(spec: ArraySpec) -> ArraySpec:
     """The same model without hardware decay (the decay-free path's dynamics)."""
     return dataclasses.replace(spec, conditions=dataclasses.replace(spec.conditions, T1q=math.inf))
+
+
+def integrable_number(spec: ArraySpec, product) -> int | None:
+    """N of a row's initial state if the row can be integrated (a Fock state in a sector of at most
+    :data:`INTEGRATE_MAX_DIM` states), else None."""
+    from ..engines.sector.engine import sector_dimension
+
+    n = fock_number(product)
+    return n if n is not None and sector_dimension(spec.L, n) <= INTEGRATE_MAX_DIM else None
 
 
 def fock_number(product) -> int | None:

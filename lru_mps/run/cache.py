@@ -42,8 +42,10 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
         desc["hot_tail"] = settings.hot_tail
     if settings.leakage_thermal_odds != 1.0 and "leakage" in settings.inits:
         desc["leakage_thermal_odds"] = settings.leakage_thermal_odds
-    if settings.integrate_decay:
-        desc["integrate_decay"] = True
+    if settings.integrate_decay:  # (with the rule that picks the rows: a change of it changes the key)
+        from ..mcwf.integrated_decay import INTEGRATE_MAX_DIM
+
+        desc["integrate_decay"] = f"Fock rows in sectors of <= {INTEGRATE_MAX_DIM} states"
     if settings.backend != "numpy":  # same numbers to rounding, but not bit for bit
         desc["backend"] = settings.backend
     if realization is not None:

@@ -28,7 +28,7 @@ import numpy as np
 from ..engines import batch_store, get_engine
 from ..engines.auto import PerTrajectoryEngine
 from ..errors import require
-from ..mcwf.integrated_decay import IntegratedRow, decay_rate, fock_number, run_integrated, without_decay
+from ..mcwf.integrated_decay import IntegratedRow, decay_rate, integrable_number, run_integrated, without_decay
 from ..mcwf.kernels import branch_clock, guided_init
 from ..mcwf.loop import Row, TrajectoryRecord, run_rows, start_row
 from ..mcwf.states import StateList
@@ -69,8 +69,8 @@ def draw(spec: ArraySpec, settings, index: int, realization: Realization | None 
         products.append(sites)
         clock_rate, guided = branch_clock(spec, init, levels), guided_init(spec, init, levels)
         sampled = settings.estimator != "branch" or (clock_rate is None and guided is None)
-        number = fock_number(sites) if integrate and sampled else None
-        if number is not None:  # a sampled row with N sharp: its hardware decay integrated out
+        number = integrable_number(spec, sites) if integrate and sampled else None
+        if number is not None:  # a sampled row with N sharp in a small sector: its hardware decay integrated out
             rows.append(IntegratedRow(rng, wq, weight, number))
         else:
             rows.append(start_row(spec, rng, settings.estimator, wq, clock_rate, weight, guided))
