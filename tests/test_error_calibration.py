@@ -179,7 +179,7 @@ def test_integrated_decay_errors_are_the_scatter_over_seeds(tmp_path):
         s = _study(tmp_path, 9500 + k, conditions="realistic", lengths="4", short_lengths="2:3", trajectories=48,
                    long_leakage_factor=2, long_leakage_integrate_decay=True, time_points=101,
                    model={"temperature": "250mK"})
-        assert s["leakage_integrate_decay"] == [True]
+        assert s["by_conditions"]["realistic"]["leakage_integrate_decay"] == [True]
         picks = [s["T_star"][0], s["leakage_lifetime_qubit"][0], s["leakage_lifetime_array"][0]]
         values.append([p["value_J"] if p["value_J"] is not None else math.nan for p in picks])
         errors.append([p["error_J"] if p["error_J"] is not None else math.nan for p in picks])

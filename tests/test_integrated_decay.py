@@ -185,9 +185,10 @@ def _leakage_against_reference(reset, n):
 
 def test_leakage_start_agrees_with_lindblad_L3_periodic():
     """... and it pays: on the same rows (same seed), the late-window jackknife error of P_star^(L) with the
-    thermal rows' decay integrated against sampled (the branch rows are the same in both)."""
-    spec, real, res, sigma = _leakage_against_reference("periodic", 600)
-    plain = simulate(spec, realization=real, t_final=T_FINAL, time_points=POINTS, trajectories=600, seed=11,
+    thermal rows' decay integrated against sampled (the branch rows are the same in both): measured 0.43 (seeds
+    11, 12; 400 trajectories), asserted < 0.7 (a ratio of two 16-block jackknife errors is uncertain by ~25 %)."""
+    spec, real, res, sigma = _leakage_against_reference("periodic", 400)
+    plain = simulate(spec, realization=real, t_final=T_FINAL, time_points=POINTS, trajectories=400, seed=11,
                      engine="exact", estimator="branch", init="leakage")
     ref = reference_curves({"leakage": lindblad_observables(spec, real, "leakage", res.times, t0_nodes=T0_NODES)})
     sigma_plain = _window_check(plain, "leakage_array", ref["leakage_array"], _quadrature(spec, ref["leakage_array"]))
