@@ -134,7 +134,12 @@ def dephased_gamma1(dw, J, kind: str, G: float, kappa) -> float:
         return vals[int(np.argmax(ov))]
 
     if kind == "periodic":
-        mu, vec = np.linalg.eig(P @ expm(gen / G))
+        lam, R = np.linalg.eig(gen / G)  # exp by the eigenbasis (scipy's expm costs ~10x at L^2 <= 64)
+        if np.linalg.cond(R) < 1e8:
+            step = (R * np.exp(lam)) @ np.linalg.inv(R)
+        else:
+            step = expm(gen / G)
+        mu, vec = np.linalg.eig(P @ step)
         m = abs(pick(mu, vec, np.abs(mu) > 1e-12))
         return -G * math.log(m) if m > 0 else math.inf
     if kind == "random":
@@ -147,6 +152,43 @@ def dephased_gamma1(dw, J, kind: str, G: float, kappa) -> float:
         raise ValueError(f"reset kind {kind!r}: one of {', '.join(KINDS)}")
     lam, vec = np.linalg.eig(gen)
     return float(-pick(lam, vec, np.ones(lam.size, dtype=bool)).real)
+
+
+def ideal_gamma2(dw, J, kind: str, G: float) -> tuple[float, float]:
+    """(|psi_1|^2, Gamma_2) of the qubit mode in ideal conditions, units of J: the exact N = 1 coherence rates of
+    :mod:`lru_mps.analysis.rates` (module docstring there), computed directly from L x L eigenproblems.
+
+    The coherence amplitude evolves with H1 - i G Pi (random feedback, the trajectory average), H1 - (i G/2) Pi
+    (dissipation, Gamma_2 = Gamma_1/2) or the one-period map P0 exp(-i H1/G) (periodic, Gamma_2 = -G ln|mu|);
+    q: the eigenvector with the largest overlap with the qubit mode of H1 (periodic: among the L - 1 nonzero
+    eigenvalues of the map).
+    """
+    dw = np.asarray(dw, dtype=float)
+    L = dw.size
+    Jb = np.broadcast_to(np.asarray(J, dtype=float), (L - 1,))
+    H = np.diag(dw) + np.diag(Jb, 1) + np.diag(Jb, -1)
+    E, V = np.linalg.eigh(H)
+    q = int(np.argmax(V[0] ** 2))
+    qv = V[:, q]
+
+    def pick(vals, vecs, allowed=None):
+        ov = np.abs(qv @ vecs) / np.linalg.norm(vecs, axis=0)
+        if allowed is not None:
+            ov[~allowed] = -1.0
+        return vals[int(np.argmax(ov))]
+
+    if kind == "periodic":
+        U = (V * np.exp(-1j * E / G)) @ V.T
+        U[-1, :] = 0.0
+        mu, vec = np.linalg.eig(U)
+        keep = np.ones(L, dtype=bool)
+        keep[np.argmin(np.abs(mu))] = False
+        m = abs(pick(mu, vec, keep))
+        return float(V[0, q] ** 2), (-G * math.log(m) if m > 0 else math.inf)
+    Hc = H.astype(complex)
+    Hc[-1, -1] -= 1j * G if kind == "random" else 0.5j * G
+    lam, vec = np.linalg.eig(Hc)
+    return float(V[0, q] ** 2), float(-pick(lam, vec).imag)
 
 
 def qubit_curves(t, weight1, gamma1, gamma2) -> tuple[np.ndarray, np.ndarray]:

@@ -39,13 +39,9 @@ import math
 import numpy as np
 
 from ..analysis.decay import decay_times, fit_window, fit_window_start
-from ..analysis.design import composed_rates, dephased_gamma1, screened_qubit_error
-from ..analysis.edge import spectrum
+from ..analysis.design import composed_rates, dephased_gamma1, ideal_gamma2, screened_qubit_error
 from ..analysis.fitting import jackknife_error
 from ..analysis.qec import bare_T2, cycle_total, pauli_errors
-from ..analysis.rates import exact_rates, qubit_rates
-from ..errors import ParameterError
-from ..physics.conditions import Conditions
 from ..run.seeding import disorder_rng
 from .common import run_ensemble
 
@@ -93,21 +89,15 @@ def screen_leakage(spec, cfg: dict, ctx, t_c: float, K: int, m: int, odds: float
 def realization_rates(spec, seed: int, R: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(|psi_1|^2, Gamma_1, Gamma_2) of the qubit mode for the realizations of trajectories 0..R-1 (the seed's
     disorder streams), units of J: Gamma_1 with the spec's dephasing (:func:`lru_mps.analysis.design.dephased_gamma1`),
-    Gamma_2 of the ideal reset (:func:`lru_mps.analysis.rates.qubit_rates`; the hardware is composed in after)."""
-    ideal = spec.replace(conditions=Conditions())
+    Gamma_2 of the ideal reset (:func:`lru_mps.analysis.design.ideal_gamma2`, the exact rates of
+    :mod:`lru_mps.analysis.rates`; the hardware is composed in after)."""
     tphi = spec.conditions.tphi_sites(spec.L)
     kappa = np.where(np.isfinite(tphi), 1.0 / tphi, 0.0)
     kind, G = spec.reset.kind, float(spec.reset.rate)
     w1, g1, g2 = np.empty(R), np.empty(R), np.empty(R)
     for i in range(R):
-        real = ideal.draw_realization(disorder_rng(seed, i))
-        try:
-            r = qubit_rates(ideal, real)
-            w1[i], g2[i] = r.site1_weight, r.gamma2
-        except ParameterError:  # a mode exactly on a stroboscopic resonance: the raw exact numbers
-            g2[i] = exact_rates(ideal, real)[1]
-            _, V, q = spectrum(np.asarray(real.dw, dtype=float), real.hoppings)
-            w1[i] = float(V[0, q] ** 2)
+        real = spec.draw_realization(disorder_rng(seed, i))
+        w1[i], g2[i] = ideal_gamma2(real.dw, real.hoppings, kind, G)
         g1[i] = dephased_gamma1(real.dw, real.hoppings, kind, G, kappa)
     return w1, g1, g2
 
