@@ -213,8 +213,8 @@ def screened_qubit_error(t, start: float, t_c: float, weight1, gamma1, gamma2, T
 
     ``t``: the QEC study's time grid (1/J); ``start``: its T1/T2 window start; ``gamma1``, ``gamma2``: composed
     rates per realization (J); T1_bare, T2_bare: the bare transmon's (1/J).  Returns {"T1", "T2" (1/J),
-    "T1_error", "T2_error", "added": {eps_1, p_x, p_y, p_z, p_total: {"value", "error"}}} with jackknife errors
-    over ``blocks`` blocks of realizations (the disorder sampling; the rates themselves are exact).
+    "T1_error", "T2_error", "added": {eps_1, p_x, p_y, p_z, p_total: {"value", "error"}}, "replicas": the leave-one-block-out
+    added p_total} with jackknife errors over ``blocks`` blocks of realizations (the disorder sampling; the rates themselves are exact).
     """
     n1, c2 = qubit_curves(t, weight1, gamma1, gamma2)
     R = n1.shape[0]
@@ -238,7 +238,8 @@ def screened_qubit_error(t, start: float, t_c: float, weight1, gamma1, gamma2, T
         return float(jackknife_error(v)) if len(v) >= 2 and np.all(np.isfinite(v)) else math.nan
 
     return {"T1": T1, "T2": T2, "T1_error": err([r[0] for r in reps]), "T2_error": err([r[1] for r in reps]),
-            "added": {q: {"value": full[q], "error": err([r[2][q] for r in reps])} for q in full}}
+            "added": {q: {"value": full[q], "error": err([r[2][q] for r in reps])} for q in full},
+            "replicas": np.array([r[2]["p_total"] for r in reps])}
 
 
 def paired_difference(a: float, b: float, reps_a, reps_b) -> tuple[float, float]:
