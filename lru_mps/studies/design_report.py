@@ -114,9 +114,12 @@ def table(s: dict) -> str:
     lines += ["", "* on the confirmed front, P the paper's working point; D in cycles, added = p_total per cycle "
               "added by the LRU", f"budget: added p_total <= {_n(b['added_p_total']):.4g} ({b['source']})",
               f"best under the budget: {s['best']['label'] if s['best'] else 'none'}",
-              f"verdict: {s['verdict']['text']}",
-              f"screen vs confirmation: {s['validation']['agree']} of {s['validation']['confirmed']} agree within "
-              f"{s['validation']['flag_sigmas']:g} errors"]
+              f"verdict: {s['verdict']['text']}"]
+    if s["verdict"].get("at_range_edge"):
+        lines.append(f"  the best lies on the edge of the searched range ({', '.join(s['verdict']['at_range_edge'])}): "
+                     "a wider range may find more")
+    lines.append(f"screen vs confirmation: {s['validation']['agree']} of {s['validation']['confirmed']} agree within "
+                 f"{s['validation']['flag_sigmas']:g} errors")
     lines += [f"  screen misleads: {m}" for m in s["validation"]["screen_misleads"]]
     return "\n".join(lines) + "\n"
 
@@ -154,6 +157,7 @@ def plot(ds, summary: dict, figdir) -> list:
         if summary["budget"]["added_p_total"] is not None:
             ax.axvline(summary["budget"]["added_p_total"], color="C3", ls=":", lw=1, label="budget")
         ax.set_yscale("log")
+        ax.set_xscale("log")  # (a non-positive added error, screen noise, is not drawn)
         ax.set_xlabel("qubit error per cycle added by the LRU (Pauli $p$)")
         ax.set_ylabel("mean leakage duration $D$ (cycles)")
         ax.set_title(f"LRU design front, t_c = {summary['cycle_time']['value_us']:g} us, {summary['conditions']}")
