@@ -26,7 +26,7 @@ from lru_mps.references.lindblad import lindblad_observables
 from lru_mps.run.seeding import disorder_rng
 from lru_mps.studies import get_study, replot, run_study, study_names
 from lru_mps.studies.base import StudyContext
-from lru_mps.studies.design import PAPER_POINT, best_under, candidates, search_space, to_confirm
+from lru_mps.studies.design import PAPER_POINT, best_under, candidate_spec, candidates, search_space, to_confirm
 from lru_mps.studies.design_screen import screen_leakage, screen_qubit
 from lru_mps_cli.main import main
 
@@ -63,6 +63,11 @@ def test_candidates_seed_the_rates_and_hold_the_paper_point():
         Jp = 2 * c["J_MHz"] / c["Ubar_MHz"]
         assert c["rate_J"] == pytest.approx(c["rate_factor"] * seed_rate(c["reset"], Jp), rel=1e-10)
         assert c["rate_MHz"] == pytest.approx(c["rate_J"] * c["J_MHz"], rel=1e-10)
+    # the disorder patterns of "Your chip" are searched too (disorder_patterns), each candidate's spec has its own
+    both = candidates(search_space({**cfg, "disorder_patterns": ["box", "quasiperiodic"]}))
+    assert len(both) == 648 and sum(c["paper"] for c in both) == 1
+    quasi = next(c for c in both if c["pattern"] == "quasiperiodic")
+    assert candidate_spec(cfg, quasi).disorder_pattern == "quasiperiodic"
     # a grid without the paper's point gets it added
     extra = candidates({**search_space(cfg), "lengths": [4]})
     assert len(extra) == 82 and extra[-1]["paper"] and extra[-1]["rate_J"] == 0.03

@@ -48,8 +48,8 @@ HELP = """Design search: the Pareto front of leakage duration D vs added qubit e
 
 For the hardware (--t1, --tphi, --temperature, --cycle-time) search the
 array length (--lengths), disorder width (--disorders), hopping
-(--hoppings), anharmonicity (--anharmonicities), disorder pattern, reset
-kind (--resets) and rate (--rate-factors x the analytic low optimum): screen
+(--hoppings), anharmonicity (--anharmonicities), disorder pattern
+(disorder_patterns in the TOML), reset kind (--resets) and rate (--rate-factors x the analytic low optimum): screen
 every candidate fast (short branch runs for D, exact per-realization qubit
 rates with the hardware composed in for the added error, common random
 numbers), then confirm the front, the paper's working point (L = 3,
@@ -57,7 +57,7 @@ W = 100 MHz, J = 5 MHz, periodic feedback at 0.03 J) and the best design
 under the budget (--budget: 'paper' or an added p_total per cycle) with the
 qec study's realistic trajectories.  Says whether the paper's point is
 reproduced or by how much a design beats it, and where the screen misleads.
-Default: 324 candidates, about 15 minutes on one core (--quick: under a minute).
+Default: 324 candidates, about 23 minutes on one core of a busy 2-core machine (--quick: 25 s).
 """
 
 #: the paper's working point (paper Sec. IV: L = 3, W/2pi = 100 MHz, J/2pi = 5 MHz, Ubar/2pi = 250 MHz, periodic
