@@ -21,15 +21,16 @@ candidate's rate is G* times a factor.  At the paper's point 0.375 x 2 J_prop
 = 0.03 J, the paper's periodic working point.
 
 The screen's added error (exact per realization, hardware composed in).  In
-the one-excitation sector the reset removes the qubit's |1> from the qubit
-mode q (the eigenvector of H1 with the largest weight |psi_1|^2 on site 1) at
-the exact rates Gamma_1, Gamma_2 of :func:`lru_mps.analysis.rates.qubit_rates`.
-The hardware acts on top: decay at 1/T1q on every site adds 1/T1q to
-Gamma_1 and 1/(2 T1q) to Gamma_2 exactly (N = 1 is one excitation: the
-decay's no-jump factor is e^{-t/(2 T1q)} on the amplitude whatever the mode);
-dephasing adds 1/Tphi to Gamma_2 to leading order in 1 - |psi_1|^2 (the
-mode's dephasing rate is sum_l |psi_l|^4 / Tphi ... between sum |psi_l|^4/Tphi
-and 1/Tphi; the screen takes 1/Tphi, the bare transmon's).  Per realization
+the one-excitation sector (docs/physics.md §8 "Designing an LRU"; the qubit
+mode q is the eigenvector of H1 with the largest weight |psi_1|^2 on site 1):
+decay at a uniform 1/T1q multiplies the N = 1 block by e^{-t/T1q}, so it adds
+1/T1q to Gamma_1 and 1/(2 T1q) to Gamma_2 exactly; dephasing sqrt(2 kappa_l)
+n_l acts on the N = 1 density matrix as Haken-Strobl dephasing (it hops the
+excitation incoherently toward the reset site), which :func:`dephased_gamma1`
+includes exactly in Gamma_1, and on the coherence's N = 1 amplitude as a
+uniform damping kappa = 1/Tphi, so Gamma_2 = Gamma_2(ideal reset,
+:func:`ideal_gamma2`) + 1/(2 T1q) + 1/Tphi exactly (uniform Tphi; the screen
+takes site 1's).  Per realization
 r the curves the QEC study fits are then, after the initial hybridization,
 
     <n_1>_r(t) = |psi_1|^4 e^{-Gamma_1r t},    2 C_r(t) = |psi_1|^2 e^{-Gamma_2r t}
@@ -42,7 +43,7 @@ realizations, not the mean rate.  Not in the screen: thermal excitations
 (their dispersive shifts dephase the coherence, their blocking slows the
 qubit's decay through the array), the Lamb shift of the qubit mode by the
 reset (a per-realization frequency shift that dephases the realization
-average), dephasing-induced hopping between modes.  The confirmation (the
+average).  The confirmation (the
 QEC study's trajectories) has them all; the study reports where screen and
 confirmation differ beyond their errors.
 """
