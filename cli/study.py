@@ -115,3 +115,16 @@ _make("qec", [
     click.option("--direct-realizations", default=None, type=int,
                  help="Disorder realizations of the direct simulation (0: none) [default: 32]."),
 ])
+_make("design", [
+    click.option("--cycle-time", default=None, help="The QEC cycle t_c, e.g. 1us, 500ns, 30/J [default: 1us]."),
+    click.option("--lengths", default=None, help="Array lengths to search, e.g. 2:5 or 2,3,4."),
+    click.option("--disorders", default=None, help="Disorder widths W/2pi to search, e.g. 60MHz,100MHz,150MHz."),
+    click.option("--hoppings", default=None, help="Hoppings J/2pi to search, e.g. 3MHz,5MHz,7MHz."),
+    click.option("--anharmonicities", default=None, help="Mean anharmonicities Ubar/2pi to search, e.g. 250MHz."),
+    click.option("--resets", default=None, help="Reset kinds to search, e.g. periodic,random,dissipation."),
+    click.option("--rate-factors", default=None,
+                 help="Rates to search, as multiples of the analytic low optimum, e.g. 0.375,0.75,1.5."),
+    click.option("--budget", default=None,
+                 help="Added p_total per cycle allowed: 'paper' (the paper's working point's) or a number "
+                      "[default: paper]."),
+])

@@ -2,7 +2,7 @@
 
 Each study is a :class:`~lru_mps.studies.base.Study` in a module of its own
 (``length_scaling``, ``rate_sweep``, ``decay_sweep``: disorder and hopping,
-``dynamics``, ``temperature_sweep``, ``tolerance``, ``qec``), registered in the
+``dynamics``, ``temperature_sweep``, ``tolerance``, ``qec``, ``design``), registered in the
 module's ``STUDIES``; its defaults are the TOML file ``studies/<name>.toml`` (the only copy).
 
     from lru_mps.studies import StudyContext, run_study
@@ -28,6 +28,7 @@ _MODULES = {
     "temperature-sweep": "temperature_sweep",
     "tolerance": "tolerance",
     "qec": "qec",
+    "design": "design",
 }
 
 __all__ = ["Study", "StudyContext", "StudyResult", "get_study", "replot", "run_study", "study_names"]

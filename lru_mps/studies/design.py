@@ -1,0 +1,348 @@
+"""Study ``design``: the LRU to build for given hardware (issue 23, item 3).
+
+For the hardware of the ``[model]`` table (T1q ``t1``, Tphi ``tphi``,
+``temperature``) and a QEC cycle t_c (``cycle_time``), search the array
+length L (``lengths``), disorder width W (``disorders``), hopping J
+(``hoppings``), mean anharmonicity Ubar (``anharmonicities``), disorder
+pattern (``disorder_patterns``, the patterns of "Your chip"), reset kind
+(``resets``) and rate (``rate_factors`` x the kind's analytic low optimum,
+:func:`lru_mps.analysis.design.seed_rate`).  Each candidate is scored by the
+QEC view's two numbers (docs/physics.md §8 "Designing an LRU"): the mean
+leakage duration D in cycles and the qubit's Pauli error per cycle added by
+the LRU (``p_total`` against a bare transmon).
+
+1. Screen every candidate (:mod:`lru_mps.studies.design_screen`): D from a
+   short branch-estimator run, the added error from the exact per-realization
+   qubit rates with the hardware composed in; common random numbers (one seed
+   for all).
+2. The screen's Pareto front of (D, added) and the best D under the budget
+   (``budget``: "paper", the paper working point's added error, or a number).
+3. Confirm up to ``confirm_max`` front points, the paper's point (L = 3,
+   W = 100 MHz, J = 5 MHz, Ubar = 250 MHz, periodic feedback at 0.03 J) and
+   the screen's best under the budget with the QEC study's realistic
+   trajectories (``trajectories``, ``duration``); report screen against
+   confirmation per point (``disagreement`` in combined standard errors;
+   beyond ``flag_sigmas`` the study says where the screen misleads).
+4. On the confirmed points: the front, the best under the budget, and the
+   verdict against the paper's point: "reproduces" or "better by X +- Y" in
+   D (paired jackknife: the same trajectories in both).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ..analysis.design import KINDS, disagreement, paired_difference, pareto_front, seed_rate
+from ..errors import ParameterError, require
+from ..physics import disorder as disorder_patterns
+from ..physics.units import parse_frequency_hz, time_to_us, to_time
+from .base import Study, StudyContext, finite_or_none, parse_lengths, time_json
+from .common import as_list, conditions_of, positive_int, refuse_readout, spec_of
+from .qec import cycle_grid, cycle_time
+from . import design_report, design_screen
+
+HELP = """Design search: the Pareto front of leakage duration D vs added qubit error per cycle.
+
+For the hardware (--t1, --tphi, --temperature, --cycle-time) search the
+array length (--lengths), disorder width (--disorders), hopping
+(--hoppings), anharmonicity (--anharmonicities), disorder pattern
+(disorder_patterns in the TOML), reset kind (--resets) and rate (--rate-factors x the analytic low optimum): screen
+every candidate fast (short branch runs for D, exact per-realization qubit
+rates with the hardware composed in for the added error, common random
+numbers), then confirm the front, the paper's working point (L = 3,
+W = 100 MHz, J = 5 MHz, periodic feedback at 0.03 J) and the best design
+under the budget (--budget: 'paper' or an added p_total per cycle) with the
+qec study's realistic trajectories.  Says whether the paper's point is
+reproduced or by how much a design beats it, and where the screen misleads.
+Default: 324 candidates, about 23 minutes on one core of a busy 2-core machine (--quick: 25 s).
+"""
+
+#: the paper's working point (paper Sec. IV: L = 3, W/2pi = 100 MHz, J/2pi = 5 MHz, Ubar/2pi = 250 MHz, periodic
+#: feedback at 0.03 J)
+PAPER_POINT = {"L": 3, "W_MHz": 100.0, "J_MHz": 5.0, "Ubar_MHz": 250.0, "pattern": "box", "reset": "periodic",
+               "rate_J": 0.03}
+#: the model options the search sets (refused in the [model] table)
+SEARCHED = ("length", "disorder", "hopping", "anharmonicity", "disorder_pattern", "reset", "rate", "device")
+
+
+def _mhz_list(cfg: dict, key: str) -> list[float]:
+    """A list of frequencies with units (e.g. ['60MHz', '100MHz']) -> MHz, each > 0."""
+    out = []
+    for v in as_list(cfg, key):
+        try:
+            hz = parse_frequency_hz(v, key)
+        except ParameterError:
+            raise ParameterError(key, cfg[key], "frequencies with a unit, e.g. ['60MHz', '100MHz']") from None
+        require(math.isfinite(hz) and hz > 0, key, cfg[key], "frequencies > 0 with a unit, e.g. ['60MHz', '100MHz']")
+        out.append(hz / 1e6)
+    return sorted(set(out))
+
+
+def search_space(cfg: dict) -> dict:
+    """The checked search ranges of the config (one clear line naming the key for a bad value)."""
+    for key in SEARCHED:
+        require(cfg["model"].get(key) is None, key, cfg["model"].get(key),
+                "not set in the design study's [model] table (the search sets it: use lengths, disorders, hoppings, "
+                "anharmonicities, disorder_patterns, resets, rate_factors)")
+    lengths = parse_lengths(cfg["lengths"])
+    require(max(lengths) <= 8, "lengths", cfg["lengths"], "lengths 2..8 (the screen's trajectories at L > 8 are slow)")
+    resets = as_list(cfg, "resets")
+    for kind in resets:
+        require(kind in KINDS, "resets", cfg["resets"], f"reset kinds among {', '.join(KINDS)}")
+    patterns = as_list(cfg, "disorder_patterns")
+    for p in patterns:
+        require(p in disorder_patterns.PATTERNS, "disorder_patterns", cfg["disorder_patterns"],
+                f"patterns among {', '.join(disorder_patterns.PATTERNS)}")
+    factors = []
+    for f in as_list(cfg, "rate_factors"):
+        try:
+            f = float(f)
+        except (TypeError, ValueError):
+            raise ParameterError("rate_factors", cfg["rate_factors"], "numbers > 0, e.g. [0.375, 0.75, 1.5]") from None
+        require(math.isfinite(f) and f > 0, "rate_factors", cfg["rate_factors"], "numbers > 0, e.g. [0.375, 0.75, 1.5]")
+        factors.append(f)
+    return {"lengths": lengths, "W_MHz": _mhz_list(cfg, "disorders"), "J_MHz": _mhz_list(cfg, "hoppings"),
+            "Ubar_MHz": _mhz_list(cfg, "anharmonicities"), "patterns": list(dict.fromkeys(patterns)),
+            "resets": list(dict.fromkeys(resets)), "rate_factors": sorted(set(factors))}
+
+
+def candidate_spec(cfg: dict, c: dict):
+    """The ArraySpec of candidate ``c`` (the [model] table's hardware and conditions)."""
+    return spec_of(cfg, length=c["L"], disorder=f"{c['W_MHz']!r}MHz", hopping=f"{c['J_MHz']!r}MHz",
+                   anharmonicity=f"{c['Ubar_MHz']!r}MHz", disorder_pattern=c["pattern"], reset=c["reset"],
+                   rate=f"{c['rate_J']!r}J")
+
+
+def candidates(space: dict) -> list[dict]:
+    """Every combination of the search space, rates seeded at the analytic low optimum times each factor; the
+    paper's point added (``paper``: True) if the grid does not hold it."""
+    out = []
+    for L, W, J, U, pat, kind, f in itertools.product(space["lengths"], space["W_MHz"], space["J_MHz"],
+                                                      space["Ubar_MHz"], space["patterns"], space["resets"],
+                                                      space["rate_factors"]):
+        G = f * seed_rate(kind, 2.0 * J / U)  # J_prop = 2 J^2/Ubar in units of J = 2 (J/2pi)/(Ubar/2pi)
+        out.append({"L": L, "W_MHz": W, "J_MHz": J, "Ubar_MHz": U, "pattern": pat, "reset": kind, "rate_factor": f,
+                    "rate_J": float(f"{G:.12g}"), "rate_MHz": float(f"{G * J:.12g}"), "paper": False})
+    for c in out:
+        c["paper"] = all(c[k] == PAPER_POINT[k] if k != "rate_J" else abs(c[k] - PAPER_POINT[k]) < 1e-9
+                         for k in PAPER_POINT)
+    if not any(c["paper"] for c in out):
+        G = PAPER_POINT["rate_J"]
+        out.append({**PAPER_POINT, "rate_factor": G / seed_rate("periodic", 2.0 * 5.0 / 250.0),
+                    "rate_MHz": G * PAPER_POINT["J_MHz"], "paper": True})
+    return out
+
+
+def label(c: dict) -> str:
+    """A short name of a candidate for tables and progress."""
+    pat = "" if c["pattern"] == "box" else f" {c['pattern']}"
+    return (f"L={c['L']} W={c['W_MHz']:g}MHz J={c['J_MHz']:g}MHz U={c['Ubar_MHz']:g}MHz{pat} {c['reset']} "
+            f"G={c['rate_J']:.3g}J")
+
+
+def _settings(cfg: dict, J_hz: float) -> dict:
+    """The checked run settings (cycle, grids, budget, counts)."""
+    t_c = cycle_time(cfg, J_hz)
+    K, m = cycle_grid(cfg, t_c, J_hz)
+    Ks, ms = cycle_grid({"cycles": "auto", "duration": cfg["screen_duration"],
+                         "min_time_points": 2}, t_c, J_hz)  # the screen's own grid
+    ms = positive_int(cfg, "screen_points_per_cycle", 1)
+    for key in ("screen_trajectories", "trajectories", "realizations"):
+        positive_int(cfg, key, 2)
+    confirm_max = positive_int(cfg, "confirm_max", 1)
+    flag = float(cfg["flag_sigmas"])
+    require(math.isfinite(flag) and flag > 0, "flag_sigmas", cfg["flag_sigmas"], "a number of standard errors > 0")
+    budget = cfg["budget"]
+    if budget != "paper":
+        try:
+            budget = float(budget)
+        except (TypeError, ValueError):
+            raise ParameterError("budget", cfg["budget"], "'paper' or an added error per cycle (p_total), e.g. 0.005") from None
+        require(math.isfinite(budget), "budget", cfg["budget"], "'paper' or a finite added error per cycle")
+    odds = float(cfg["leakage_thermal_odds"])
+    require(math.isfinite(odds) and odds >= 1, "leakage_thermal_odds", odds, "a number >= 1")
+    return {"t_c": t_c, "K": K, "m": m, "Ks": Ks, "ms": ms, "confirm_max": confirm_max, "flag": flag,
+            "budget": budget, "odds": odds}
+
+
+def to_confirm(front: list[int], best: int | None, paper: int, n: int) -> list[int]:
+    """Candidates to confirm: up to ``n`` front points spread evenly along it (by D), always the paper's point and
+    the screen's best under the budget."""
+    picks = list(front)
+    if len(picks) > n:
+        picks = [front[i] for i in sorted(set(np.linspace(0, len(front) - 1, n).round().astype(int).tolist()))]
+    extra = [i for i in (best, paper) if i is not None and i not in picks]
+    return picks + extra
+
+
+def best_under(D, added, budget: float) -> int | None:
+    """The index of the smallest D among the points with added <= budget (None if none)."""
+    D, added = np.asarray(D, dtype=float), np.asarray(added, dtype=float)
+    ok = np.flatnonzero(np.isfinite(D) & np.isfinite(added) & (added <= budget))
+    return None if ok.size == 0 else int(ok[np.argmin(D[ok])])
+
+
+class Design(Study):
+    """The design study (module docstring)."""
+
+    NAME = "design"
+    HELP = HELP
+
+    def compute(self, cfg: dict, ctx: StudyContext):
+        refuse_readout(cfg, "design study", "a readout error injects leakage at the reset site, so D diverges",
+                       "see the readout's leakage with `lru-mps study dynamics --readout-error`")
+        cond = conditions_of(cfg, allow_both=False)[0]
+        space = search_space(cfg)
+        cands = candidates(space)
+        specs = [candidate_spec(cfg, c) for c in cands]  # bad values stop the study before anything runs
+        paper = next(i for i, c in enumerate(cands) if c["paper"])
+        st = _settings(cfg, specs[paper].J_hz)
+        ctx.plan(len(cands) + st["confirm_max"] + 2)
+        screen = []
+        for c, spec in zip(cands, specs):
+            t_c = cycle_time(cfg, spec.J_hz)  # the same t_c in each candidate's unit 1/J
+            K, m = cycle_grid(cfg, t_c, spec.J_hz)
+            D = design_screen.screen_leakage(spec, cfg, ctx, t_c, st["Ks"], st["ms"], st["odds"], label(c))
+            q = design_screen.screen_qubit(spec, cfg, t_c, np.linspace(0.0, K * t_c, K * m + 1))
+            screen.append({"D": D, "qubit": q})
+        sD = np.array([s["D"]["value"] for s in screen])
+        sA = np.array([s["qubit"]["added"]["p_total"]["value"] for s in screen])
+        front = [int(i) for i in pareto_front(sD, sA)]
+        budget_s = sA[paper] if st["budget"] == "paper" else st["budget"]
+        best_s = best_under(sD, sA, budget_s)
+        picks = to_confirm(front, best_s, paper, st["confirm_max"])
+        conf = {}
+        for i in picks:
+            spec = specs[i]
+            t_c = cycle_time(cfg, spec.J_hz)
+            K, m = cycle_grid(cfg, t_c, spec.J_hz)
+            conf[i] = design_screen.confirm(spec, cfg, ctx, t_c, K, m, st["odds"], label(cands[i]))
+        summary = self._summary(cfg, cond, space, cands, specs, screen, front, best_s, budget_s, conf, paper, st)
+        return design_report.dataset(cfg, specs[paper], cands, screen, front, conf, summary), summary
+
+    def _summary(self, cfg, cond, space, cands, specs, screen, front, best_s, budget_s, conf, paper, st) -> dict:
+        J_hz = specs[paper].J_hz
+        fl = finite_or_none
+        us_per_J = time_to_us(1.0, J_hz)
+
+        def cand(i):
+            return {**{k: v for k, v in cands[i].items()}, "index": i, "label": label(cands[i])}
+
+        def scr(i):
+            s = screen[i]
+            return {"D": {"value": fl(s["D"]["value"]), "error": fl(s["D"]["error"])},
+                    "added": {q: {k: fl(v) for k, v in x.items()} for q, x in s["qubit"]["added"].items()},
+                    "T1_us": fl(time_to_us(s["qubit"]["T1"], specs[i].J_hz)),
+                    "T2_us": fl(time_to_us(s["qubit"]["T2"], specs[i].J_hz))}
+
+        confirmed = []
+        for i, c in conf.items():
+            s = screen[i]
+            zD = disagreement(s["D"]["value"], s["D"]["error"], c["D"]["value"], c["D"]["error"])
+            za = disagreement(s["qubit"]["added"]["p_total"]["value"], s["qubit"]["added"]["p_total"]["error"],
+                              c["added"]["p_total"]["value"], c["added"]["p_total"]["error"])
+            us_i = time_to_us(1.0, specs[i].J_hz)
+            confirmed.append({
+                **cand(i), "on_screen_front": i in front, "screen": scr(i),
+                "confirm": {"D": {"value": fl(c["D"]["value"]), "error": fl(c["D"]["error"])},
+                            "added": {q: {k: fl(v) for k, v in x.items()} for q, x in c["added"].items()},
+                            "T1_us": fl(c["T1"][0] * us_i), "T1_error_us": fl(c["T1"][1] * us_i),
+                            "T2_us": fl(c["T2"][0] * us_i), "T2_error_us": fl(c["T2"][1] * us_i)},
+                "disagreement": {"D": fl(zD), "added": fl(za)},
+                "agree": bool(not (zD > st["flag"]) and not (za > st["flag"])),
+            })
+        idx = list(conf)
+        cD = np.array([conf[i]["D"]["value"] for i in idx])
+        cA = np.array([conf[i]["added"]["p_total"]["value"] for i in idx])
+        c_front = [idx[j] for j in pareto_front(cD, cA)]
+        pc = conf[paper]
+        budget_c = pc["added"]["p_total"]["value"] if st["budget"] == "paper" else st["budget"]
+        jb = best_under(cD, cA, budget_c)
+        best = None if jb is None else idx[jb]
+        verdict = _verdict(best, paper, conf, st["flag"])
+        verdict["at_range_edge"] = [] if best is None else range_edges(cands[best], space)
+        misleads = [design_report.misleads(x, st["flag"]) for x in confirmed if not x["agree"]]
+        return {
+            "study": self.NAME,
+            "parameters": {"T1q_us": fl(bare_us(specs[paper])[0]), "Tphi_us": fl(bare_us(specs[paper])[1]),
+                           "temperature_K": specs[paper].conditions.temperature_K, "seed": int(cfg["seed"])},
+            "conditions": cond,
+            "cycle_time": {**time_json(st["t_c"], 0.0, J_hz), "value_us": float(f"{st['t_c'] * us_per_J:.12g}")},
+            "search": {"lengths": space["lengths"], "disorders_MHz": space["W_MHz"], "hoppings_MHz": space["J_MHz"],
+                       "anharmonicities_MHz": space["Ubar_MHz"], "disorder_patterns": space["patterns"],
+                       "resets": space["resets"], "rate_factors": space["rate_factors"],
+                       "rate_seed": "the L = 2 stack model's low optimum: 2 J_prop (feedback), sqrt2 J_prop "
+                                    "(dissipation), J_prop = 2 J^2/Ubar"},
+            "candidates": len(cands),
+            "screen": {"trajectories": int(cfg["screen_trajectories"]), "realizations": int(cfg["realizations"]),
+                       "cycles": st["Ks"], "points_per_cycle": st["ms"],
+                       "method": design_report.SCREEN_METHOD,
+                       "front": [{**cand(i), **scr(i)} for i in front],
+                       "budget": fl(budget_s), "best": None if best_s is None else {**cand(best_s), **scr(best_s)}},
+            "confirmation": {"trajectories": int(cfg["trajectories"]), "cycles": st["K"], "points_per_cycle": st["m"],
+                             "method": design_report.CONFIRM_METHOD, "points": confirmed},
+            "front": [next(x for x in confirmed if x["index"] == i) for i in c_front],
+            "paper_point": next(x for x in confirmed if x["index"] == paper),
+            "budget": {"source": "paper" if st["budget"] == "paper" else "config", "added_p_total": fl(budget_c),
+                       "error": fl(pc["added"]["p_total"]["error"]) if st["budget"] == "paper" else 0.0},
+            "best": None if best is None else next(x for x in confirmed if x["index"] == best),
+            "verdict": verdict,
+            "validation": {"flag_sigmas": st["flag"], "agree": sum(x["agree"] for x in confirmed),
+                           "confirmed": len(confirmed), "screen_misleads": misleads},
+            "note": design_report.NOTE,
+        }
+
+    def table(self, summary: dict) -> str:
+        return design_report.table(summary)
+
+    def plot(self, ds, summary: dict, figdir) -> list:
+        return design_report.plot(ds, summary, figdir)
+
+
+def bare_us(spec) -> tuple[float, float]:
+    """(T1q, Tphi) of site 1 in us (inf: none)."""
+    c = spec.conditions
+    return (time_to_us(float(c.t1_sites(spec.L)[0]), spec.J_hz), time_to_us(float(c.tphi_sites(spec.L)[0]), spec.J_hz))
+
+
+def range_edges(c: dict, space: dict) -> list[str]:
+    """The searched parameters at which candidate ``c`` sits on the edge of a range of two or more values (e.g.
+    'J_MHz max'): the optimum may lie beyond, a wider range would tell."""
+    out = []
+    for key, rng in (("L", space["lengths"]), ("W_MHz", space["W_MHz"]), ("J_MHz", space["J_MHz"]),
+                     ("Ubar_MHz", space["Ubar_MHz"]), ("rate_factor", space["rate_factors"])):
+        if len(rng) >= 2 and c[key] in (min(rng), max(rng)):
+            out.append(f"{key} {'min' if c[key] == min(rng) else 'max'}")
+    return out
+
+
+def _verdict(best: int | None, paper: int, conf: dict, flag: float) -> dict:
+    """'reproduces' (the best under the budget is the paper's point, or not better beyond ``flag`` errors... 2
+    sigma) or 'better' with D_paper - D_best and its paired jackknife error (the same trajectories in both)."""
+    pD = conf[paper]["D"]
+    if best is None:
+        return {"result": "none under budget", "text": "no confirmed design meets the budget"}
+    if best == paper:
+        return {"result": "reproduces", "text": "the paper's working point is the best confirmed design under the budget",
+                "better_by": {"value": 0.0, "error": 0.0, "relative": 0.0}}
+    bD = conf[best]["D"]
+    pa, ba = conf[paper]["added"]["p_total"], conf[best]["added"]["p_total"]
+    added = (f"added p_total {ba['value']:.3g} +- {ba['error']:.1g} against the paper's {pa['value']:.3g} +- "
+             f"{pa['error']:.1g}")
+    diff, err = paired_difference(pD["value"], bD["value"], pD["replicas"], bD["replicas"])
+    if not math.isfinite(err):
+        err = math.hypot(pD["error"], bD["error"])
+    rel = diff / pD["value"] if pD["value"] > 0 else math.nan
+    significant = diff > 2.0 * err
+    text = (f"better by {diff:.3g} +- {err:.2g} cycles in D ({100 * rel:.0f} % of the paper's "
+            f"{pD['value']:.3g}) within the budget ({added})" if significant else
+            f"reproduces: the best confirmed design is {diff:.3g} +- {err:.2g} cycles lower in D, within 2 errors "
+            f"({added})")
+    return {"result": "better" if significant else "reproduces", "text": text,
+            "better_by": {"value": finite_or_none(diff), "error": finite_or_none(err), "relative": finite_or_none(rel)}}
+
+
+STUDIES = {Design.NAME: Design()}

@@ -1,0 +1,166 @@
+"""The design study's dataset, table and figure (the front: D vs added error per cycle)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import xarray as xr
+
+from .base import save_figure
+from .common import PLOT_STYLE, dataset_attrs, pyplot
+
+SCREEN_METHOD = ("D: the qec study's D = sum_k S(k) (tail and jackknife error) from a short branch-estimator run from "
+                 "the leakage start (hardware and thermal start sampled); added: exact per-realization qubit rates "
+                 "of the N = 1 sector with 1/T1q and 1/(2 T1q) + 1/Tphi composed in, the realization averages of "
+                 "w^2 e^{-Gamma_1 t} and w e^{-Gamma_2 t} fitted on the confirmation's grid and window, Pauli twirl "
+                 "against the bare transmon; jackknife over realization blocks; common random numbers (one seed)")
+CONFIRM_METHOD = ("the qec study's path: realistic trajectories of the three initial states over the confirmation's "
+                  "duration, D from S(k), T1 and T2 fitted to <n_1> and 2C, the added Pauli error per cycle")
+NOTE = {
+    "added": "p_total per cycle with the LRU minus a bare transmon's with the same T1q and Tphi (docs/physics.md §8)",
+    "front": "the confirmed points no other confirmed point beats in both D and added p_total",
+    "best": "the smallest confirmed D among the confirmed points with added p_total <= the budget (by value)",
+    "verdict": "better: D_paper - D_best > 2 paired jackknife errors (the same trajectories in both); else reproduces",
+    "disagreement": "|screen - confirmed| / sqrt(error_screen^2 + error_confirmed^2); the confirmation's first "
+                    "trajectories are the screen's, so this is conservative for D",
+}
+
+
+def misleads(x: dict, flag: float) -> str:
+    """One line: where the screen of confirmed point ``x`` misleads (beyond ``flag`` combined errors)."""
+    parts = []
+    for key, name in (("D", "D"), ("added", "added p_total")):
+        z = x["disagreement"][key]
+        if z is None or not z > flag:
+            continue
+        s = x["screen"]["D"] if key == "D" else x["screen"]["added"]["p_total"]
+        c = x["confirm"]["D"] if key == "D" else x["confirm"]["added"]["p_total"]
+        more = "overestimates" if s["value"] > c["value"] else "underestimates"
+        parts.append(f"the screen {more} {name}: {s['value']:.4g} +- {_n(s['error']):.2g} vs confirmed "
+                     f"{c['value']:.4g} +- {_n(c['error']):.2g} ({z:.1f} sigma)")
+    return f"{x['label']}: " + "; ".join(parts)
+
+
+def _n(x) -> float:
+    return math.nan if x is None else float(x)
+
+
+def dataset(cfg, paper_spec, cands, screen, front, conf, summary) -> xr.Dataset:
+    """One row per candidate: its parameters, the screen's numbers, the confirmation's where it ran."""
+    n = len(cands)
+    nan = np.full(n, np.nan)
+
+    def col(f):
+        return np.array([f(i) for i in range(n)], dtype=float)
+
+    data = {
+        "D_screen": (("candidate",), col(lambda i: screen[i]["D"]["value"]), {"units": "cycles"}),
+        "D_screen_error": (("candidate",), col(lambda i: screen[i]["D"]["error"]), {"units": "cycles"}),
+        "added_screen": (("candidate",), col(lambda i: screen[i]["qubit"]["added"]["p_total"]["value"]),
+                         {"units": "1 per cycle", "long_name": "added p_total, screen"}),
+        "added_screen_error": (("candidate",), col(lambda i: screen[i]["qubit"]["added"]["p_total"]["error"]),
+                               {"units": "1 per cycle"}),
+        "added_eps1_screen": (("candidate",), col(lambda i: screen[i]["qubit"]["added"]["eps_1"]["value"]),
+                              {"units": "1 per cycle"}),
+        "on_screen_front": (("candidate",), np.isin(np.arange(n), front).astype(np.int8), {"units": "1"}),
+        "confirmed": (("candidate",), np.isin(np.arange(n), list(conf)).astype(np.int8), {"units": "1"}),
+    }
+    for name, get in (("D_confirm", lambda c: c["D"]["value"]), ("D_confirm_error", lambda c: c["D"]["error"]),
+                      ("added_confirm", lambda c: c["added"]["p_total"]["value"]),
+                      ("added_confirm_error", lambda c: c["added"]["p_total"]["error"]),
+                      ("added_eps1_confirm", lambda c: c["added"]["eps_1"]["value"])):
+        v = nan.copy()
+        for i, c in conf.items():
+            v[i] = get(c)
+        data[name] = (("candidate",), v, {"units": "cycles" if name.startswith("D") else "1 per cycle"})
+    coords = {
+        "candidate": ("candidate", np.arange(n)),
+        "L": ("candidate", np.array([c["L"] for c in cands])),
+        "W_MHz": ("candidate", np.array([c["W_MHz"] for c in cands]), {"units": "MHz"}),
+        "J_MHz": ("candidate", np.array([c["J_MHz"] for c in cands]), {"units": "MHz"}),
+        "Ubar_MHz": ("candidate", np.array([c["Ubar_MHz"] for c in cands]), {"units": "MHz"}),
+        "pattern": ("candidate", np.array([c["pattern"] for c in cands], dtype=str)),
+        "reset": ("candidate", np.array([c["reset"] for c in cands], dtype=str)),
+        "rate_factor": ("candidate", np.array([c["rate_factor"] for c in cands])),
+        "rate_J": ("candidate", np.array([c["rate_J"] for c in cands]), {"units": "J of the candidate"}),
+        "rate_MHz": ("candidate", np.array([c["rate_MHz"] for c in cands]), {"units": "MHz"}),
+        "paper": ("candidate", np.array([c["paper"] for c in cands], dtype=np.int8)),
+    }
+    best = summary["best"]
+    attrs = dataset_attrs(paper_spec, cfg, conditions=summary["conditions"], cycle_time_us=summary["cycle_time"]["value_us"],
+                          candidates=n, budget=summary["budget"]["added_p_total"] if summary["budget"]["added_p_total"]
+                          is not None else math.nan, best=-1 if best is None else best["index"],
+                          verdict=summary["verdict"]["text"])
+    return xr.Dataset(data, coords=coords, attrs=attrs)
+
+
+def table(s: dict) -> str:
+    """The printed report: the confirmed points (screen vs confirmation), the best, the verdict."""
+    p = s["parameters"]
+    lines = [f"design: {s['candidates']} candidates screened for T1q = {p['T1q_us']} us, Tphi = {p['Tphi_us']} us, "
+             f"{p['temperature_K'] * 1e3:g} mK, t_c = {s['cycle_time']['value_us']:g} us; "
+             f"{len(s['screen']['front'])} on the screen's front, {s['validation']['confirmed']} confirmed "
+             f"({s['confirmation']['trajectories']} trajectories each)", "",
+             f"{'candidate':<52} {'D screen':>15} {'D confirmed':>15} {'added screen':>19} {'added confirmed':>19}  ok"]
+    front = {x["index"] for x in s["front"]}
+    for x in sorted(s["confirmation"]["points"], key=lambda x: x["confirm"]["D"]["value"] or math.inf):
+        sc, cf = x["screen"], x["confirm"]
+        mark = ("*" if x["index"] in front else " ") + ("P" if x["paper"] else " ")
+        lines.append(f"{mark} {x['label']:<50} {_pm(sc['D'], 3):>15} {_pm(cf['D'], 3):>15} "
+                     f"{_pm(sc['added']['p_total'], 5):>19} {_pm(cf['added']['p_total'], 5):>19}  "
+                     f"{'yes' if x['agree'] else 'NO'}")
+    b = s["budget"]
+    lines += ["", "* on the confirmed front, P the paper's working point; D in cycles, added = p_total per cycle "
+              "added by the LRU", f"budget: added p_total <= {_n(b['added_p_total']):.4g} ({b['source']})",
+              f"best under the budget: {s['best']['label'] if s['best'] else 'none'}",
+              f"verdict: {s['verdict']['text']}"]
+    if s["verdict"].get("at_range_edge"):
+        lines.append(f"  the best lies on the edge of the searched range ({', '.join(s['verdict']['at_range_edge'])}): "
+                     "a wider range may find more")
+    lines.append(f"screen vs confirmation: {s['validation']['agree']} of {s['validation']['confirmed']} agree within "
+                 f"{s['validation']['flag_sigmas']:g} errors")
+    lines += [f"  screen misleads: {m}" for m in s["validation"]["screen_misleads"]]
+    return "\n".join(lines) + "\n"
+
+
+def _pm(v: dict, digits: int) -> str:
+    if v["value"] is None:
+        return "-"
+    return f"{v['value']:.{digits}f}+-{_n(v['error']):.{digits}f}"
+
+
+def plot(ds, summary: dict, figdir) -> list:
+    """The front: D vs added p_total per cycle; all screened candidates grey, the screen's front outlined, the
+    confirmed points with error bars, the confirmed front joined, the paper's point and the best marked."""
+    plt = pyplot()
+    with plt.rc_context(PLOT_STYLE):
+        fig, ax = plt.subplots(figsize=(6.4, 4.4))
+        xa, ya = ds["added_screen"].values, ds["D_screen"].values
+        ax.plot(xa, ya, ".", color="0.65", ms=4, label=f"screened ({ds.sizes['candidate']})")
+        f = ds["on_screen_front"].values.astype(bool)
+        ax.plot(xa[f], ya[f], "o", mfc="none", mec="0.3", ms=6, label="screen's front")
+        c = ds["confirmed"].values.astype(bool)
+        ax.errorbar(ds["added_confirm"].values[c], ds["D_confirm"].values[c], xerr=ds["added_confirm_error"].values[c],
+                    yerr=ds["D_confirm_error"].values[c], fmt="s", color="C0", ms=4, capsize=2, label="confirmed")
+        idx = [x["index"] for x in summary["front"]]
+        if idx:
+            order = sorted(idx, key=lambda i: ds["added_confirm"].values[i])
+            ax.plot(ds["added_confirm"].values[order], ds["D_confirm"].values[order], "-", color="C0", lw=1)
+        pp = summary["paper_point"]["index"]
+        ax.plot([ds["added_confirm"].values[pp]], [ds["D_confirm"].values[pp]], "*", color="C3", ms=13, mec="k",
+                mew=0.5, label="paper's working point")
+        if summary["best"] is not None and summary["best"]["index"] != pp:
+            b = summary["best"]["index"]
+            ax.plot([ds["added_confirm"].values[b]], [ds["D_confirm"].values[b]], "D", color="C2", ms=8, mec="k",
+                    mew=0.5, label="best under the budget")
+        if summary["budget"]["added_p_total"] is not None:
+            ax.axvline(summary["budget"]["added_p_total"], color="C3", ls=":", lw=1, label="budget")
+        ax.set_yscale("log")
+        ax.set_xscale("log")  # (a non-positive added error, screen noise, is not drawn)
+        ax.set_xlabel("qubit error per cycle added by the LRU (Pauli $p$)")
+        ax.set_ylabel("mean leakage duration $D$ (cycles)")
+        ax.set_title(f"LRU design front, t_c = {summary['cycle_time']['value_us']:g} us, {summary['conditions']}")
+        ax.legend(loc="upper right", frameon=True, framealpha=0.9)
+        fig.tight_layout()
+        return save_figure(fig, figdir, "design_front")
