@@ -8,11 +8,11 @@ import pytest
 
 #: modules whose tests share an expensive module-scoped fixture (test_sweeps: the four quick studies;
 #: test_dask: a LocalCluster; test_temperature_physics: the captured temperature sweep;
-#: test_tolerance, test_temperature_sweep: the quick tolerance and temperature studies): under xdist
+#: test_tolerance, test_temperature_sweep, test_design: the quick tolerance, temperature and design studies): under xdist
 #: (pyproject's addopts) each runs on one worker, so that the fixture is set up once; every other test is
 #: handed out on its own
 ONE_WORKER_MODULES = ("test_sweeps.py", "test_dask.py", "test_temperature_physics.py", "test_tolerance.py",
-                      "test_temperature_sweep.py")
+                      "test_temperature_sweep.py", "test_design.py")
 
 
 def long_scale() -> float:
