@@ -98,7 +98,12 @@ def dataset(cfg, paper_spec, cands, screen, front, conf, summary) -> xr.Dataset:
 def table(s: dict) -> str:
     """The printed report: the confirmed points (screen vs confirmation), the best, the verdict."""
     p = s["parameters"]
-    lines = [f"design: {s['candidates']} candidates screened for T1q = {p['T1q_us']} us, Tphi = {p['Tphi_us']} us, "
+
+    def us(v):  # a time in us: one number (4 digits), per-site values, or none (ideal)
+        return f"{v:.4g}" if isinstance(v, (int, float)) else str(v)
+
+    lines = [f"design: {s['candidates']} candidates screened for T1q = {us(p['T1q_us'])} us, "
+             f"Tphi = {us(p['Tphi_us'])} us, "
              f"{p['temperature_K'] * 1e3:g} mK, t_c = {s['cycle_time']['value_us']:g} us; "
              f"{len(s['screen']['front'])} on the screen's front, {s['validation']['confirmed']} confirmed "
              f"({s['confirmation']['trajectories']} trajectories each)", "",
