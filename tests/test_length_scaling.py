@@ -85,11 +85,11 @@ def _check_lifetimes(folder, s, ds):
         for k, L in enumerate(e["lengths"]):
             spec = base_spec(cfg, length=L, conditions=cond)
             # the run with the leakage start: all three starts, or the leakage start alone (long_leakage_factor)
-            ((init, n, odds, hot),) = [r for r in _ensembles(cfg, L, cond == "ideal", cfg["realizations"])
-                                       if r[0] in ("all", "leakage")]
+            ((init, n, odds, hot, integrate),) = [r for r in _ensembles(cfg, L, cond == "ideal", cfg["realizations"])
+                                                  if r[0] in ("all", "leakage")]
             want = stored_lifetimes(folder, spec, cfg, init=init, t_final=_t_final(spec, cfg),
                                     time_points=cfg["time_points"], trajectories=n, leakage_thermal_odds=odds,
-                                    hot_tail=hot)
+                                    hot_tail=hot, integrate_decay=integrate)
             check_lifetimes({name: e[name][k] for name in LIFETIME_KEYS}, ds.sel(conditions=cond, L=L), want,
                             cond == "ideal")
 

@@ -31,13 +31,14 @@ def test_realistic_length_scaling_past_L6(tmp_path):
     assert e["lengths"] == [2, 8] and e["engines"] == ["exact", "auto"]
     assert e["leakage_thermal_odds"] == [8.0, 3.0]
     assert e["trajectories"] == [12, 4] and e["leakage_trajectories"] == [12, 8]
+    assert e["leakage_integrate_decay"] == [False, True]  # the long array's leakage start (the TOML's default)
     assert e["engine_mix"] == [{"exact": 36}, {"sector": 16, "mps": 0}]  # 100 mK at L = 8: small sectors
     # the split run at L = 8 is the same trajectories as runs of each initial state alone (a trajectory's numbers
     # depend only on the seed, its index and its initial state)
     spec = ArraySpec.from_user(length=8, conditions="realistic")
     t_final = float(res.dataset["time_J"].values[1, -1])
     alone = {"leakage": simulate(spec, init="leakage", t_final=t_final, time_points=21, trajectories=8,
-                                 leakage_thermal_odds=3, hot_tail=4),
+                                 leakage_thermal_odds=3, hot_tail=4, integrate_decay=True),
              "qubit": simulate(spec, init="qubit", t_final=t_final, time_points=21, trajectories=4, hot_tail=4)}
     for name, init in (("leakage_array", "leakage"), ("qubit_population", "qubit")):
         got = res.dataset[f"{name}_mean"].sel(conditions="realistic", L=8).values
@@ -70,7 +71,7 @@ def test_realistic_length_scaling_past_L6(tmp_path):
     assert t_final[1] == pytest.approx(7 * math.pi / 0.08 + 0.5e-6 * 2 * math.pi * 5e6)  # transit + realistic_t_after
     assert res.dataset.attrs["T1q_J"] == pytest.approx(hw["T1q"]["value_J"])
     assert "leakage removal stops paying" in res.table and "sector 16 / mps 0" in res.table
-    assert "L=2: 12/12 (x8); L=8: 8/4 (x3)" in res.table
+    assert "L=2: 12/12 (x8); L=8: 8/4 (x3, D)" in res.table
     assert (tmp_path / "figures" / "decay_times_vs_L.png").stat().st_size > 1000
 
 
@@ -122,10 +123,14 @@ def test_long_leakage_keys_are_checked():
     from lru_mps.studies.length_scaling import _ensembles
 
     cfg = dict(trajectories=240, short_lengths="2:8", short_factor=3, short_leakage_thermal_odds=8,
-               long_leakage_factor=3, long_leakage_hot_tail=1, long_leakage_thermal_odds=1, hot_tail=4)
-    assert _ensembles(cfg, 4, False, 64) == [("all", 720, 8.0, 4.0)]
-    assert _ensembles(cfg, 12, False, 64) == [("leakage", 720, 1.0, 1.0), (["qubit", "coherence"], 240, 1.0, 4.0)]
-    assert _ensembles(cfg, 12, True, 64) == [("all", 64, 1.0, 4.0)]
-    for key, bad in (("long_leakage_factor", 0.5), ("long_leakage_hot_tail", 0), ("long_leakage_thermal_odds", -1)):
+               long_leakage_factor=3, long_leakage_hot_tail=1, long_leakage_thermal_odds=1, hot_tail=4,
+               long_leakage_integrate_decay=True)
+    assert _ensembles(cfg, 4, False, 64) == [("all", 720, 8.0, 4.0, False)]
+    assert _ensembles(cfg, 12, False, 64) == [("leakage", 720, 1.0, 1.0, True),
+                                              (["qubit", "coherence"], 240, 1.0, 4.0, False)]
+    assert _ensembles(cfg, 12, True, 64) == [("all", 64, 1.0, 4.0, False)]
+    assert _ensembles({**cfg, "long_leakage_integrate_decay": False}, 12, False, 64)[0][4] is False
+    for key, bad in (("long_leakage_factor", 0.5), ("long_leakage_hot_tail", 0), ("long_leakage_thermal_odds", -1),
+                     ("long_leakage_integrate_decay", "yes")):
         with pytest.raises(ParameterError, match=key):
             _ensembles({**cfg, key: bad}, 12, False, 64)
