@@ -130,8 +130,7 @@ def run_integrated(prop, spec: ArraySpec, times, product, row: IntegratedRow) ->
         return TrajectoryRecord(times, np.zeros((len(times), spec.L, 3)), np.zeros(len(times), dtype=complex))
     level = _Level(prop, free, gamma, row.qubit_frequency, row.weight)
     drng = row.rng.spawn(1)[0]  # the decay clock's stream: the row's own numbers do not move
-    pops, coh, diag, forks = level.run(lambda: prop.state(product), times, row.rng, drng, row.number, None)
-    diag = dict(diag)
+    pops, coh, diag = level.run(lambda: prop.state(product), times, row.rng, drng, row.number, None)
     return TrajectoryRecord(times, pops, coh, diagnostics=diag)
 
 
@@ -150,7 +149,7 @@ class _Level:
         return row
 
     def run(self, make_state: Callable, times: np.ndarray, rng, drng, number: int, clock_next):
-        """(populations (T, L, 3), coherence (T,), diagnostics, forks) of this level on ``times`` (from 0)."""
+        """(populations (T, L, 3), coherence (T,), diagnostics) of this level on ``times`` (from 0)."""
         replay = copy.deepcopy(rng)
         row = self._row(rng, clock_next)
         first_measurement = row.clock.next
@@ -162,9 +161,7 @@ class _Level:
         pops = survival[:, None, None] * rec.populations
         coh = survival * rec.coherence
         tau = decay_time(drng.exponential(), starts, numbers, self.gamma)
-        forks = 0
         if tau < times[-1]:
-            forks = 1
             before = times[times < tau]
             row2 = self._row(replay, clock_next)
             rec2 = run_rows(StateList([make_state()], self.free), self.free, np.append(before, tau), [row2], "sampled",
@@ -184,8 +181,7 @@ class _Level:
             pops[later] += sub[0][1:]
             coh[later] += sub[1][1:] * np.exp(1j * self.wq * tau)
             diag = merge_diagnostics(diag, sub[2])
-            forks += sub[3]
-        return pops, coh, diag, forks
+        return pops, coh, diag
 
     def _next_after(self, first: float, tau: float) -> float | None:
         """The first measurement after tau, from tau (periodic feedback); None: a fresh clock (random: memoryless)."""
@@ -218,16 +214,20 @@ def number_history(events, number: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(starts), np.array(numbers, dtype=float)
 
 
+def _hazard_at_starts(starts: np.ndarray, numbers: np.ndarray, gamma: float) -> np.ndarray:
+    """gamma int_0^t N at each start of a constant stretch of N."""
+    return gamma * np.concatenate([[0.0], np.cumsum(numbers[:-1] * np.diff(starts))])
+
+
 def cumulative_hazard(times: np.ndarray, starts: np.ndarray, numbers: np.ndarray, gamma: float) -> np.ndarray:
     """gamma int_0^t N(t') dt' at ``times`` for N piecewise constant (``numbers`` from ``starts`` on)."""
-    at_starts = np.concatenate([[0.0], np.cumsum(numbers[:-1] * np.diff(starts))])
     j = np.searchsorted(starts, times, side="right") - 1
-    return gamma * (at_starts[j] + numbers[j] * (times - starts[j]))
+    return _hazard_at_starts(starts, numbers, gamma)[j] + gamma * numbers[j] * (times - starts[j])
 
 
 def decay_time(e: float, starts: np.ndarray, numbers: np.ndarray, gamma: float) -> float:
     """The time at which gamma int_0^t N reaches ``e`` (inf if it never does: N reaches 0 first)."""
-    at_starts = gamma * np.concatenate([[0.0], np.cumsum(numbers[:-1] * np.diff(starts))])
+    at_starts = _hazard_at_starts(starts, numbers, gamma)
     j = int(np.searchsorted(at_starts, e, side="right")) - 1
     if numbers[j] <= 0:
         return math.inf
