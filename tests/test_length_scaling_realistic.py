@@ -24,23 +24,24 @@ def test_realistic_length_scaling_past_L6(tmp_path):
     # L = 2 a short array (3x the trajectories, excited interiors at 8x their odds: the defaults), L = 8 a long one
     # here: its leakage start runs long_leakage_factor x the trajectories of the qubit starts, at its own odds
     over = dict(conditions="realistic", lengths="2,8", trajectories=4, time_points=21, realistic_t_after="0.5us",
-                short_lengths="2", long_leakage_factor=2, long_leakage_thermal_odds=3)
+                short_lengths="2", long_leakage_factor=2, long_leakage_thermal_odds=3, long_coherence_factor=0.5)
     res = run_study("length-scaling", StudyContext(out=tmp_path, workers=1), overrides=over)
     s = json.loads((tmp_path / "summary.json").read_text())
     e = s["by_conditions"]["realistic"]
     assert e["lengths"] == [2, 8] and e["engines"] == ["exact", "auto"]
     assert e["leakage_thermal_odds"] == [8.0, 3.0]
-    assert e["trajectories"] == [12, 4] and e["leakage_trajectories"] == [12, 8]
+    assert e["trajectories"] == [12, 4] and e["leakage_trajectories"] == [12, 8] and e["coherence_trajectories"] == [12, 2]
     assert e["leakage_integrate_decay"] == [False, True]  # the long array's leakage start (the TOML's default)
-    assert e["engine_mix"] == [{"exact": 36}, {"sector": 16, "mps": 0}]  # 100 mK at L = 8: small sectors
+    assert e["engine_mix"] == [{"exact": 36}, {"sector": 14, "mps": 0}]  # 100 mK at L = 8: small sectors
     # the split run at L = 8 is the same trajectories as runs of each initial state alone (a trajectory's numbers
     # depend only on the seed, its index and its initial state)
     spec = ArraySpec.from_user(length=8, conditions="realistic")
     t_final = float(res.dataset["time_J"].values[1, -1])
     alone = {"leakage": simulate(spec, init="leakage", t_final=t_final, time_points=21, trajectories=8,
                                  leakage_thermal_odds=3, hot_tail=4, integrate_decay=True),
-             "qubit": simulate(spec, init="qubit", t_final=t_final, time_points=21, trajectories=4, hot_tail=4)}
-    for name, init in (("leakage_array", "leakage"), ("qubit_population", "qubit")):
+             "qubit": simulate(spec, init="qubit", t_final=t_final, time_points=21, trajectories=4, hot_tail=4),
+             "coherence": simulate(spec, init="coherence", t_final=t_final, time_points=21, trajectories=2, hot_tail=4)}
+    for name, init in (("leakage_array", "leakage"), ("qubit_population", "qubit"), ("qubit_coherence", "coherence")):
         got = res.dataset[f"{name}_mean"].sel(conditions="realistic", L=8).values
         np.testing.assert_allclose(got, alone[init].observable(name).mean, rtol=1e-12, atol=1e-15)
     # the leakage lifetimes and the removal efficiency are reported at every L (issue 23's keys)
@@ -70,8 +71,8 @@ def test_realistic_length_scaling_past_L6(tmp_path):
     t_final = res.dataset["time_J"].values[:, -1]
     assert t_final[1] == pytest.approx(7 * math.pi / 0.08 + 0.5e-6 * 2 * math.pi * 5e6)  # transit + realistic_t_after
     assert res.dataset.attrs["T1q_J"] == pytest.approx(hw["T1q"]["value_J"])
-    assert "leakage removal stops paying" in res.table and "sector 16 / mps 0" in res.table
-    assert "L=2: 12/12 (x8); L=8: 8/4 (x3, D)" in res.table
+    assert "leakage removal stops paying" in res.table and "sector 14 / mps 0" in res.table
+    assert "L=2: 12/12/12 (x8); L=8: 8/4/2 (x3, D)" in res.table
     assert (tmp_path / "figures" / "decay_times_vs_L.png").stat().st_size > 1000
 
 
@@ -117,10 +118,20 @@ def test_disorder_sweep_accepts_realistic_L8(tmp_path):
     assert s["ensembles"]["realistic"]["estimator"] == "branch"
 
 
-def test_long_leakage_keys_are_checked():
+def test_long_leakage_keys_are_checked(tmp_path):
     """The long arrays' leakage keys: counts and odds per L, and one clear error naming a bad key."""
     from lru_mps.errors import ParameterError
+    from lru_mps.studies.base import load_config
     from lru_mps.studies.length_scaling import _ensembles
+
+    # a study file's per-length table replaces the default's whole (the lengths it does not name take the factor)
+    study = get_study("length-scaling")
+    (tmp_path / "a.toml").write_text('study = "length-scaling"\nlong_leakage_factor_at = { 12 = 4 }\n')
+    assert load_config(study.NAME, study.DEFAULTS, tmp_path / "a.toml", {})["long_leakage_factor_at"] == {"12": 4}
+    assert study.DEFAULTS["long_leakage_factor_at"] == {"16": 2, "20": 5}
+    (tmp_path / "b.toml").write_text('study = "length-scaling"\nlong_leakage_factor_at = 4\n')
+    with pytest.raises(ParameterError, match="long_leakage_factor_at"):
+        load_config(study.NAME, study.DEFAULTS, tmp_path / "b.toml", {})
 
     cfg = dict(trajectories=240, short_lengths="2:8", short_factor=3, short_leakage_thermal_odds=8,
                long_leakage_factor=3, long_leakage_hot_tail=1, long_leakage_thermal_odds=1, hot_tail=4,
@@ -130,7 +141,15 @@ def test_long_leakage_keys_are_checked():
                                               (["qubit", "coherence"], 240, 1.0, 4.0, False)]
     assert _ensembles(cfg, 12, True, 64) == [("all", 64, 1.0, 4.0, False)]
     assert _ensembles({**cfg, "long_leakage_integrate_decay": False}, 12, False, 64)[0][4] is False
+    # per length (long arrays only; the lengths not named take long_leakage_factor) and fewer coherence rows
+    per_l = {**cfg, "long_leakage_factor_at": {"20": 5, "4": 2}, "long_coherence_factor": 0.5}
+    assert _ensembles(per_l, 20, False, 64) == [("leakage", 1200, 1.0, 1.0, True), ("qubit", 240, 1.0, 4.0, False),
+                                                ("coherence", 120, 1.0, 4.0, False)]
+    assert _ensembles(per_l, 12, False, 64)[0] == ("leakage", 720, 1.0, 1.0, True)
+    assert _ensembles(per_l, 4, False, 64) == [("all", 720, 8.0, 4.0, False)]
     for key, bad in (("long_leakage_factor", 0.5), ("long_leakage_hot_tail", 0), ("long_leakage_thermal_odds", -1),
-                     ("long_leakage_integrate_decay", "yes")):
-        with pytest.raises(ParameterError, match=key):
-            _ensembles({**cfg, key: bad}, 12, False, 64)
+                     ("long_leakage_integrate_decay", "yes"), ("long_coherence_factor", 1.5),
+                     ("long_coherence_factor", 0), ("long_leakage_factor_at", 5),
+                     ("long_leakage_factor_at.20", {"20": 0.5}), ("long_leakage_factor_at.x", {"x": 2})):
+        with pytest.raises(ParameterError, match=key.replace(".", r"\.")):
+            _ensembles({**cfg, key.split(".")[0]: bad}, 20, False, 64)

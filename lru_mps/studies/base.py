@@ -155,7 +155,10 @@ def _merge(cfg: dict, data: dict, where: str) -> None:
             continue
         if key not in cfg:
             raise ParameterError(key, value, f"one of the keys of this study ({', '.join(sorted(cfg))})", f"in {where}")
-        if isinstance(cfg[key], dict):
+        if isinstance(cfg[key], dict) and key != "model":  # a per-length table (e.g. { 20 = 5 }): replaced whole
+            require(isinstance(value, dict), key, value, "a table, e.g. { 20 = 5 }", f"in {where}")
+            cfg[key] = value
+        elif isinstance(cfg[key], dict):
             require(isinstance(value, dict), key, value, "a table", f"in {where}")
             for k, v in value.items():
                 require(k in MODEL_KEYS or k in cfg[key], f"{key}.{k}", v, f"one of {', '.join(cfg[key])}", f"in {where}")

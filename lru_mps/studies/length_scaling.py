@@ -126,7 +126,32 @@ def _leakage_trajectories(cfg: dict, L: int) -> int:
     require(not isinstance(factor, bool) and isinstance(factor, (int, float)) and 1 <= factor < math.inf,
             "long_leakage_factor", factor,
             "a number >= 1 (leakage-start trajectories off short_lengths = long_leakage_factor x trajectories)")
+    at = cfg.get("long_leakage_factor_at", {})
+    require(isinstance(at, dict), "long_leakage_factor_at", at,
+            "a table of lengths and factors, e.g. { 20 = 5 } (the lengths not named take long_leakage_factor)")
+    for key, value in at.items():
+        require(str(key).isdigit() and int(key) >= 2, f"long_leakage_factor_at.{key}", key, "a length L >= 2")
+        require(not isinstance(value, bool) and isinstance(value, (int, float)) and 1 <= value < math.inf,
+                f"long_leakage_factor_at.{key}", value, "a number >= 1 (a factor of trajectories)")
+    factor = {int(k): v for k, v in at.items()}.get(L, factor)
     return int(round(n * factor))
+
+
+def _coherence_trajectories(cfg: dict, L: int) -> int:
+    """Trajectories of the coherence start at L: ``long_coherence_factor`` x those of the qubit start on the long lengths.
+
+    T2 is the sharpest realistic number (0.2-0.8 % at L >= 10 with 240 rows,
+    BENCHMARKS.md, against the issue's 3 %), so the long arrays run fewer of
+    its rows and spend the time on the leakage start.
+    """
+    n = _trajectories(cfg, L)
+    if _short(cfg, L):
+        return n
+    factor = cfg.get("long_coherence_factor", 1)
+    require(not isinstance(factor, bool) and isinstance(factor, (int, float)) and 0 < factor <= 1,
+            "long_coherence_factor", factor,
+            "a number in (0, 1] (coherence-start trajectories off short_lengths = long_coherence_factor x trajectories)")
+    return max(2, int(round(n * factor)))
 
 
 def _leakage_thermal_odds(cfg: dict, L: int) -> float:
@@ -163,8 +188,9 @@ def _integrate_decay(cfg: dict, L: int) -> bool:
 def _ensembles(cfg: dict, L: int, ideal: bool, n_real: int) -> list[tuple[str | list, int, float, float, bool]]:
     """The runs at one L: (initial states, trajectories, leakage odds, hot tail, decay integrated).
 
-    Two runs where the leakage start gets more rows (``long_leakage_factor``);
-    that run thins its hot tail by ``long_leakage_hot_tail`` instead of
+    Separate runs where the starts get different rows on the long arrays (the
+    leakage start ``long_leakage_factor`` or its per-L ``long_leakage_factor_at``,
+    the coherence start ``long_coherence_factor``); the leakage run thins its hot tail by ``long_leakage_hot_tail`` instead of
     ``hot_tail``: a thinned hot row carries weight f, and at L = 16 one such
     leakage row (four thermal excitations blocking the stack) doubled the
     spread of tau_L (BENCHMARKS.md), while running them all costs ~10 %.
@@ -173,13 +199,16 @@ def _ensembles(cfg: dict, L: int, ideal: bool, n_real: int) -> list[tuple[str | 
     if ideal:
         return [("all", n_real, 1.0, hot, False)]
     n, n_leak, odds = _trajectories(cfg, L), _leakage_trajectories(cfg, L), _leakage_thermal_odds(cfg, L)
+    n_coh = _coherence_trajectories(cfg, L)
     integrate = _integrate_decay(cfg, L)
-    if n_leak == n:
+    if n_leak == n == n_coh:
         return [("all", n, odds, hot, integrate)]
     leak_hot = cfg.get("long_leakage_hot_tail", hot)
     require(not isinstance(leak_hot, bool) and isinstance(leak_hot, (int, float)) and 1 <= leak_hot < math.inf,
             "long_leakage_hot_tail", leak_hot, "a number >= 1 (1 = every hot row runs)")
-    return [("leakage", n_leak, odds, float(leak_hot), integrate), (["qubit", "coherence"], n, 1.0, hot, False)]
+    qubits = [(["qubit", "coherence"], n, 1.0, hot, False)] if n_coh == n else \
+        [("qubit", n, 1.0, hot, False), ("coherence", n_coh, 1.0, hot, False)]
+    return [("leakage", n_leak, odds, float(leak_hot), integrate)] + qubits
 
 
 def _compute(cfg: dict, ctx: StudyContext):
@@ -266,6 +295,7 @@ def _compute(cfg: dict, ctx: StudyContext):
         entry = summary["by_conditions"]["realistic"]
         entry["trajectories"] = [_trajectories(cfg, L) for L in lengths["realistic"]]
         entry["leakage_trajectories"] = [_leakage_trajectories(cfg, L) for L in lengths["realistic"]]
+        entry["coherence_trajectories"] = [_coherence_trajectories(cfg, L) for L in lengths["realistic"]]
         entry["leakage_thermal_odds"] = [_leakage_thermal_odds(cfg, L) for L in lengths["realistic"]]
         entry["leakage_integrate_decay"] = [_integrate_decay(cfg, L) for L in lengths["realistic"]]
     return ds, summary

@@ -63,11 +63,11 @@ def table(summary: dict, J_hz: float) -> str:
             lines.append("engines: " + "; ".join(
                 f"L={L}: " + format_mix(m) for L, m in zip(e["lengths"], e["engine_mix"])))
         if "trajectories" in e:
-            lines.append("trajectories, leakage start / qubit starts (odds of excited interiors; D: hardware decay "
-                         "integrated out): " + "; ".join(
-                             f"L={L}: {nl}/{n} (x{r:g}{', D' if d else ''})" for L, nl, n, r, d in zip(
+            lines.append("trajectories, leakage / qubit / coherence start (odds of excited interiors; D: hardware "
+                         "decay integrated out): " + "; ".join(
+                             f"L={L}: {nl}/{n}/{nc} (x{r:g}{', D' if d else ''})" for L, nl, n, nc, r, d in zip(
                                  e["lengths"], e.get("leakage_trajectories", e["trajectories"]), e["trajectories"],
-                                 e["leakage_thermal_odds"],
+                                 e.get("coherence_trajectories", e["trajectories"]), e["leakage_thermal_odds"],
                                  e.get("leakage_integrate_decay", [False] * len(e["lengths"])))))
         lines.append(LEGEND)
         s = e["T_star_slope"]
