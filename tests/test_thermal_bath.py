@@ -136,3 +136,41 @@ def test_exact_trajectories_against_lindblad_hot(reset):
     # the bath matters here: the reference without it is outside the bands (measured, periodic: up to 9.3 sem,
     # 6 of the 8 curves beyond 4 sem)
     assert max(moved) > 6.0 and sum(m > NSIG for m in moved) >= 3, moved
+
+
+# --------------------------------------------------------------------------- sector changes, per trajectory
+def test_sector_and_mps_follow_the_exact_trajectory_through_heating():
+    """Same events (heating jumps included: sector changes N -> N + 1) and observables as the exact engine,
+    trajectory by trajectory, on the sector engine and on MPS; the batched exact store as its unbatched states."""
+    from helpers import batched, one, records_differ
+    from lru_mps.run.settings import RunSettings, time_grid
+
+    spec = ArraySpec.from_user(length=4, reset="periodic", rate="0.5J", t1="10/J", tphi="100/J",
+                               temperature="250mK", thermal_bath=True)
+    times = time_grid(24.0, 4)
+    ex = RunSettings(times=times, seed=3, engine="exact", inits=("leakage", "qubit"))
+    se = RunSettings(times=times, seed=3, engine="sector", inits=("leakage", "qubit"))
+    mp = RunSettings(times=times, seed=3, engine="mps", inits=("leakage",), engine_options={"dt": 0.01, "order": 4})
+    heated = climbed = 0
+    ex_batch = batched(spec, ex, [0, 1])
+    for i in range(2):
+        a, b = one(spec, ex, i), one(spec, se, i, keep_states=True)
+        assert records_differ(a, b, tol=1e-8) == [], i
+        assert records_differ(a, ex_batch[i], tol=1e-8) == [], i
+        if i == 0:  # (MPS: ~5 s per row here, one row)
+            assert records_differ({"leakage": a["leakage"]}, one(spec, mp, i), tol=1e-5) == [], i
+        for init, rec in a.items():
+            ups = [e for e in rec.events if e.channel == "heating"]
+            heated += len(ups)
+            climbed += int(bool(ups) and max(b[init].final_state.vecs) > (2 if init == "leakage" else 1))
+    assert heated >= 2 and climbed >= 1, (heated, climbed)  # heating jumps, and a row that left its first sector
+
+
+def test_auto_engine_chooses_on_the_largest_reachable_sector():
+    from lru_mps.engines.auto import PerTrajectoryEngine
+
+    eng = PerTrajectoryEngine()
+    assert eng.choose(16, 2) == "sector" and eng.choose(16, 2, grows=True) == "mps"  # N = 16 has 3.1e6 states
+    assert eng.choose(14, 2, grows=True) == "sector"  # N = 14: 616,227
+    small = PerTrajectoryEngine(sector_max_dim=50)
+    assert small.choose(5, 2, grows=True) == "mps" and small.choose(5, 2) == "sector"
