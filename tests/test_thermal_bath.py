@@ -13,6 +13,7 @@ nominal qubit frequency.  Checked here:
 """
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -174,3 +175,69 @@ def test_auto_engine_chooses_on_the_largest_reachable_sector():
     assert eng.choose(14, 2, grows=True) == "sector"  # N = 14: 616,227
     small = PerTrajectoryEngine(sector_max_dim=50)
     assert small.choose(5, 2, grows=True) == "mps" and small.choose(5, 2) == "sector"
+
+
+# ---------------------------------------------------------------------------------------- fits to equilibrium
+def test_fit_with_equilibrium_recovers_tau_and_c():
+    from lru_mps.analysis.fitting import fit_exponential
+
+    rng = np.random.default_rng(4)
+    t = np.linspace(0, 600, 41)
+    sem = np.full(t.size, 2e-3)
+    y = 0.8 * np.exp(-t / 150.0) + 0.05 + sem * rng.standard_normal(t.size)
+    fit = fit_exponential(t, y, sem, offset=True)
+    assert fit.ok and abs(fit.tau - 150.0) <= 4 * fit.tau_err and abs(fit.offset - 0.05) <= 4 * fit.offset_err
+    assert fit.offset_err < 0.01 and 0.5 < fit.chi2_red < 2
+    plain = fit_exponential(t, y, sem)  # the fit to zero reads the floor as a slower decay
+    assert plain.tau > 150.0 + 10 * fit.tau_err and plain.chi2_red > 10
+    assert plain.offset == 0.0 and not fit_exponential(t[:3], y[:3], sem[:3], offset=True).ok
+
+
+def test_decay_fits_go_to_the_equilibrium_with_the_bath():
+    """T1 and T_star of a bath run are fits A e^{-t/tau} + c; on the exact (Lindblad) curves of one realization
+    the fitted c is the master equation's stationary value (t = 20000/J) within its error, and T2 stays a fit to 0."""
+    from lru_mps.analysis.decay import decay_times, equilibrium_fit, fit_decay, fit_window_start
+
+    spec = ArraySpec.from_user(**{**HOT, "t1": "300/J"}, thermal_bath=True)
+    real = Realization(dw=np.array([4.0, -3.0, 6.0]), U=np.array([58.0, 44.0, 62.0]))
+    res = simulate(spec, realization=real, t_final=1200.0, time_points=41, trajectories=32, seed=2, engine="exact",
+                   workers=1)
+    times = np.append(res.times, 20000.0)
+    for name, init, what in (("T1", "qubit", lambda p: p[:, 0, 1] + 2 * p[:, 0, 2]),
+                             ("T_star", "leakage", lambda p: p[:, :, 2].sum(axis=1))):
+        exact = what(lindblad_observables(spec, real, init, times, t0_nodes=100).populations)
+        fit = fit_decay(name, res, curve=exact[:-1], window=(fit_window_start(res, name), res.times[-1]))
+        assert fit.ok and exact[-1] > 1e-3, (name, fit)
+        assert abs(fit.offset - exact[-1]) <= max(4 * fit.offset_err, 0.05 * exact[-1]), (name, fit.offset, exact[-1])
+    assert equilibrium_fit("T1", spec) and equilibrium_fit("T_star", spec) and not equilibrium_fit("T2", spec)
+    assert not equilibrium_fit("T1", spec.replace(thermal_bath=False))
+    assert not equilibrium_fit("T1", ArraySpec.from_user(**{**HOT, "temperature": "0K"}, thermal_bath=True))
+    dt = decay_times(res)
+    assert dt["T2"] is None or dt["T2"].fit.offset == 0.0
+    off = simulate(spec.replace(thermal_bath=False), realization=real, t_final=1200.0, time_points=41,
+                   trajectories=8, seed=2, engine="exact", workers=1)
+    assert decay_times(off)["T1"].fit.offset == 0.0  # off: the fit to zero, as before
+
+
+# ------------------------------------------------------------------------------------ what cannot take it
+def test_estimators_and_studies_that_assume_n_never_grows():
+    from lru_mps.analysis.lifetimes import leakage_lifetimes
+    from lru_mps.io.summary import format_summary
+    from lru_mps.mcwf.integrated_decay import decay_rate
+    from lru_mps.mcwf.kernels import branch_is_exact, check_estimator
+    from lru_mps.studies import run_study
+    from lru_mps.studies.base import StudyContext
+
+    spec = ArraySpec.from_user(**HOT, thermal_bath=True)
+    assert not branch_is_exact(spec) and check_estimator(spec, "auto") == "sampled"
+    with pytest.raises(ParameterError, match="thermal-bath"):
+        check_estimator(spec, "branch")
+    assert decay_rate(spec) is None and decay_rate(spec.replace(thermal_bath=False)) is not None  # rows sampled
+    res = simulate(spec, init="leakage", t_final=20.0, time_points=5, trajectories=4, workers=1)
+    assert all(v is None for v in leakage_lifetimes(res).values())
+    text = format_summary(res)
+    assert "not defined with --thermal-bath" in text and "thermal bath on every site" in text
+    for study in ("qec", "design"):
+        with pytest.raises(ParameterError, match=f"thermal_bath.*{study}"):
+            run_study(study, StudyContext(out=Path("/nonexistent"), workers=1), overrides=dict(thermal_bath=True),
+                      quick=True)
