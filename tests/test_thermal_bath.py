@@ -10,6 +10,8 @@ nominal qubit frequency.  Checked here:
 * the sector and MPS engines follow the exact engine's trajectory through heating jumps (sector changes);
 * the estimators and studies that assume N never grows refuse the bath or fall back to what is exact;
 * the decay fits go to the equilibrium value.
+
+Cost (measured, one process): 22 s CPU in all (wall 93 s on a loaded 2-core machine).
 """
 
 import math
