@@ -121,6 +121,12 @@ def model_options(defaults: bool = True):
         click.option("--hopping-spread", default=d("hopping_spread"), show_default=defaults,
                      help=show("hopping_spread", "Relative std X of the per-bond couplings, J_l = J (1 + eps_l) with "
                                "eps_l ~ N(0, X) per bond and realization (a fraction 0.05 or 5%; 0 = off, < 0.25).")),
+        click.option("--thermal-bath/--no-thermal-bath", default=d("thermal_bath"), show_default=defaults,
+                     help=show("thermal_bath", "A thermal bath on every site: decay sqrt(gamma (1 + nbar)) a and "
+                               "heating sqrt(gamma nbar) a^dag (truncated to the qutrit), gamma = 1/T1, nbar at the "
+                               "site's qubit frequency and the temperature; the excitation number can grow, so the "
+                               "branch estimator is refused and decay fits go to the equilibrium (docs/physics.md "
+                               "§5.1). Off = the paper's decay alone.")),
         click.option("--device", default=None,
                      help="A device file (TOML, e.g. studies/device-example.toml): every site's frequency, "
                           "anharmonicity and coupling, optionally T1, Tphi (one or one per site) and the temperature. "

@@ -20,7 +20,7 @@ from .common import BACKENDS, engine_options, fail, model_options, mps_options, 
 
 def build_spec(length, hopping, anharmonicity, frequency, disorder, reset, rate, conditions, t1, tphi, temperature,
                e2_spread, frequency_noise, disorder_pattern, hopping_spread, readout_error=0.0,
-               readout_confusion=None, device=None):
+               readout_confusion=None, device=None, thermal_bath=False):
     """An ArraySpec from the model options as typed.
 
     With ``device`` the options it fixes count only where the user typed them (in a click command: their
@@ -38,7 +38,8 @@ def build_spec(length, hopping, anharmonicity, frequency, disorder, reset, rate,
     return ArraySpec.from_user(**fixed, reset=reset, rate=rate, conditions=conditions, t1=t1, tphi=tphi,
                                temperature=temperature, e2_spread=e2_spread, frequency_noise=frequency_noise,
                                disorder_pattern=disorder_pattern, hopping_spread=hopping_spread,
-                               readout_error=readout_error, readout_confusion=readout_confusion, device=device)
+                               readout_error=readout_error, readout_confusion=readout_confusion, device=device,
+                               thermal_bath=bool(thermal_bath))
 
 
 def _terminated(signum, frame):

@@ -34,6 +34,9 @@ MODEL = {
     # symmetric error EPS (p(n|m) = 1 - EPS for n = m, EPS/2 for n != m), or a confusion matrix P[m][n] = p(n|m)
     "readout_error": 0.0,
     "readout_confusion": None,
+    # a thermal bath on every site (docs/physics.md §5.1), off by default (off = bit for bit): decay
+    # sqrt(gamma (1 + nbar)) a and heating sqrt(gamma nbar) a^dag, gamma = 1/T1, nbar at the qubit frequency
+    "thermal_bath": False,
 }
 
 #: The paper's hardware figures, applied by ``conditions = "realistic"`` (docs/physics.md §5).

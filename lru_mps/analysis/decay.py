@@ -5,6 +5,10 @@ fits of A exp(-t/tau), A free, to P_star^(L)(t), <n_1>(t) and 2 C(t) over
 the late-time window t > (L-1) T_prop up to the end of the run (sampled
 trajectories: up to the last point before the curve is no longer resolved,
 mean < 3 standard errors, where only a few trajectories still carry it).
+With a thermal bath (docs/physics.md §5.1) P_star^(L) and <n_1> decay to a
+thermal equilibrium c > 0, not to zero: T_star and T1 are then fits of
+A exp(-t/tau) + c with c free (:func:`equilibrium_fit`); C(t) still decays
+to zero (the bath's equilibrium is diagonal).
 """
 
 from __future__ import annotations
@@ -116,6 +120,12 @@ def fit_window(name: str, result: SimulationResult, observable: str | None = Non
     return start, float(t[bad[0] - 1]) if bad[0] > 0 else -math.inf
 
 
+def equilibrium_fit(name: str, spec) -> bool:
+    """Whether decay time ``name`` is fitted to an equilibrium c (free) instead of zero: T_star and T1 with a
+    thermal bath that heats (T > 0, finite T1), whose P_star^(L) and <n_1> settle at a thermal floor."""
+    return name != "T2" and bool(getattr(spec, "thermal_bath", False)) and spec.number_can_grow
+
+
 def fit_decay(name: str, result: SimulationResult, curve=None, window=None) -> FitResult:
     """The fit of decay time ``name`` (T_star, T1 or T2) on ``result``'s time grid and window.
 
@@ -125,12 +135,14 @@ def fit_decay(name: str, result: SimulationResult, curve=None, window=None) -> F
     of the result's mean (e.g. an exact reference curve on result.times,
     :func:`reference_curves`): the same estimator, window and weights
     applied to it, so that the two fitted times compare like with like.
+    With a thermal bath, A exp(-t/tau) + c (:func:`equilibrium_fit`; the fit's ``offset`` is c).
     """
     obs, factor = DECAY_OBSERVABLE[name]
     ms = result.observable(obs)
     y = ms.mean if curve is None else np.asarray(curve, dtype=float)
     start, end = fit_window(name, result) if window is None else window
-    return fit_exponential(result.times, factor * y, factor * ms.sem, t_start=start, t_end=end)
+    return fit_exponential(result.times, factor * y, factor * ms.sem, t_start=start, t_end=end,
+                           offset=equilibrium_fit(name, result.spec))
 
 
 def reference_curves(references: dict) -> dict[str, np.ndarray]:

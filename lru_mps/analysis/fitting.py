@@ -1,4 +1,5 @@
-"""Exponential decay fits y = A exp(-t/tau) with A free (docs/physics.md §8).
+"""Exponential decay fits y = A exp(-t/tau) with A free (docs/physics.md §8), or y = A exp(-t/tau) + c with the
+equilibrium c free too (``offset=True``: a thermal bath's curves decay to their equilibrium, §5.1).
 
 Times are in whatever unit the caller uses (1/J in this project); tau and its
 error come out in the same unit.  The fit is done internally in terms of the
@@ -59,6 +60,9 @@ class FitResult:
     tau_lower: float = math.nan
     chi2_red: float = math.nan
     weighted: bool = False
+    #: the fitted equilibrium c of y = A exp(-t/tau) + c and its error (0, 0 for the fit to zero)
+    offset: float = 0.0
+    offset_err: float = 0.0
 
 
 def _fail(message: str, t_start=math.nan, t_end=math.nan, n=0, **extra) -> FitResult:
@@ -76,8 +80,12 @@ def _fail(message: str, t_start=math.nan, t_end=math.nan, n=0, **extra) -> FitRe
     )
 
 
-def fit_exponential(t, y, sem=None, t_start: float = 0.0, t_end: float | None = None) -> FitResult:
+def fit_exponential(t, y, sem=None, t_start: float = 0.0, t_end: float | None = None,
+                    offset: bool = False) -> FitResult:
     """Least-squares fit of y = A exp(-t/tau), A free, over t_start <= t <= t_end.
+
+    ``offset``: fit y = A exp(-t/tau) + c instead, the equilibrium c free as well (at least 4 points; its
+    start value is the last point's y, A and tau start from the log-linear fit of y - c).
 
     ``sem``: standard errors of y (array or scalar).  Where given and
     positive the fit is weighted by them with ``absolute_sigma=True`` (the
@@ -104,32 +112,31 @@ def fit_exponential(t, y, sem=None, t_start: float = 0.0, t_end: float | None = 
     scale = float(np.max(np.abs(yw)))
     z = yw / scale
     sz = sw / scale if sw is not None else None
-    B0, kappa0 = _start_values(s, z, sz)
+    if offset and n < 4:
+        return _fail(f"fewer than 4 points in the window ({n}) for a fit with an equilibrium", w_start, w_end, n)
+    c0 = float(z[-1]) if offset else 0.0
+    B0, kappa0 = _start_values(s, z - c0, sz)
+    model, jac, p0 = (_model_offset, _jacobian_offset, [B0, kappa0, c0]) if offset else (_model, _jacobian,
+                                                                                        [B0, kappa0])
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", OptimizeWarning)
             warnings.simplefilter("ignore", RuntimeWarning)
-            popt, pcov = curve_fit(
-                _model,
-                s,
-                z,
-                p0=[B0, kappa0],
-                sigma=sz,
-                absolute_sigma=weighted,
-                jac=_jacobian,
-                maxfev=10000,
-            )
+            popt, pcov = curve_fit(model, s, z, p0=p0, sigma=sz, absolute_sigma=weighted, jac=jac, maxfev=10000)
     except (RuntimeError, ValueError, np.linalg.LinAlgError) as exc:
         return _fail(f"fit failed: {exc}", w_start, w_end, n, weighted=weighted)
 
-    B, kappa = (float(v) for v in popt)
+    B, kappa = (float(v) for v in popt[:2])
     if not (np.all(np.isfinite(popt)) and np.all(np.isfinite(pcov))):
         return _fail("fit did not determine the parameters (infinite covariance)", w_start, w_end, n, weighted=weighted)
 
-    resid = (z - _model(s, B, kappa)) / (sz if sz is not None else 1.0)
-    dof = n - 2
+    resid = (z - model(s, *popt)) / (sz if sz is not None else 1.0)
+    dof = n - len(popt)
     chi2_red = float(np.sum(resid**2) / dof) if weighted else 1.0
-    return _physical(B, kappa, pcov, span, t_ref, scale, w_start, w_end, n, chi2_red, weighted)
+    fit = _physical(B, kappa, pcov[:2, :2], span, t_ref, scale, w_start, w_end, n, chi2_red, weighted)
+    if offset:
+        fit.offset, fit.offset_err = scale * float(popt[2]), scale * math.sqrt(max(float(pcov[2, 2]), 0.0))
+    return fit
 
 
 def _window(t, y, sem, t_start, t_end):
@@ -213,6 +220,15 @@ def _model(x, B, kappa):
 def _jacobian(x, B, kappa):
     e = np.exp(-kappa * x)
     return np.stack([e, -B * x * e], axis=1)
+
+
+def _model_offset(x, B, kappa, c):
+    return B * np.exp(-kappa * x) + c
+
+
+def _jacobian_offset(x, B, kappa, c):
+    e = np.exp(-kappa * x)
+    return np.stack([e, -B * x * e, np.ones_like(x)], axis=1)
 
 
 def _physical(B, kappa, pcov, span, t_ref, scale, w_start, w_end, n, chi2_red, weighted) -> FitResult:

@@ -86,10 +86,11 @@ class Fraction:
 def leakage_lifetimes(result: SimulationResult) -> dict[str, Lifetime | Fraction | None]:
     """tau_1, tau_L (1/J) and eta of a result with a leakage start; every entry None without one.
 
-    Also None with a readout error at the reset site: a false report makes a |2> there, so the leakage has a
-    floor, the integrals diverge and the T1q/2 bound of the tail does not hold (docs/physics.md §4.4, §8).
+    Also None with a readout error at the reset site (a false report makes a |2> there) and with a thermal bath
+    at T > 0 (heating makes |2> from |1> on every site): the leakage has a floor, the integrals diverge and
+    the T1q/2 bound of the tail does not hold (docs/physics.md §4.4, §5.1, §8).
     """
-    if "leakage" not in result.blocks or getattr(result.spec, "readout", None) is not None:
+    if "leakage" not in result.blocks or getattr(result.spec, "number_can_grow", False):
         return {k: None for k in LIFETIMES}
     out: dict = {name: jackknifed_total(result, obs, _integral) for name, obs in LIFETIME_OBSERVABLE.items()}
     eta = removal_efficiency(result)

@@ -10,6 +10,15 @@ each trajectory (index, initial state) is given to the sector engine when
 that dimension is at most ``sector_max_dim`` and to the MPS engine otherwise:
 the choice depends on the trajectory's seed (through its thermal sample) and
 the settings only, never on the batch, the worker or the run it is part of.
+
+With a thermal bath (:mod:`lru_mps.physics.bath`) heating raises N, so a
+trajectory may climb to any sector N >= N0; the sector engine follows it
+there (a raising jump opens the next sector), and the choice is made on the
+largest sector it could reach, N = max(N0, L) (the dimension peaks at
+N = L): such trajectories go to the sector engine where that sector has at
+most ``sector_max_dim`` states (L <= 14 at the default), to MPS from the
+start otherwise.  (A hand-over to MPS at the first sector that would
+outgrow the sector engine is not implemented; docs/physics.md §5.1.)
 """
 
 from __future__ import annotations
@@ -47,9 +56,11 @@ class PerTrajectoryEngine:
         """None: each trajectory runs on its chosen engine's ordinary states."""
         return None
 
-    def choose(self, L: int, nmax: int) -> str:
-        """'sector' or 'mps' for a trajectory on L sites whose initial state reaches the sector N = nmax."""
-        return "sector" if sector_dimension(L, nmax) <= self.sector_max_dim else "mps"
+    def choose(self, L: int, nmax: int, grows: bool = False) -> str:
+        """'sector' or 'mps' for a trajectory on L sites whose initial state reaches the sector N = nmax (``grows``:
+        events may raise N, a thermal bath's heating: the largest sector from N = nmax up, N = max(nmax, L))."""
+        N = max(nmax, L) if grows else nmax
+        return "sector" if sector_dimension(L, N) <= self.sector_max_dim else "mps"
 
     def engine(self, name: str):
         return self.sector if name == "sector" else self.mps

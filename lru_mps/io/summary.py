@@ -34,6 +34,12 @@ def _disorder_line(spec) -> list[str]:
         out.append("readout at the reset site: " + (f"symmetric error EPS={eps:g} (p(n|m) = 1 - EPS, EPS/2 each n != m)"
                    if eps is not None else f"confusion p(n|m) = {readouts.describe(spec.readout)} (rows m)")
                    + "; the feedback applies X_0n for the report n")
+    if spec.thermal_bath:
+        from ..physics.bath import occupations
+
+        nbar = occupations(spec)
+        out.append("thermal bath on every site: decay sqrt(gamma (1 + nbar)) a, heating sqrt(gamma nbar) a^dag, nbar = "
+                   + ", ".join(f"{x:.4g}" for x in nbar) + " (sites 1..L, at their nominal frequencies)")
     if spec.disorder_pattern == "box" and spec.e2_spread == 0 and spec.frequency_noise == 0 \
             and spec.hopping_spread == 0:
         return out
@@ -105,6 +111,9 @@ def _lifetime_lines(result: SimulationResult) -> list[str]:
         if "leakage" in result.blocks and result.spec.readout is not None:
             return ["", "leakage lifetimes: not defined with a readout error (a false report makes a |2> at the "
                         "reset site, so the leakage has a floor and its integral diverges)"]
+        if "leakage" in result.blocks and result.spec.number_can_grow:
+            return ["", "leakage lifetimes: not defined with --thermal-bath (heating makes |2> from |1> on every "
+                        "site, so the leakage has a thermal floor and its integral diverges)"]
         return []
     J_hz = result.spec.J_hz
     lines = ["", "leakage lifetimes (integrals over the leakage start, tail after t_final included):"]

@@ -41,9 +41,10 @@ def branch_is_exact(spec: ArraySpec) -> bool:
     That needs every event to either lower the excitation number N (a
     removal: reset, hardware decay) or keep it (dephasing, op diagonal in
     the levels): no channel may raise N.  It holds for every condition the
-    model has (a thermal *bath* would break it) but a readout error at the
-    reset site: a false report of an excitation puts |0>_L into |1> or |2>
-    (raises N), and a wrong report of a removal leaves |m>_L in place.
+    model has but a readout error at the reset site (a false report of an
+    excitation puts |0>_L into |1> or |2>, raising N, and a wrong report of
+    a removal leaves |m>_L in place) and a thermal bath (its heating a^dag
+    raises N: a thermal excitation made after a removal keeps the observable).
     """
     if spec.readout is not None:
         return False
@@ -67,7 +68,8 @@ def check_estimator(spec: ArraySpec, estimator: str) -> str:
             estimator,
             "'branch' only where no channel raises the excitation number"
             + (" (a readout error at the reset site does: false reports inject excitations)"
-               if spec.readout is not None else ""),
+               if spec.readout is not None else "")
+            + (" (--thermal-bath does: its heating a^dag raises it)" if spec.thermal_bath else ""),
             "use --estimator sampled or auto",
         )
     return estimator

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from . import bath as baths
 from . import device as devices
 from . import disorder
 from . import operators as ops
@@ -36,8 +37,7 @@ from ..defaults import MODEL
 from ..errors import ParameterError, require
 from .units import parse_frequency_hz, to_energy, to_fraction, to_rate
 
-H_PLANCK = 6.62607015e-34  # J s
-K_BOLTZMANN = 1.380649e-23  # J / K
+from .bath import H_PLANCK, K_BOLTZMANN  # noqa: E402,F401  (re-exported: they lived here)
 
 INIT_STATES = ("leakage", "qubit", "coherence")
 
@@ -95,7 +95,8 @@ class Realization:
 class Channel:
     """A continuous jump channel c = sqrt(rate) op acting on ``site`` (0-based).
 
-    ``removes`` says whether the jump lowers the excitation number N.
+    ``removes`` says whether the jump lowers the excitation number N (a thermal bath's ``heating``
+    a^dag raises it: ``removes`` is False, and the op is not diagonal).
     """
 
     name: str
@@ -122,7 +123,9 @@ class ArraySpec:
     ``device``, a real chip's values (:class:`~lru_mps.physics.device.Device`,
     None = the paper's recipe): then L, J_hz, Ubar = mean(U_l) and wbar =
     mean(w_l) are the device's, W = 0, and every realization is the file's
-    values with the spreads on top (build it with :meth:`from_device`).
+    values with the spreads on top (build it with :meth:`from_device`);
+    ``thermal_bath``: decay sqrt(gamma (1 + nbar)) a and heating
+    sqrt(gamma nbar) a^dag on every site (:mod:`.bath`; False = decay alone).
 
     Constructed directly, every field is in internal units and the defaults
     are those of :data:`lru_mps.defaults.MODEL` converted, except
@@ -144,6 +147,7 @@ class ArraySpec:
     hopping_spread: float = _DEFAULT["hopping_spread"]
     readout: tuple | None = None
     device: devices.Device | None = None
+    thermal_bath: bool = bool(MODEL["thermal_bath"])
 
     def __post_init__(self):
         require(isinstance(self.L, (int, np.integer)) and self.L >= 2, "length", self.L, "an integer L >= 2")
@@ -154,12 +158,8 @@ class ArraySpec:
         require(self.disorder_pattern in disorder.PATTERNS, "disorder_pattern", self.disorder_pattern,
                 f"one of {', '.join(disorder.PATTERNS)}")
         if self.disorder_pattern != "gaussian":  # bounded |dw_l| <= W/2 (the gaussian's condition: disorder.check)
-            require(
-                self.W < self.Ubar,
-                "disorder",
-                self.W,
-                f"W < Ubar = {self.Ubar:g} J, so that every anharmonicity U_l = Ubar + 2 dw_l stays positive",
-            )
+            require(self.W < self.Ubar, "disorder", self.W,
+                    f"W < Ubar = {self.Ubar:g} J, so that every anharmonicity U_l = Ubar + 2 dw_l stays positive")
         dev = self.device  # the spreads' positivity: from the smallest U_l and w_l of a device
         disorder.check(self.Ubar if dev is None else float(np.min(dev.U)), self.wbar if dev is None else
                        float(np.min(dev.w)), self.W, self.disorder_pattern, self.e2_spread, self.frequency_noise,
@@ -171,6 +171,7 @@ class ArraySpec:
         if self.readout is not None:
             object.__setattr__(self, "readout", readouts.check(self.readout))
         readouts.check_reset(self.readout, self.reset.kind)
+        require(isinstance(self.thermal_bath, (bool, np.bool_)), "thermal_bath", self.thermal_bath, "True or False")
 
     # ------------------------------------------------------------------ input
     @classmethod
@@ -179,7 +180,7 @@ class ArraySpec:
                   temperature=None, e2_spread=MODEL["e2_spread"], frequency_noise=MODEL["frequency_noise"],
                   disorder_pattern=MODEL["disorder_pattern"], hopping_spread=MODEL["hopping_spread"],
                   readout_error=MODEL["readout_error"], readout_confusion=MODEL["readout_confusion"],
-                  device=None) -> "ArraySpec":
+                  device=None, thermal_bath=MODEL["thermal_bath"]) -> "ArraySpec":
         """Build a spec from values with units as a user types them (defaults: :data:`lru_mps.defaults.MODEL`).
 
         ``length``, ``hopping``, ``anharmonicity``, ``frequency`` and
@@ -198,6 +199,7 @@ class ArraySpec:
         ('0.05', '5%').  ``readout_error`` (the
         symmetric error EPS) or ``readout_confusion`` (P[m][n] = p(n|m)): the
         feedback measurement's readout (:mod:`lru_mps.physics.readout`; 0/None: ideal).
+        ``thermal_bath``: the bath of :mod:`lru_mps.physics.bath` on every site (off by default).
         """
         if device is not None:
             devices.refuse_fixed(length=length, hopping=hopping, anharmonicity=anharmonicity, frequency=frequency,
@@ -205,7 +207,8 @@ class ArraySpec:
             return cls.from_device(device, reset=reset, rate=rate, conditions=conditions, t1=t1, tphi=tphi,
                                    temperature=temperature, e2_spread=e2_spread, frequency_noise=frequency_noise,
                                    disorder_pattern=disorder_pattern, hopping_spread=hopping_spread,
-                                   readout_error=readout_error, readout_confusion=readout_confusion)
+                                   readout_error=readout_error, readout_confusion=readout_confusion,
+                                   thermal_bath=thermal_bath)
         length, hopping, anharmonicity, frequency, disorder = (MODEL[k] if v is None else v for k, v in (
             ("length", length), ("hopping", hopping), ("anharmonicity", anharmonicity), ("frequency", frequency),
             ("disorder", disorder)))
@@ -234,6 +237,7 @@ class ArraySpec:
             disorder_pattern=disorder_pattern,
             hopping_spread=to_fraction(hopping_spread, "hopping_spread", "a relative spread 0 <= X < 0.25"),
             readout=readouts.confusion(readout_error, readout_confusion),
+            thermal_bath=thermal_bath,
         )
 
     @classmethod
@@ -241,7 +245,7 @@ class ArraySpec:
                     tphi=None, temperature=None, e2_spread=MODEL["e2_spread"],
                     frequency_noise=MODEL["frequency_noise"], disorder_pattern=MODEL["disorder_pattern"],
                     hopping_spread=MODEL["hopping_spread"], readout_error=MODEL["readout_error"],
-                    readout_confusion=MODEL["readout_confusion"]) -> "ArraySpec":
+                    readout_confusion=MODEL["readout_confusion"], thermal_bath=MODEL["thermal_bath"]) -> "ArraySpec":
         """A real chip's spec from its device file (a path, or its table as a dict; :mod:`lru_mps.physics.device`).
 
         L, the unit J (``hopping``, else the mean of ``couplings``), w_l, U_l
@@ -265,6 +269,7 @@ class ArraySpec:
             hopping_spread=to_fraction(hopping_spread, "hopping_spread", "a relative spread 0 <= X < 0.25"),
             readout=readouts.confusion(readout_error, readout_confusion),
             device=dev,
+            thermal_bath=thermal_bath,
         )
 
     def replace(self, **changes) -> "ArraySpec":
@@ -303,6 +308,8 @@ class ArraySpec:
             out["hopping_spread"] = self.hopping_spread
         if self.readout is not None:  # P[m][n] = p(n|m)
             out["readout_confusion"] = [list(r) for r in self.readout]
+        if self.thermal_bath:
+            out["thermal_bath"] = True
         return out
 
     # ---------------------------------------------------------------- physics
@@ -359,10 +366,21 @@ class ArraySpec:
                 op = np.outer(ops.ket(k), ops.ket(m))
                 chans.append(Channel(f"measure{m}{k}", last, op, G * p, k < m))
         T1, Tphi = self.conditions.t1_sites(self.L), self.conditions.tphi_sites(self.L)  # one per site
-        chans += [Channel("decay", l, ops.a, 1.0 / float(T1[l]), True) for l in range(self.L) if math.isfinite(T1[l])]
+        if self.thermal_bath:  # sqrt(gamma (1 + nbar)) a and sqrt(gamma nbar) a^dag (physics.bath; no a^dag at T = 0)
+            for l, down, up in baths.rates(self):
+                chans += [Channel("decay", l, ops.a, down, True)] + ([Channel("heating", l, ops.adag, up, False)]
+                                                                      if up > 0 else [])
+        else:
+            chans += [Channel("decay", l, ops.a, 1.0 / float(T1[l]), True) for l in range(self.L)
+                      if math.isfinite(T1[l])]
         chans += [Channel("dephasing", l, ops.n, 2.0 / float(Tphi[l]), False) for l in range(self.L)
                   if math.isfinite(Tphi[l])]
         return chans
+
+    @property
+    def number_can_grow(self) -> bool:
+        """Whether an event can raise the excitation number N (a readout error's false report, a bath's heating)."""
+        return self.readout is not None or any(ch.name == "heating" for ch in self.channels())
 
     def qubit_frequency(self, real: Realization, frame: str = "dressed") -> float:
         """The coding qubit's frequency in the rotating frame (units of J).
@@ -435,13 +453,9 @@ class ArraySpec:
         """Refuse a step that cannot resolve the fastest scale (Nyquist: dt * fastest < pi)."""
         fastest = self.fastest_scale()
         limit = math.pi / fastest
-        require(
-            math.isfinite(dt) and 0 < dt < limit,
-            name,
-            dt,
-            f"0 < dt < {limit:.4g}/J = pi/(fastest scale {fastest:.4g} J)",
-            "the on-site anharmonicity U_l and the channel rates must be resolved",
-        )
+        require(math.isfinite(dt) and 0 < dt < limit, name, dt,
+                f"0 < dt < {limit:.4g}/J = pi/(fastest scale {fastest:.4g} J)",
+                "the on-site anharmonicity U_l and the channel rates must be resolved")
         return dt
 
     # ---------------------------------------------------------- initial state

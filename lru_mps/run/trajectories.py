@@ -176,7 +176,8 @@ def _run_integrated_rows(engine, spec, settings, d: Draw, realization, qs=None,
 def _per_trajectory(engine: PerTrajectoryEngine, spec, settings, d: Draw, realization, keep_states):
     """One index under the per-trajectory policy: each initial state on its own engine, records in init order."""
     real = realization if realization is not None else d.realization
-    names = [engine.choose(spec.L, n) for n in d.nmax_per_init]
+    grows = spec.thermal_bath and spec.number_can_grow  # heating may take a row to any sector (engines.auto)
+    names = [engine.choose(spec.L, n, grows) for n in d.nmax_per_init]
     records: dict[str, TrajectoryRecord] = {}
     for name in ("sector", "mps"):
         ints = [q for q, n in enumerate(names) if n == name and isinstance(d.rows[q], IntegratedRow)]

@@ -65,6 +65,14 @@ def refuse_readout(cfg: dict, study: str, why: str, hint: str) -> None:
     require(False, key, model.get(key), f"none on the {study} ({why})", hint)
 
 
+def refuse_bath(cfg: dict, study: str, why: str) -> None:
+    """Stop a study that cannot take a thermal bath (``thermal_bath`` in its model table), with one line naming
+    the key, the study and why (docs/physics.md §5.1)."""
+    value = cfg["model"].get("thermal_bath")
+    require(not value, "thermal_bath", value, f"off on the {study} ({why})",
+            "see the bath's leakage floor with `lru-mps simulate --thermal-bath` or `lru-mps study dynamics`")
+
+
 #: the studies that sweep what a device file fixes, and what they sweep (the others take --device)
 DEVICE_SWEEPS = {
     "length-scaling": "it sweeps the array length L, which the device file fixes",

@@ -40,7 +40,7 @@ from ..errors import ParameterError, require
 from ..physics import disorder as disorder_patterns
 from ..physics.units import parse_frequency_hz, time_to_us, to_time
 from .base import Study, StudyContext, finite_or_none, parse_lengths, time_json
-from .common import as_list, conditions_of, positive_int, refuse_readout, spec_of
+from .common import as_list, conditions_of, positive_int, refuse_bath, refuse_readout, spec_of
 from .qec import cycle_grid, cycle_time
 from . import design_report, design_screen
 
@@ -194,6 +194,8 @@ class Design(Study):
     def compute(self, cfg: dict, ctx: StudyContext):
         refuse_readout(cfg, "design study", "a readout error injects leakage at the reset site, so D diverges",
                        "see the readout's leakage with `lru-mps study dynamics --readout-error`")
+        refuse_bath(cfg, "design study", "heating makes |2> from |1>, so the leakage has a thermal floor and D "
+                    "diverges")
         cond = conditions_of(cfg, allow_both=False)[0]
         space = search_space(cfg)
         cands = candidates(space)

@@ -52,7 +52,7 @@ from ..errors import ParameterError, require
 from ..physics.units import time_to_us, to_time
 from ..run.trajectories import engine_mix
 from .base import Study, StudyContext, StudyResult, finite_or_none, time_json
-from .common import conditions_of, refuse_readout, dataset_attrs, ensemble_settings, json_list, positive_int, run_ensemble, spec_of
+from .common import conditions_of, refuse_bath, refuse_readout, dataset_attrs, ensemble_settings, json_list, positive_int, run_ensemble, spec_of
 from . import qec_report
 from .qec_direct import direct_injections, direct_realizations, direct_simulation
 
@@ -137,6 +137,8 @@ class Qec(Study):
         refuse_readout(cfg, "qec study", "a readout error injects leakage at the reset site, so the coding qubit's "
                        "leakage has a floor, S(k) does not decay and D = sum S(k) diverges",
                        "see the readout's leakage with `lru-mps study dynamics --readout-error` or `simulate`")
+        refuse_bath(cfg, "qec study", "heating makes |2> from |1>, so the coding qubit's leakage has a thermal "
+                    "floor, S(k) does not decay and D = sum S(k) diverges")
         cond = conditions_of(cfg, allow_both=False)[0]
         spec = spec_of(cfg, conditions=cond)
         J_hz = spec.J_hz

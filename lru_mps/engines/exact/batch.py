@@ -137,7 +137,7 @@ class ExactBatch(BatchStore):
 
         nmax_r = np.zeros(self.R, dtype=int)
         np.maximum.at(nmax_r, self.ridx, np.asarray(nmax, dtype=int))
-        if spec.readout is not None:  # false reports raise N (lru_mps.physics.readout): every block
+        if spec.number_can_grow:  # false reports (physics.readout), a bath's heating (physics.bath): every block
             nmax_r[:] = 2 * L
         basis = self.basis = _Basis(L, int(nmax_r.max()))
         psi = np.zeros((B, basis.dim), dtype=complex)

@@ -128,7 +128,8 @@ def sector_hamiltonian(spec: ArraySpec, real: Realization, N: int, onsite: np.nd
     diag_terms = np.array([np.diagonal(onsite[l]) for l in range(L)])  # (L, 3)
     off = onsite - np.array([np.diag(d) for d in diag_terms])
     require(np.allclose(off, 0.0), "channels", "non-diagonal op^dag op", "number-conserving on-site terms for the sector engine")
-    diag = diag_terms[np.arange(L)[None, :], basis.occ].sum(axis=1) if N else np.zeros(1, dtype=complex)
+    # (the vacuum's own terms: -(i/2) sum_l gamma_l nbar_l with a thermal bath's heating, else 0)
+    diag = diag_terms[np.arange(L)[None, :], basis.occ].sum(axis=1) if N else diag_terms[:, :1].sum(axis=0)
     rows, cols, vals = [np.arange(basis.dim)], [np.arange(basis.dim)], [diag.astype(complex)]
     occ = basis.occ
     J = real.hoppings
