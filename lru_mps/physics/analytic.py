@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 __all__ = [
     "J_prop",
@@ -386,6 +387,22 @@ def gamma_strong_disorder(W, energy=0.0, J=1.0):
     return inside - np.log(J) + 0.0
 
 
+def _ratio_recursion_kernel(x, R, buf, tiny):  # pragma: no cover - compiled
+    """R <- x[i] - 1/R (R = 0 replaced by ``tiny``) for the rows i of x, each new R written to buf[i]: the
+    renormalised transfer-matrix product of :func:`lyapunov_exponent`, chain by chain (IEEE arithmetic as numpy's)."""
+    for i in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            r = R[c]
+            if r == 0.0:
+                r = tiny
+            r = x[i, c] - 1.0 / r
+            R[c] = r
+            buf[i, c] = r
+
+
+_ratio_recursion = njit(cache=True, nogil=True)(_ratio_recursion_kernel)
+
+
 def lyapunov_exponent(
     W,
     energy=0.0,
@@ -438,10 +455,7 @@ def lyapunov_exponent(
         m = min(chunk, n_sites - done)
         eps = rng.uniform(-W / 2.0, W / 2.0, size=(m, realizations))
         x = (E - eps) / J
-        for i in range(m):
-            R = np.where(R == 0.0, tiny, R)
-            R = x[i] - 1.0 / R
-            buf[i] = R
+        _ratio_recursion(x, R, buf, tiny)  # R_{n} = x_n - 1/R_{n-1} row by row, in place
         total += np.sum(np.log(np.abs(buf[:m]) + tiny), axis=0)
         done += m
     per_chain = total / n_sites
