@@ -234,14 +234,15 @@ def test_bad_values_give_one_line_naming_the_key(tmp_path):
 def test_screen_agrees_with_the_realistic_confirmation(tmp_path):
     """A reduced search around the paper's point and the default run's answer (L = 2, 3; W = 100, 150 MHz;
     J = 5, 7 MHz; periodic and dissipation at 0.375 G*: 16 candidates): the screen (128 trajectories for D, 1000
-    realizations for the added error) against the qec study's realistic trajectories (4000 full, 600 reduced) on
+    realizations for the added error) against the qec study's realistic trajectories (1200 full, 300 reduced: the
+    screen's 128 trajectories dominate the combined errors either way) on
     the front, the paper's point and the best.  D is the same estimator: within 3 combined errors everywhere.  The
     added p_total: within 3 combined errors or flagged by the study (its screen_misleads line: the screen has no
     thermal excitations and no Lamb-shift dephasing, and reads L = 2 low).  The paper's point confirms at the qec
     study's numbers, and the default run's answer (L = 3, W = 150 MHz, J = 7 MHz, dissipation) beats it in D by
     more than 2 paired errors within the budget.  Measured (reduced): 6 confirmed, 4 within 3 errors, the two
     others flagged (L = 2 and L = 3 at W/J = 14: the screen 13-29 % low); 136 s on one core at load 4 (at 1000)."""
-    n = max(600, int(4000 * long_scale()))
+    n = max(300, int(1200 * long_scale()))
     res = run_study("design", StudyContext(out=tmp_path / "d", workers=1), overrides={
         "lengths": "2,3", "disorders": "100MHz,150MHz", "hoppings": "5MHz,7MHz", "resets": "periodic,dissipation",
         "rate_factors": "0.375", "trajectories": n, "confirm_max": 4})

@@ -146,18 +146,19 @@ def test_rate_sweep_optimum_errors_are_the_scatter_over_seeds(tmp_path):
 
 @pytest.mark.long
 def test_realistic_errors_with_thermal_rows_are_the_scatter_over_seeds(tmp_path):
-    """T_star, T1, T2 and the leakage lifetimes (realistic) at L = 8, where 17 % of the rows start with thermal
+    """T_star, T1, T2 and the leakage lifetimes (realistic) at L = 6, where 10 % of the rows start with thermal
     excitations (guided for the qubit state, sampled for the others, the leakage state's excited interiors drawn
-    at 8x their odds as in the study) and the rest ride the branch: the study's summary, 96
-    trajectories per initial state, ~20 s per seed (8 seeds reduced, 48 full).  Measured (16 seeds): T_star 0.82, T1 1.21, T2 0.99,
-    pooled 0.93; at L = 2 (24 seeds, test_decay_time_errors_...'s settings): 0.94, 0.87, 1.10, pooled 0.90.  With the
-    study's excited interiors at 8x their odds (random strata) and the leakage lifetimes (24 seeds): T_star 1.01,
-    T1 1.09, T2 0.94, tau_1 0.77, tau_L 0.93, pooled 1.00.  (Strata picked by a low-discrepancy sequence gave
-    tau_L 0.61: the block jackknife saw count fluctuations the total does not have; not used.)"""
-    K = max(8, int(48 * long_scale()))  # reduced: 21 pooled degrees of freedom, the band +- 2 sigma
+    at 8x their odds as in the study's short arrays) and the rest ride the branch: the study's summary, 96
+    trajectories per initial state, ~4 s per seed on the exact engine's batch (8 seeds reduced, 48 full).
+    Measured (24 seeds, 2026-11-27): T_star 0.94, T1 1.05, T2 1.25, tau_1 0.97, tau_L 1.01, pooled 1.01.  The same
+    estimator at L = 8 (sector engine per trajectory, ~20 s per seed; this test until 2026-11-27), 24 seeds: T_star
+    1.01, T1 1.09, T2 0.94, tau_1 0.77, tau_L 0.93, pooled 1.00; at L = 2 (test_decay_time_errors_...'s settings):
+    0.94, 0.87, 1.10, pooled 0.90.  (Strata picked by a low-discrepancy sequence gave tau_L 0.61: the block
+    jackknife saw count fluctuations the total does not have; not used.)"""
+    K = max(8, int(48 * long_scale()))  # reduced: 35 pooled degrees of freedom, the band > 2 sigma
     values, errors = [], []
     for k in range(K):
-        s = _study(tmp_path, 9000 + k, conditions="realistic", lengths="8", trajectories=96, short_factor=1,
+        s = _study(tmp_path, 9000 + k, conditions="realistic", lengths="6", trajectories=96, short_factor=1,
                    time_points=101)
         picks = [s["T_star"][0], s["T1"][0], s["T2"][0], s["leakage_lifetime_qubit"][0], s["leakage_lifetime_array"][0]]
         values.append([p["value_J"] if p["value_J"] is not None else math.nan for p in picks])

@@ -128,7 +128,7 @@ def test_long_leakage_keys_are_checked(tmp_path):
     study = get_study("length-scaling")
     (tmp_path / "a.toml").write_text('study = "length-scaling"\nlong_leakage_factor_at = { 12 = 4 }\n')
     assert load_config(study.NAME, study.DEFAULTS, tmp_path / "a.toml", {})["long_leakage_factor_at"] == {"12": 4}
-    assert study.DEFAULTS["long_leakage_factor_at"] == {"16": 2, "20": 5}
+    assert study.DEFAULTS["long_leakage_factor_at"] == {"10": 2, "16": 2, "20": 3.5}
     (tmp_path / "b.toml").write_text('study = "length-scaling"\nlong_leakage_factor_at = 4\n')
     with pytest.raises(ParameterError, match="long_leakage_factor_at"):
         load_config(study.NAME, study.DEFAULTS, tmp_path / "b.toml", {})
