@@ -231,7 +231,7 @@ def test_branch_agrees_with_lindblad_cold_L3(reset):
 def test_branch_agrees_with_lindblad_cold_L4_long():
     spec = _noisy(4, "periodic", temperature="20mK")
     real = spec.draw_realization(np.random.default_rng(22))
-    n = max(1500, int(6000 * long_scale()))
+    n = int(6000 * long_scale()) if long_scale() >= 1.0 else 1000  # the reduced form CI runs: 1000
     _, _, pooled = _check_against_reference(spec, real, trajectories=n, cover=400.0 if n >= 6000 else 250.0)
     print({k: round(v, 4) for k, v in pooled.items()})
     # measured at 1500: 2.9 % (P_star^(L)), 2.3 % (<n_1>), < 0.01 % (C); at 6000: 1.9, 1.3, < 0.01 %

@@ -138,7 +138,7 @@ def test_trajectories_agree_with_lindblad_L3(reset):
 def test_trajectories_agree_with_lindblad_L4_long(reset):
     spec = _noisy(4, reset)
     real = spec.draw_realization(np.random.default_rng(22))
-    n = max(1500, int(6000 * long_scale()))
+    n = int(6000 * long_scale()) if long_scale() >= 1.0 else 1000  # the reduced form CI runs: 1000
     _, _, pooled = _check_against_reference(spec, real, trajectories=n, cover=400.0 if n >= 6000 else 300.0)
     # 3 sigma / value, the bias the window detects: measured 5-16 % at 1500 (C the largest), ~1/sqrt(n)
     assert all(v < 0.20 * (1500 / n) ** 0.5 for v in pooled.values()), pooled
