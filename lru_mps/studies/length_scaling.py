@@ -95,6 +95,11 @@ def _short(cfg: dict, L: int) -> bool:
     return bool(cfg.get("short_lengths")) and L in parse_lengths(cfg["short_lengths"])
 
 
+def _is_number(x) -> bool:
+    """A real number as a study file gives it (int or float; not a bool)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def _trajectories(cfg: dict, L: int) -> int:
     """Trajectories at length L under realistic conditions: ``short_factor`` x ``trajectories`` on ``short_lengths``.
 
@@ -106,8 +111,8 @@ def _trajectories(cfg: dict, L: int) -> int:
     if not _short(cfg, L):
         return n
     factor = cfg.get("short_factor", 1)
-    require(not isinstance(factor, bool) and isinstance(factor, (int, float)) and 1 <= factor < math.inf,
-            "short_factor", factor, "a number >= 1 (trajectories on short_lengths = short_factor x trajectories)")
+    require(_is_number(factor) and 1 <= factor < math.inf, "short_factor", factor,
+            "a number >= 1 (trajectories on short_lengths = short_factor x trajectories)")
     return int(round(n * factor))
 
 
@@ -123,16 +128,15 @@ def _leakage_trajectories(cfg: dict, L: int) -> int:
     if _short(cfg, L):
         return n
     factor = cfg.get("long_leakage_factor", 1)
-    require(not isinstance(factor, bool) and isinstance(factor, (int, float)) and 1 <= factor < math.inf,
-            "long_leakage_factor", factor,
+    require(_is_number(factor) and 1 <= factor < math.inf, "long_leakage_factor", factor,
             "a number >= 1 (leakage-start trajectories off short_lengths = long_leakage_factor x trajectories)")
     at = cfg.get("long_leakage_factor_at", {})
     require(isinstance(at, dict), "long_leakage_factor_at", at,
             "a table of lengths and factors, e.g. { 20 = 5 } (the lengths not named take long_leakage_factor)")
     for key, value in at.items():
         require(str(key).isdigit() and int(key) >= 2, f"long_leakage_factor_at.{key}", key, "a length L >= 2")
-        require(not isinstance(value, bool) and isinstance(value, (int, float)) and 1 <= value < math.inf,
-                f"long_leakage_factor_at.{key}", value, "a number >= 1 (a factor of trajectories)")
+        require(_is_number(value) and 1 <= value < math.inf, f"long_leakage_factor_at.{key}", value,
+                "a number >= 1 (a factor of trajectories)")
     factor = {int(k): v for k, v in at.items()}.get(L, factor)
     return int(round(n * factor))
 
@@ -148,8 +152,7 @@ def _coherence_trajectories(cfg: dict, L: int) -> int:
     if _short(cfg, L):
         return n
     factor = cfg.get("long_coherence_factor", 1)
-    require(not isinstance(factor, bool) and isinstance(factor, (int, float)) and 0 < factor <= 1,
-            "long_coherence_factor", factor,
+    require(_is_number(factor) and 0 < factor <= 1, "long_coherence_factor", factor,
             "a number in (0, 1] (coherence-start trajectories off short_lengths = long_coherence_factor x trajectories)")
     return max(2, int(round(n * factor)))
 
@@ -164,8 +167,8 @@ def _leakage_thermal_odds(cfg: dict, L: int) -> float:
     """
     key = "short_leakage_thermal_odds" if _short(cfg, L) else "long_leakage_thermal_odds"
     odds = cfg.get(key, 1.0)
-    require(not isinstance(odds, bool) and isinstance(odds, (int, float)) and 0 < odds < math.inf,
-            key, odds, "a number > 0 (1 = the natural thermal sample)")
+    require(_is_number(odds) and 0 < odds < math.inf, key, odds,
+            "a number > 0 (1 = the natural thermal sample)")
     return float(odds)
 
 
@@ -204,8 +207,8 @@ def _ensembles(cfg: dict, L: int, ideal: bool, n_real: int) -> list[tuple[str | 
     if n_leak == n == n_coh:
         return [("all", n, odds, hot, integrate)]
     leak_hot = cfg.get("long_leakage_hot_tail", hot)
-    require(not isinstance(leak_hot, bool) and isinstance(leak_hot, (int, float)) and 1 <= leak_hot < math.inf,
-            "long_leakage_hot_tail", leak_hot, "a number >= 1 (1 = every hot row runs)")
+    require(_is_number(leak_hot) and 1 <= leak_hot < math.inf, "long_leakage_hot_tail", leak_hot,
+            "a number >= 1 (1 = every hot row runs)")
     qubits = [(["qubit", "coherence"], n, 1.0, hot, False)] if n_coh == n else \
         [("qubit", n, 1.0, hot, False), ("coherence", n_coh, 1.0, hot, False)]
     return [("leakage", n_leak, odds, float(leak_hot), integrate)] + qubits
