@@ -169,16 +169,6 @@ def test_sector_and_mps_follow_the_exact_trajectory_through_heating():
     assert heated >= 2 and climbed >= 1, (heated, climbed)  # heating jumps, and a row that left its first sector
 
 
-def test_auto_engine_chooses_on_the_largest_reachable_sector():
-    from lru_mps.engines.auto import PerTrajectoryEngine
-
-    eng = PerTrajectoryEngine()
-    assert eng.choose(16, 2) == "sector" and eng.choose(16, 2, grows=True) == "mps"  # N = 16 has 3.1e6 states
-    assert eng.choose(14, 2, grows=True) == "sector"  # N = 14: 616,227
-    small = PerTrajectoryEngine(sector_max_dim=50)
-    assert small.choose(5, 2, grows=True) == "mps" and small.choose(5, 2) == "sector"
-
-
 # ---------------------------------------------------------------------------------------- fits to equilibrium
 def test_fit_with_equilibrium_recovers_tau_and_c():
     from lru_mps.analysis.fitting import fit_exponential

@@ -1,8 +1,8 @@
 """The per-trajectory engine policy: the fixed-N sector engine where a trajectory's sectors are small, MPS otherwise.
 
-Every channel lowers or keeps the excitation number N and H_eff conserves
-it, so a trajectory never leaves the sectors N <= N0 of its sampled initial
-product state (N0 = the sum of the largest level on each site: 2 for |2> on
+Without a thermal bath or a readout error every channel lowers or keeps the
+excitation number N and H_eff conserves it, so a trajectory never leaves the
+sectors N <= N0 of its sampled initial product state (N0 = the sum of the largest level on each site: 2 for |2> on
 the qubit, 1 for the coherence state, plus the thermal levels).  The sector
 engine holds it exactly; its cost grows with the dimension of the N0 sector
 (the coefficient of x^N0 in (1 + x + x^2)^L), the MPS engine's does not.  So
@@ -11,27 +11,40 @@ that dimension is at most ``sector_max_dim`` and to the MPS engine otherwise:
 the choice depends on the trajectory's seed (through its thermal sample) and
 the settings only, never on the batch, the worker or the run it is part of.
 
-With a thermal bath (:mod:`lru_mps.physics.bath`) heating raises N, so a
-trajectory may climb to any sector N >= N0; the sector engine follows it
-there (a raising jump opens the next sector), and the choice is made on the
-largest sector it could reach, N = max(N0, L) (the dimension peaks at
-N = L): such trajectories go to the sector engine where that sector has at
-most ``sector_max_dim`` states (L <= 14 at the default), to MPS from the
-start otherwise.  (A hand-over to MPS at the first sector that would
-outgrow the sector engine is not implemented; docs/physics.md §5.1.)
+Where events can raise N (a thermal bath's heating, a readout error's false
+report: ``ArraySpec.number_can_grow``) a row still starts on the engine of
+its initial sector, and a sector row that would be raised into a sector of
+more than ``sector_max_dim`` states is handed over to MPS at that event, from
+its exact state (:class:`HandoverState`; its diagnostics then say
+``handed_over`` = 1 and ``engine_mps`` = 1).  The hand-over happens *before*
+the raising operation: the exact sector state becomes an MPS
+(:meth:`MPSPropagator.state_from_configurations`, cut at the MPS engine's
+cutoff and bond) and the row goes on as an MPS state, with the MPS engine's
+time step, for the rest of the trajectory.  The random stream is the row's
+own throughout (the loop draws the same numbers whatever holds the state),
+so where and whether it hands over is decided by its own events: the
+trajectory is a function of its seed only, and it agrees with the same
+trajectory run on either engine alone within the MPS engine's accuracy
+(tests/test_handover.py).  The loop reads a state's ``time_step`` at every
+advance, so a row that can hand over runs in a store of its own
+(:mod:`lru_mps.run.trajectories`).
 """
 
 from __future__ import annotations
 
+from typing import Callable
+
+import numpy as np
+
 from ..errors import require
 from .mps.engine import MPSEngine
-from .sector.engine import EIG_MAX_DIM, SectorEngine, sector_dimension
+from .sector.engine import EIG_MAX_DIM, SectorEngine, SectorState, sector_basis, sector_dimension
 
 #: above this many states in a trajectory's largest sector the MPS engine takes it
 SECTOR_AUTO_MAX_DIM = 1_000_000
 
 #: the diagnostics every trajectory of a per-trajectory run reports (the same keys for both engines)
-DIAGNOSTIC_KEYS = ("engine_mps", "sector_dimension", "discarded_weight", "norm_error", "max_bond")
+DIAGNOSTIC_KEYS = ("engine_mps", "sector_dimension", "discarded_weight", "norm_error", "max_bond", "handed_over")
 
 
 class PerTrajectoryEngine:
@@ -56,11 +69,14 @@ class PerTrajectoryEngine:
         """None: each trajectory runs on its chosen engine's ordinary states."""
         return None
 
-    def choose(self, L: int, nmax: int, grows: bool = False) -> str:
-        """'sector' or 'mps' for a trajectory on L sites whose initial state reaches the sector N = nmax (``grows``:
-        events may raise N, a thermal bath's heating: the largest sector from N = nmax up, N = max(nmax, L))."""
-        N = max(nmax, L) if grows else nmax
-        return "sector" if sector_dimension(L, N) <= self.sector_max_dim else "mps"
+    def choose(self, L: int, nmax: int) -> str:
+        """'sector' or 'mps' for a trajectory on L sites whose initial state reaches the sector N = nmax."""
+        return "sector" if sector_dimension(L, nmax) <= self.sector_max_dim else "mps"
+
+    def handing_over(self, state, mps_propagator) -> HandoverState:
+        """A sector row's state that moves to MPS when an event would raise it past ``sector_max_dim`` states
+        (``mps_propagator``: a callable giving the realization's MPS propagator)."""
+        return HandoverState(state, mps_propagator, self.sector_max_dim)
 
     def engine(self, name: str):
         return self.sector if name == "sector" else self.mps
@@ -68,7 +84,7 @@ class PerTrajectoryEngine:
     def diagnostics(self, name: str, L: int, nmax: int, diag: dict) -> dict:
         """A trajectory's diagnostics on the common keys (:data:`DIAGNOSTIC_KEYS`; 0 where an engine has none)."""
         out = {k: float(diag.get(k, 0.0)) for k in DIAGNOSTIC_KEYS}
-        out["engine_mps"] = float(name == "mps")
+        out["engine_mps"] = float(name == "mps" or out["handed_over"] > 0)
         out["sector_dimension"] = float(sector_dimension(L, nmax))
         return out
 
@@ -80,3 +96,73 @@ class PerTrajectoryEngine:
     def describe(self) -> dict:
         return {"engine": self.name, "sector_max_dim": self.sector_max_dim, "sector": self.sector.describe(),
                 "mps": self.mps.describe()}
+
+
+class HandoverState:
+    """A TrajectoryState: a sector row that moves to MPS before an operation (``apply_local``: a jump or a
+    feedback map) would give it a component in a sector of more than ``max_dim`` states (module docstring).
+
+    ``mps_propagator``: a callable returning the realization's MPS propagator
+    (built on the first hand-over, shared by the rows of an index).  Every
+    other attribute (``vecs``, ``dense``, ``tensors`` ...) is the current
+    state's.
+    """
+
+    def __init__(self, inner, mps_propagator: Callable[[], object], max_dim: int, handed_over: bool = False):
+        self.inner = inner
+        self.mps_propagator = mps_propagator
+        self.max_dim = int(max_dim)
+        self.handed_over = handed_over
+
+    def __getattr__(self, name):
+        if name == "inner":  # (not yet set: copy, unpickling)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    @property
+    def time_step(self):
+        return self.inner.time_step
+
+    def evolve(self, dt: float) -> None:
+        self.inner.evolve(dt)
+
+    def norm2(self) -> float:
+        return self.inner.norm2()
+
+    def site_populations(self) -> np.ndarray:
+        return self.inner.site_populations()
+
+    def site_rdm(self, site: int) -> np.ndarray:
+        return self.inner.site_rdm(site)
+
+    def scale(self, factor: float) -> None:
+        self.inner.scale(factor)
+
+    def copy(self) -> "HandoverState":
+        return HandoverState(self.inner.copy(), self.mps_propagator, self.max_dim, self.handed_over)
+
+    def apply_local(self, op: np.ndarray, site: int) -> None:
+        """op on ``site``; a sector state first moves to MPS if op would reach a sector of more than max_dim."""
+        if not self.handed_over and self._outgrows(op):
+            self.hand_over()
+        self.inner.apply_local(op, site)
+
+    def _outgrows(self, op: np.ndarray) -> bool:
+        L = self.inner.prop.L
+        shifts = {i - j for i in range(3) for j in range(3) if op[i, j] != 0 and i > j}
+        return any(sector_dimension(L, N + d) > self.max_dim for N in self.inner.vecs for d in shifts)
+
+    def hand_over(self) -> None:
+        """The sector state, exactly as it is, becomes an MPS state (cut at the MPS engine's cutoff and bond)."""
+        state: SectorState = self.inner
+        L = state.prop.L
+        occ = np.concatenate([sector_basis(L, N).occ for N in state.vecs])
+        amps = np.concatenate(list(state.vecs.values()))
+        self.inner = self.mps_propagator().state_from_configurations(occ, amps)
+        self.handed_over = True
+
+    def diagnostics(self) -> dict:
+        """The MPS state's diagnostics after a hand-over (with ``handed_over`` = 1), else none."""
+        if not self.handed_over:
+            return {"handed_over": 0.0}
+        return {**self.inner.diagnostics(), "handed_over": 1.0}

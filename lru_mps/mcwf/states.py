@@ -51,7 +51,12 @@ class StateList(BatchStore):
         self.states = list(states)
         self.channels = spec.jump_channels()
         self.L = spec.L
-        self.time_step = self.states[0].time_step if self.states else None
+
+    @property
+    def time_step(self) -> float | None:
+        """The states' integrator step (read at every advance: a state handed over to MPS changes it; a list
+        that holds such a state holds it alone, lru_mps.engines.auto)."""
+        return self.states[0].time_step if self.states else None
 
     def evolve(self, rows, durations, grid_step=None) -> None:
         d = np.broadcast_to(np.asarray(durations, dtype=float), (len(rows),))

@@ -174,11 +174,21 @@ def _run_integrated_rows(engine, spec, settings, d: Draw, realization, qs=None,
 
 
 def _per_trajectory(engine: PerTrajectoryEngine, spec, settings, d: Draw, realization, keep_states):
-    """One index under the per-trajectory policy: each initial state on its own engine, records in init order."""
+    """One index under the per-trajectory policy: each initial state on its own engine, records in init order.
+
+    Where N can grow, a sector row runs in a store of its own, as a state that hands itself over to MPS
+    (:class:`~lru_mps.engines.auto.HandoverState`): its time step changes at the hand-over.
+    """
     real = realization if realization is not None else d.realization
-    grows = spec.thermal_bath and spec.number_can_grow  # heating may take a row to any sector (engines.auto)
-    names = [engine.choose(spec.L, n, grows) for n in d.nmax_per_init]
+    names = [engine.choose(spec.L, n) for n in d.nmax_per_init]
     records: dict[str, TrajectoryRecord] = {}
+    mps_props: list = []
+
+    def mps_propagator():
+        if not mps_props:
+            mps_props.append(engine.mps.prepare(spec, real))
+        return mps_props[0]
+
     for name in ("sector", "mps"):
         ints = [q for q, n in enumerate(names) if n == name and isinstance(d.rows[q], IntegratedRow)]
         for init, rec in _run_integrated_rows(engine.engine(name), spec, settings, d, realization, ints).items():
@@ -188,12 +198,18 @@ def _per_trajectory(engine: PerTrajectoryEngine, spec, settings, d: Draw, realiz
         qs = [q for q, n in enumerate(names) if n == name and isinstance(d.rows[q], Row)]
         if not qs:
             continue
-        prop = engine.engine(name).prepare(spec, real)
-        store = StateList([prop.state(d.products[q]) for q in qs], spec)
-        recs = run_rows(store, spec, settings.times, [d.rows[q] for q in qs], settings.estimator, keep_states)
-        for q, rec in zip(qs, recs):
-            rec.diagnostics = engine.diagnostics(name, spec.L, d.nmax_per_init[q], rec.diagnostics)
-            records[settings.inits[q]] = rec
+        prop = mps_propagator() if name == "mps" else engine.sector.prepare(spec, real)
+        states = [prop.state(d.products[q]) for q in qs]
+        groups = [qs]
+        if name == "sector" and spec.number_can_grow:
+            states = [engine.handing_over(s, mps_propagator) for s in states]
+            groups = [[q] for q in qs]
+        for group in groups:
+            store = StateList([states[qs.index(q)] for q in group], spec)
+            recs = run_rows(store, spec, settings.times, [d.rows[q] for q in group], settings.estimator, keep_states)
+            for q, rec in zip(group, recs):
+                rec.diagnostics = engine.diagnostics(name, spec.L, d.nmax_per_init[q], rec.diagnostics)
+                records[settings.inits[q]] = rec
     return {init: records[init] for init in settings.inits}
 
 

@@ -35,7 +35,7 @@ from ...errors import ParameterError, require
 from ...physics.model import ArraySpec, Realization
 from ...physics import operators as ops
 from .tebd import (ORDERS, BondGates, apply_local, bond_hamiltonians, centre_norm2, copy_row, environments, move_centre,
-                   product_row, sweep)
+                   product_row, row_from_configurations, sweep)
 
 #: warn when a trajectory exceeds these
 DISCARDED_WEIGHT_WARN = 1e-6
@@ -90,6 +90,16 @@ class MPSPropagator:
         quimb = self.engine.kernel == "quimb"
         arrs, qs, pc, centre = product_row(site_vectors, self.gates.symmetric and not quimb)
         return (QuimbMPSState if quimb else MPSState)(self, arrs, qs, pc, centre)
+
+    def state_from_configurations(self, occ, amplitudes) -> "MPSState":
+        """The state sum_j amplitudes[j] |occ[j]> (occupations (m, L), distinct rows), truncated as a TEBD split
+        is (the engine's cutoff and max_bond; the discarded weight starts the diagnostics): the hand-over of a
+        sector trajectory (:func:`~lru_mps.engines.mps.tebd.row_from_configurations`)."""
+        quimb = self.engine.kernel == "quimb"
+        arrs, qs, pc, centre, discarded, largest = row_from_configurations(
+            occ, amplitudes, self.gates.symmetric and not quimb, self.engine.cutoff, self.engine.max_bond)
+        diag = {"discarded_weight": discarded, "max_bond": largest, "energy_drift": 0.0, "steps": 0}
+        return (QuimbMPSState if quimb else MPSState)(self, arrs, qs, pc, centre, diag)
 
 
 class MPSState:

@@ -29,7 +29,10 @@ the coherence initial state, a superposition of N and N + 1); the state is
 the sum over it, so environments start from a matrix of ones there (cross
 terms between different N vanish in every N-conserving quantity, and give
 the coherence rho_1[1, 0]); such a superposition needs up to twice the bond
-of the same state without labels, in smaller blocks.  A state whose gates or local operators do not
+of the same state without labels, in smaller blocks.  Rows are built from
+product states (:func:`product_row`) or from a list of configurations with
+their amplitudes (:func:`row_from_configurations`: the hand-over of a sector
+state, by block SVDs on the configurations).  A state whose gates or local operators do not
 conserve N (not produced by the model; kept for generality) runs with all
 charges zero, i.e. one dense block.
 
@@ -57,12 +60,14 @@ import scipy.linalg as sla
 from numba.typed import List
 
 from ...defaults import MPS_ORDERS
+from ...errors import require
 from .environments import copy_row, environments
 from .kernels import (block_svd, centre_norm2, last_norms, move_centre, sweep, sweep_rows,
                           sweep_rows_steps, truncation, truncations)
 
 __all__ = ["ORDERS", "SUZUKI_P", "LEVEL_CHARGE", "NO_CHARGE", "trotter_fractions", "schedule", "bond_hamiltonians",
-           "conserves_charge", "operator_charge", "BondGates", "product_row", "apply_local", "block_svd",
+           "conserves_charge", "operator_charge", "BondGates", "product_row", "row_from_configurations",
+           "apply_local", "block_svd",
            "truncation", "truncations", "move_centre", "sweep", "sweep_rows", "sweep_rows_steps", "environments", "centre_norm2",
            "last_norms", "copy_row"]
 
@@ -202,6 +207,122 @@ def product_row(site_vectors, symmetric: bool):
     if any(A.shape[0] > 1 or A.shape[2] > 1 for A in arrs):  # not yet canonical
         move_centre(arrs, qs, pc, 0, len(arrs) - 1)
     return arrs, qs, pc, len(arrs) - 1
+
+
+def _unique_rows(rest: np.ndarray) -> tuple[int, np.ndarray]:
+    """(number of distinct rows, index of each row's class) of an int8 array (m, w)."""
+    if rest.shape[1] == 0:
+        return 1, np.zeros(len(rest), dtype=np.int64)
+    keys = np.ascontiguousarray(rest).view(np.dtype((np.void, rest.shape[1]))).ravel()
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    return len(uniq), inverse.ravel()
+
+
+def row_from_configurations(occ, amplitudes, symmetric: bool, cutoff: float, max_bond: int):
+    """The MPS row (tensors, bond charges, level charges, centre, discarded weight, largest bond) of the state
+    sum_j amplitudes[j] |occ[j]> (``occ``: (m, L) levels 0-2, distinct rows; ``amplitudes``: (m,) complex).
+
+    ``symmetric``: bond charges (the lean kernel's charge blocks); else every charge 0 and a last bond of one
+    index (the quimb kernel).  The tensors are left isometries up to site L - 2; site L - 1 holds the norm.
+
+    The hand-over of a sector trajectory to the MPS engine (:mod:`lru_mps.engines.auto`)
+    starts MPS from the sector engine's exact state: a vector on the
+    configurations of one or a few fixed-N sectors (up to ~10^6 of them), far
+    too many sites for the full 3^L vector.  The row is built by successive
+    block SVDs from the left, on the configurations alone.  After site k the
+    bond carries the charge n_left = n_1 + ... + n_k (the bond charges of a
+    row), so the matrix to split at each cut is
+    block diagonal: block n' has the rows (a, n_k) with charge(a) + n_k = n' and
+    the columns the distinct remainders (n_{k+1}, ..., n_L) that follow them.
+    Its SVD gives the isometry A_k and the next step's matrix S V^dag; the last
+    bond carries one index per total N present (its charge), as a product row
+    with several sectors does, and holds the norm (mixed canonical form with the
+    centre on site L - 1).
+
+    Singular values of the normalized state above ``cutoff`` are kept (the
+    engine's absolute cutoff), at most ``max_bond`` per cut, largest first; the
+    discarded weight is returned for the trajectory's diagnostics.  The memory
+    is that of the dense blocks (bond dimension x remainders), at most a few
+    times the sector vector's for the physical (low-entanglement) states handed
+    over.
+    """
+    occ = np.asarray(occ, dtype=np.int8)
+    amps = np.asarray(amplitudes, dtype=complex).ravel()
+    require(occ.ndim == 2 and occ.shape[0] == amps.size and occ.shape[1] >= 1, "configurations", occ.shape,
+            "occupations (m, L) with one amplitude per row")
+    require(bool(np.all((occ >= 0) & (occ <= 2))), "configurations", "levels outside 0-2", "qutrit levels 0, 1, 2")
+    keep = amps != 0
+    occ, amps = occ[keep], amps[keep]
+    norm = math.sqrt(float(np.vdot(amps, amps).real))
+    require(norm > 0, "state", "the zero vector", "a state with some nonzero amplitude")
+    L = occ.shape[1]
+    # blocks of the current cut: left charge n -> (matrix R (chi_n, columns), remainders (columns, L - k))
+    blocks = {0: (amps[None, :] / norm, occ)}
+    left = {0: np.arange(1)}  # positions of block n's indices on the current (left) bond
+    arrs, qs = List(), List()
+    qs.append(np.zeros(1, dtype=np.int64))
+    discarded, largest = 0.0, 1
+    for k in range(L):
+        pieces: dict[int, list] = {}
+        for n, (R, rest) in sorted(blocks.items()):
+            for s in range(3):
+                sel = np.nonzero(rest[:, 0] == s)[0]
+                if sel.size:
+                    pieces.setdefault(n + s, []).append((n, s, R[:, sel], rest[sel, 1:]))
+        mats = {}
+        for n2, plist in sorted(pieces.items()):
+            ncol, inverse = _unique_rows(np.concatenate([p[3] for p in plist]))
+            M = np.zeros((sum(p[2].shape[0] for p in plist), ncol), dtype=complex)
+            rows, r0, c0 = [], 0, 0
+            for n, s, Rc, rest in plist:
+                M[r0:r0 + Rc.shape[0], inverse[c0:c0 + Rc.shape[1]]] = Rc  # distinct remainders per (n, s, a)
+                rows.append((n, s, r0, Rc.shape[0]))
+                r0, c0 = r0 + Rc.shape[0], c0 + Rc.shape[1]
+            uniq = np.empty((ncol, L - k - 1), dtype=np.int8)
+            uniq[inverse] = np.concatenate([p[3] for p in plist])
+            mats[n2] = (M, rows, uniq)
+        chi_left = sum(len(v) for v in left.values())
+        if k == L - 1:  # the last site: one column per total N, the norm stays here
+            charges = np.array(sorted(mats), dtype=np.int64)
+            A = np.zeros((chi_left, 3, len(charges)), dtype=complex)
+            for j, n2 in enumerate(charges):
+                M, rows, _ = mats[int(n2)]
+                for n, s, r0, cnt in rows:
+                    A[left[n], s, j] = M[r0:r0 + cnt, 0] * norm
+            arrs.append(A)
+            qs.append(charges)
+            break
+        svds = {n2: np.linalg.svd(M, full_matrices=False) for n2, (M, _, _) in mats.items()}
+        values = np.concatenate([S for _, S, _ in svds.values()])
+        order = np.argsort(-values, kind="stable")
+        kept_n = max(1, min(int(max_bond), int(np.count_nonzero(values > cutoff))))
+        kept = np.zeros(values.size, dtype=bool)
+        kept[order[:kept_n]] = True
+        discarded += float(np.sum(values[~kept] ** 2))
+        blocks, new_left, charges, pos, start = {}, {}, [], 0, 0
+        A = np.zeros((chi_left, 3, kept_n), dtype=complex)
+        for n2, (U, S, Vh) in svds.items():
+            keep_b = kept[start:start + S.size]
+            start += S.size
+            if not keep_b.any():
+                continue
+            idx = np.arange(pos, pos + int(keep_b.sum()))
+            M, rows, uniq = mats[n2]
+            for n, s, r0, cnt in rows:
+                A[left[n][:, None], s, idx[None, :]] = U[r0:r0 + cnt][:, keep_b]
+            blocks[n2] = (S[keep_b, None] * Vh[keep_b], uniq)
+            new_left[n2] = idx
+            charges += [n2] * idx.size
+            pos += idx.size
+        arrs.append(A)
+        qs.append(np.array(charges, dtype=np.int64))
+        left = new_left
+        largest = max(largest, kept_n)
+    if not symmetric:
+        arrs[L - 1] = np.ascontiguousarray(arrs[L - 1].sum(axis=2, keepdims=True))
+        for l in range(L + 1):
+            qs[l] = np.zeros(arrs[l].shape[0] if l < L else 1, dtype=np.int64)
+    return arrs, qs, (LEVEL_CHARGE if symmetric else NO_CHARGE), L - 1, discarded, largest
 
 
 def apply_local(arrs, qs, pc, centre: int, op: np.ndarray, site: int):
