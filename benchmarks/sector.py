@@ -12,6 +12,7 @@ cost) are printed per L, with the mix of N0.
     python benchmarks/sector.py --lengths 20 --indices 60 --t-final 1000
     python benchmarks/sector.py --engines sector,mps --lengths 10 --indices 2 --t-final 5
     python benchmarks/sector.py --qutip --lengths 4,6   # QuTiP mcsolve (if installed), L <= 8
+    python benchmarks/sector.py --thermal-bath --engines auto,mps --lengths 16 --indices 2 --t-final 100
 
 Measured timings depend on the machine's load: say what else was running.
 """
@@ -32,24 +33,25 @@ from lru_mps.run.trajectories import draw, run_trajectories
 
 
 def bench(L: int, engine: str, indices: int, t_final: float, time_points: int, temperature: str, seed: int,
-          verbose: bool = False, options: dict | None = None) -> dict:
-    spec = ArraySpec.from_user(length=L, temperature=temperature)
+          verbose: bool = False, options: dict | None = None, thermal_bath: bool = False) -> dict:
+    spec = ArraySpec.from_user(length=L, temperature=temperature, thermal_bath=thermal_bath)
     settings = make_settings(spec, engine=engine, t_final=t_final, time_points=time_points, trajectories=indices,
                              seed=seed, engine_options=options)
     run_trajectories(spec, settings, [0])  # warm-up: compiled kernels, sector bases
     per_n = collections.defaultdict(list)
-    total, rows = 0.0, 0
+    total, rows, handed = 0.0, 0, 0
     for i in range(indices):
         d = draw(spec, settings, i)
         t0 = time.perf_counter()
-        run_trajectories(spec, settings, [i])
+        recs = run_trajectories(spec, settings, [i])[0]
         dt = time.perf_counter() - t0
+        handed += sum(int(r.diagnostics.get("handed_over", 0)) for r in recs.values())
         total += dt
         rows += len(settings.inits)
         per_n[d.nmax].append(dt / len(settings.inits))
         if verbose:
             print(f"  L={L} index {i}: N0 per initial state {d.nmax_per_init}, {dt:.3f} s", flush=True)
-    return {"L": L, "engine": settings.engine, "rows": rows, "seconds": total, "per_row": total / rows,
+    return {"L": L, "engine": settings.engine, "rows": rows, "seconds": total, "per_row": total / rows, "handed": handed,
             "by_nmax": {n: (len(v), float(np.mean(v))) for n, v in sorted(per_n.items())}}
 
 
@@ -96,22 +98,25 @@ def main():
     ap.add_argument("--t-final", type=float, default=1000.0)
     ap.add_argument("--time-points", type=int, default=201)
     ap.add_argument("--temperature", default="100mK")
+    ap.add_argument("--thermal-bath", action="store_true", help="a thermal bath on every site (heating raises N: "
+                    "auto hands sector rows over to MPS past its limit)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--qutip", action="store_true", help="also QuTiP mcsolve (L <= 8; needs qutip installed)")
     ap.add_argument("--verbose", action="store_true", help="one line per trajectory index")
     ap.add_argument("--eig-max-dim", type=int, default=None, help="sector engine: eigendecomposition up to this size")
     args = ap.parse_args()
     print(f"# one core; load average at start {os.getloadavg()[0]:.2f}; t_final = {args.t_final}/J, "
-          f"{args.time_points} points, {args.temperature}")
+          f"{args.time_points} points, {args.temperature}" + (", thermal bath" if args.thermal_bath else ""))
     with threadpool_limits(limits=1, user_api="blas"):
         for L in [int(x) for x in args.lengths.split(",")]:
             for engine in args.engines.split(","):
                 opts = {"eig_max_dim": args.eig_max_dim} if args.eig_max_dim and engine in ("sector", "auto") else None
                 r = bench(L, engine, args.indices, args.t_final, args.time_points, args.temperature, args.seed,
-                          args.verbose, opts)
+                          args.verbose, opts, args.thermal_bath)
                 mix = ", ".join(f"N0={n}: {c} idx {t:.3f} s/row" for n, (c, t) in r["by_nmax"].items())
                 print(f"L={L:3d} {r['engine']:6s} {r['rows']:5d} rows  {r['per_row']:.4f} s/row  "
-                      f"{1.0 / r['per_row']:.2f} rows/s   [{mix}]", flush=True)
+                      f"{1.0 / r['per_row']:.2f} rows/s   [{mix}]" + (f" {r['handed']} handed over" if r["handed"] else ""),
+                      flush=True)
             if args.qutip and L <= 8:
                 q = bench_qutip(L, 3 * args.indices, args.t_final, args.time_points, args.seed)
                 print(f"L={L:3d} qutip  " + ("not installed" if q is None else
