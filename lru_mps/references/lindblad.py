@@ -63,6 +63,7 @@ c_k^dag, H_eff = H - i/2 sum_k c_k^dag c_k, with scipy's solve_ivp.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from functools import reduce
@@ -273,7 +274,7 @@ def _density_matrices(spec: ArraySpec, real: Realization, init: str, times: np.n
         idx = np.flatnonzero(charge == q)
         if not np.any(rho0[idx]):
             continue
-        sector = _Sector(liouvillian[idx][:, idx].toarray(), measurement[idx][:, idx].toarray(), period,
+        sector = _sector(liouvillian[idx][:, idx].toarray(), measurement[idx][:, idx].toarray(), period,
                          None if kraus is None else kraus[idx][:, idx].toarray())
         rho[:, idx] = _propagate(sector, rho0[idx], grid, offsets, counts, inject)[keep]
     rho = rho.reshape(len(times), D, D)
@@ -295,6 +296,32 @@ def _measurement_counts(times: np.ndarray, offsets: np.ndarray, period: float) -
 
 #: matrix exponentials a sector without an eigenbasis keeps (least recently used dropped)
 EXPM_CACHE = 8
+#: sectors (eigendecompositions) kept for the next call (least recently used dropped), and their largest size
+SECTOR_CACHE, SECTOR_CACHE_MAX_DIM = 4, 2000
+_SECTORS: dict[bytes, "_Sector"] = {}
+
+
+def _sector(liouvillian: np.ndarray, measurement: np.ndarray, period: float, injection=None) -> "_Sector":
+    """The charge sector of these matrices, from the cache if the same matrices were decomposed before.
+
+    The initial states of one realization (leakage, qubit, coherence) share
+    the sector q = 0, and its eigendecomposition is most of a reference's
+    cost at L = 4 (1107 x 1107); the key is a digest of the matrices
+    themselves, so a hit is the same sector, bit for bit.
+    """
+    if len(liouvillian) > SECTOR_CACHE_MAX_DIM:
+        return _Sector(liouvillian, measurement, period, injection)
+    h = hashlib.blake2b(digest_size=32)
+    for m in (liouvillian, measurement, np.float64(period)) + (() if injection is None else (injection,)):
+        h.update(np.ascontiguousarray(m).tobytes())
+    key = h.digest() + bytes([injection is None]) + str(liouvillian.shape).encode()
+    sector = _SECTORS.pop(key, None)
+    if sector is None:
+        sector = _Sector(liouvillian, measurement, period, injection)
+        if len(_SECTORS) >= SECTOR_CACHE:
+            _SECTORS.pop(next(iter(_SECTORS)))
+    _SECTORS[key] = sector  # most recently used last
+    return sector
 
 
 class _Sector:
@@ -356,6 +383,8 @@ class _Sector:
         if k == 0:
             return Y
         if k not in self._powers:
+            if len(self._powers) >= EXPM_CACHE:  # (a cached sector serves many calls: keep a few powers)
+                self._powers.pop(next(iter(self._powers)))
             one = self.measure(self.evolve(np.eye(len(self.generator), dtype=complex), self.period))
             self._powers[k] = np.linalg.matrix_power(one, k)
         return self._powers[k] @ Y

@@ -35,10 +35,15 @@ def decompose(M: np.ndarray, hermitian: bool):
         lam, V = np.linalg.eigh(M)
         return lam.astype(complex), V, V.conj().T
     lam, V = np.linalg.eig(M)
-    cond = np.linalg.cond(V) if len(lam) > 1 else 1.0
-    if not cond < COND_LIMIT:
+    try:
+        Vinv = np.linalg.inv(V)
+    except np.linalg.LinAlgError:
         return None
-    return lam, V, np.linalg.inv(V)
+    # ||V||_F ||V^-1||_F >= cond_2(V) settles almost every case without the SVD of cond (20 % of eig's time)
+    if len(lam) > 1 and not np.linalg.norm(V) * np.linalg.norm(Vinv) < COND_LIMIT:
+        if not np.linalg.cond(V) < COND_LIMIT:
+            return None
+    return lam, V, Vinv
 
 
 def decompose_stack(M: np.ndarray):
