@@ -95,7 +95,13 @@ def fit_window(name: str, result: SimulationResult, observable: str | None = Non
     fallen DYNAMIC_RANGE (100) below its first value in the window (at
     L = 3, 150 mK, 200 trajectories the fit through the tail gave T_star =
     58/J against 140/J for the same fit of the exact curve, with a
-    jackknife error of 2.4/J that did not see the rows not drawn).  Returns (t_start,
+    jackknife error of 2.4/J that did not see the rows not drawn).  With a
+    thermal bath (:func:`equilibrium_fit`) the curve settles on a floor c > 0
+    that the fit measures: the points on it are data, not unresolved zeros,
+    so the window runs to the end of the run (a window ending at the first
+    point not 3 sem above zero fell on the floor at random where c x
+    trajectories < ~20, and the fits that lost the floor put c ~ 0 and tau
+    ~40 % high; docs/physics.md §5.1).  Returns (t_start,
     t_end) in 1/J; t_end < t_start when the first point is already unresolved.
     ``observable``: the curve whose resolution ends the window (default: the
     one ``name`` is fitted to; the leakage lifetimes use P_star^(1) with
@@ -104,7 +110,7 @@ def fit_window(name: str, result: SimulationResult, observable: str | None = Non
     t = result.times
     start = fit_window_start(result, name)
     ideal = result.spec.conditions.ideal
-    if result.settings.estimator != "sampled" and ideal:
+    if (result.settings.estimator != "sampled" and ideal) or equilibrium_fit(name, result.spec):
         return start, float(t[-1])
     ms = result.observable(observable or DECAY_OBSERVABLE[name][0])
     inside = np.flatnonzero(t >= start)
@@ -168,7 +174,8 @@ def decay_times(result: SimulationResult) -> dict[str, DecayTime | None]:
     trajectory blocks when it has at least 8 of them (the points of one
     curve come from the same trajectories and are correlated, so the fit's
     own error, which treats them as independent, is too small); with fewer
-    blocks it is the larger of the fit error and the jackknife error.  A
+    blocks it is the larger of the fit error and the jackknife error (with a
+    thermal bath the fitted floor's ``fit.offset_err`` likewise).  A
     decay that some leave-one-block-out fit cannot resolve is reported as
     not resolved (None) rather than with an infinite error.
     """
@@ -188,7 +195,8 @@ def decay_times(result: SimulationResult) -> dict[str, DecayTime | None]:
             # moving with each left-out block would add its own scatter to the error)
             same = None if result.settings.estimator == "sampled" or result.spec.conditions.ideal else \
                 fit_window(name, result)
-            taus = np.array([fit_decay(name, r, window=same).tau for r in partial])
+            fits = [fit_decay(name, r, window=same) for r in partial]
+            taus = np.array([f.tau for f in fits])
             taus = taus[np.isfinite(taus)]
             B = len(partial)
             if len(taus) < B:
@@ -197,6 +205,9 @@ def decay_times(result: SimulationResult) -> dict[str, DecayTime | None]:
                 continue
             jack = float(jackknife_error(taus))
             error = jack if B >= 8 else max(jack, fit.tau_err)
+            if equilibrium_fit(name, result.spec):  # the floor c's error too, by the same rule
+                jack_c = float(jackknife_error(np.array([f.offset for f in fits])))
+                fit.offset_err = jack_c if B >= 8 else max(jack_c, fit.offset_err)
         out[name] = DecayTime(fit.tau, error, fit)
     return out
 
