@@ -76,6 +76,7 @@ from threadpoolctl import threadpool_limits
 
 from ..physics import operators as ops
 from ..engines.exact.state import embed, hamiltonian_eff, number_of_excitations
+from ..engines.common import eigen
 from ..engines.common.eigen import decompose
 from ..errors import require
 from ..physics.initial_states import site1_state
@@ -307,14 +308,14 @@ def _sector(liouvillian: np.ndarray, measurement: np.ndarray, period: float, inj
     The initial states of one realization (leakage, qubit, coherence) share
     the sector q = 0, and its eigendecomposition is most of a reference's
     cost at L = 4 (1107 x 1107); the key is a digest of the matrices
-    themselves, so a hit is the same sector, bit for bit.
+    themselves (and the eigen rule's limit), so a hit is the same sector, bit for bit.
     """
     if len(liouvillian) > SECTOR_CACHE_MAX_DIM:
         return _Sector(liouvillian, measurement, period, injection)
     h = hashlib.blake2b(digest_size=32)
     for m in (liouvillian, measurement, np.float64(period)) + (() if injection is None else (injection,)):
         h.update(np.ascontiguousarray(m).tobytes())
-    key = h.digest() + bytes([injection is None]) + str(liouvillian.shape).encode()
+    key = h.digest() + bytes([injection is None]) + str((liouvillian.shape, eigen.COND_LIMIT)).encode()
     sector = _SECTORS.pop(key, None)
     if sector is None:
         sector = _Sector(liouvillian, measurement, period, injection)
