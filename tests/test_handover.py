@@ -7,7 +7,7 @@ would raise it into a sector of more than ``sector_max_dim`` states.
 Checked here:
 
 * the MPS built from a sector state's configurations is that state (1e-12 at L = 6, several sectors, both
-  kernels), and TEBD evolves it as the sector engine does (to the Trotter error);
+  kernels), and TEBD (lean kernel) evolves it as the sector engine does (to the Trotter error);
 * per trajectory, with a limit that hands rows over (L = 5, hot bath): the same events and observables as
   the trajectory on the sector engine alone and on MPS alone (1e-5, the MPS tolerance of the engine
   comparisons), rows that hand over and rows that do not, and diagnostics that say which;
@@ -50,9 +50,10 @@ def test_mps_from_configurations_is_the_sector_state():
         assert np.max(np.abs(m.dense() - state.dense())) < 1e-12 * np.max(np.abs(amps)), kernel
         assert abs(m.norm2() - state.norm2()) < 1e-12 * state.norm2() and m.diagnostics()["norm_error"] < 1e-12
         assert m.diag["discarded_weight"] == 0.0 and m.diag["max_bond"] > 1
-        for _ in range(20):  # TEBD from the built row: the sector engine's evolution to the Trotter error
-            m.evolve(0.01)
-        assert np.max(np.abs(m.dense() - later.dense())) < 1e-5 * np.max(np.abs(later.dense())), kernel
+        if kernel == "lean":  # TEBD from the built row: the sector engine's evolution to the Trotter error (the
+            for _ in range(20):  # quimb kernel's first gates compile quimb's own kernels: ~15 s in CI for nothing new)
+                m.evolve(0.01)
+            assert np.max(np.abs(m.dense() - later.dense())) < 1e-5 * np.max(np.abs(later.dense()))
     # a product state's configurations give the product row the engine builds from site vectors
     prop = MPSEngine(**MPS_OPTIONS).prepare(spec, real)
     vecs = [np.array([0, 0, 1.0])] + [np.array([0.8, 0.6, 0])] + [np.array([1.0, 0, 0])] * 4
