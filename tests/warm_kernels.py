@@ -5,7 +5,7 @@ the workers then load the MPS and Chebyshev kernels from the cache instead of
 both compiling them at once when each first needs them (about 45 s of one
 core each in a fresh install).  A few short trajectories through the public
 API, ideal and realistic (the trajectory loop's two kinds of calls),
-unbatched and batched.  Any failure only means a cold cache: the tests
+unbatched and batched, and the exact batch's random-feedback trains.  Any failure only means a cold cache: the tests
 compile what they need as before.
 """
 
@@ -40,6 +40,9 @@ def main() -> None:
             settings = RunSettings(times=time_grid(0.2, 2), seed=0, engine=engine, engine_options=options)
             for batched in batches:
                 run_trajectories(spec, settings, [0, 1], batched=batched)
+    # the exact batch's random-feedback trains (branch estimator, ideal: the rate sweep's path)
+    spec = ArraySpec.from_user(length=3, conditions="ideal", reset="random", rate="1J")
+    run_trajectories(spec, RunSettings(times=time_grid(5.0, 2), seed=0, engine="exact", estimator="branch"), [0, 1])
 
 
 if __name__ == "__main__":
