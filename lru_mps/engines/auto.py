@@ -108,11 +108,15 @@ class HandoverState:
     state's.
     """
 
-    def __init__(self, inner, mps_propagator: Callable[[], object], max_dim: int, handed_over: bool = False):
+    def __init__(self, inner, mps_propagator: Callable[[], object], max_dim: int):
         self.inner = inner
         self.mps_propagator = mps_propagator
         self.max_dim = int(max_dim)
-        self.handed_over = handed_over
+
+    @property
+    def handed_over(self) -> bool:
+        """Whether the row has moved to MPS (its state is no longer a sector state)."""
+        return not isinstance(self.inner, SectorState)
 
     def __getattr__(self, name):
         if name == "inner":  # (not yet set: copy, unpickling)
@@ -139,7 +143,7 @@ class HandoverState:
         self.inner.scale(factor)
 
     def copy(self) -> "HandoverState":
-        return HandoverState(self.inner.copy(), self.mps_propagator, self.max_dim, self.handed_over)
+        return HandoverState(self.inner.copy(), self.mps_propagator, self.max_dim)
 
     def apply_local(self, op: np.ndarray, site: int) -> None:
         """op on ``site``; a sector state first moves to MPS if op would reach a sector of more than max_dim."""
@@ -159,7 +163,6 @@ class HandoverState:
         occ = np.concatenate([sector_basis(L, N).occ for N in state.vecs])
         amps = np.concatenate(list(state.vecs.values()))
         self.inner = self.mps_propagator().state_from_configurations(occ, amps)
-        self.handed_over = True
 
     def diagnostics(self) -> dict:
         """The MPS state's diagnostics after a hand-over (with ``handed_over`` = 1), else none."""

@@ -81,6 +81,7 @@ class SectorBasis:
         return idx
 
 
+@lru_cache(maxsize=4096)
 def sector_dimension(L: int, N: int) -> int:
     """Number of configurations of L qutrits with N excitations: the coefficient of x^N in (1 + x + x^2)^L."""
     if N < 0 or N > 2 * L:
