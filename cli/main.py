@@ -72,7 +72,7 @@ def main():
               help="Seed of the run (trajectory i uses SeedSequence(seed, (i, ...))).")
 @engine_options()
 @click.option("--estimator", type=click.Choice(["auto", "sampled", "branch"]), default=RUN["estimator"], show_default=True,
-              help="branch: removal-free branch weighted by its probability (exact in ideal conditions); auto: branch where exact.")
+              help="branch: removal-free branch weighted by its probability, refused where it is not exact (an event that raises N: readout error, thermal bath; Tphi per site); auto: branch where exact, else sampled.")
 @click.option("--integrate-decay", is_flag=True, default=RUN["integrate_decay"],
               help="Sampled rows with a sharp excitation number (leakage, qubit starts) carry the survival of their "
                    "hardware decay clock instead of sampling when decays come: the same ensemble, less variance, 2-4x "

@@ -33,9 +33,10 @@ import pytest
 from conftest import long_scale
 from lru_mps.analysis.decay import reference_curves
 from lru_mps.errors import ParameterError
-from lru_mps.mcwf.integrated_decay import (IntegratedRow, cumulative_hazard, decay_rate, decay_time, fock_number,
+from lru_mps.mcwf.integrated_decay import (IntegratedRow, cumulative_hazard, decay_time, fock_number,
                                            integrable_number, number_history, without_decay)
 from lru_mps.mcwf.loop import run_rows
+from lru_mps.physics.rules import integrated_decay_rate as decay_rate
 from lru_mps.mcwf.records import Event
 from lru_mps.mcwf.rows import start_row
 from lru_mps.mcwf.states import StateList

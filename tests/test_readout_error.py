@@ -36,7 +36,7 @@ from lru_mps.analysis.decay import reference_curves
 from lru_mps.engines.exact.state import ExactState
 from lru_mps.engines.sector.engine import SectorEngine
 from lru_mps.errors import ParameterError
-from lru_mps.mcwf.kernels import branch_is_exact
+from lru_mps.physics.rules import branch_verdict
 from lru_mps.physics import operators as ops
 from lru_mps.physics import readout as readouts
 from lru_mps.physics.model import ArraySpec, Conditions, Realization, Reset
@@ -201,7 +201,7 @@ def test_isolated_reset_site_matches_the_closed_form():
 # ------------------------------------------------------------------------------------------- estimator and input
 def test_branch_is_refused_and_auto_picks_sampled():
     spec = ArraySpec.from_user(length=3, conditions="ideal", reset="periodic", readout_error=0.02)
-    assert not branch_is_exact(spec) and branch_is_exact(spec.replace(readout=None))
+    assert not branch_verdict(spec) and branch_verdict(spec.replace(readout=None))
     assert make_settings(spec).estimator == "sampled"
     assert make_settings(spec.replace(readout=None)).estimator == "branch"
     with pytest.raises(ParameterError) as err:

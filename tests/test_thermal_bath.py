@@ -23,6 +23,7 @@ import pytest
 from lru_mps.errors import ParameterError
 from lru_mps.physics import bath
 from lru_mps.physics import operators as ops
+from lru_mps.physics.rules import number_can_grow
 from lru_mps.physics.model import ArraySpec, Realization
 from lru_mps.references.lindblad import lindblad_density_matrices, lindblad_observables
 from lru_mps.run.cache import run_key
@@ -52,7 +53,7 @@ def test_channels_rates_and_records():
         assert np.array_equal(up.op, ops.adag) and up.op[0, 2] == 0 and up.op[2, 1] == pytest.approx(math.sqrt(2))
     assert [c.name for c in off.channels()].count("heating") == 0
     assert all(c.rate == 1 / 60.0 for c in off.channels() if c.name == "decay")
-    assert on.number_can_grow and not off.number_can_grow
+    assert number_can_grow(on) and not number_can_grow(off)
     assert on.as_dict() == {**off.as_dict(), "thermal_bath": True} and "thermal_bath" not in off.as_dict()
     assert run_key(on, make_settings(on))[0] != run_key(off, make_settings(off))[0]
     # at 0 K the bath is the decay alone (nbar = 0): the same channels as off
@@ -215,13 +216,12 @@ def test_decay_fits_go_to_the_equilibrium_with_the_bath():
 def test_estimators_and_studies_that_assume_n_never_grows():
     from lru_mps.analysis.lifetimes import leakage_lifetimes
     from lru_mps.io.summary import format_summary
-    from lru_mps.mcwf.integrated_decay import decay_rate
-    from lru_mps.mcwf.kernels import branch_is_exact, check_estimator
+    from lru_mps.physics.rules import branch_verdict, integrated_decay_rate as decay_rate, resolve_estimator as check_estimator
     from lru_mps.studies import run_study
     from lru_mps.studies.base import StudyContext
 
     spec = ArraySpec.from_user(**HOT, thermal_bath=True)
-    assert not branch_is_exact(spec) and check_estimator(spec, "auto") == "sampled"
+    assert not branch_verdict(spec) and check_estimator(spec, "auto") == "sampled"
     with pytest.raises(ParameterError, match="thermal-bath"):
         check_estimator(spec, "branch")
     assert decay_rate(spec) is None and decay_rate(spec.replace(thermal_bath=False)) is not None  # rows sampled

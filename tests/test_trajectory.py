@@ -15,7 +15,7 @@ from lru_mps.errors import ParameterError
 from lru_mps.physics.model import ArraySpec, Conditions, Reset
 from lru_mps.physics.initial_states import product_state
 from lru_mps.engines.exact import ExactPropagator
-from lru_mps.mcwf.kernels import check_estimator
+from lru_mps.physics.rules import resolve_estimator as check_estimator
 from lru_mps.mcwf.loop import run_trajectory
 
 OBS = ("leakage_array", "leakage_site1", "qubit_population", "qubit_coherence")
@@ -68,7 +68,7 @@ def test_branch_exact_unless_a_channel_raises_n(monkeypatch):
     from lru_mps.physics.model import Channel
 
     bath = Channel("heating", 1, ops.adag, 1e-3, False)
-    monkeypatch.setattr(ArraySpec, "jump_channels", lambda self: [bath])
+    monkeypatch.setattr(ArraySpec, "channels", lambda self: [bath])
     with pytest.raises(ParameterError, match="estimator"):
         check_estimator(noisy, "branch")
     assert check_estimator(noisy, "auto") == "sampled"

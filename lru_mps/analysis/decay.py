@@ -22,6 +22,7 @@ from ..run.result import OBSERVABLE_INIT, SimulationResult
 from ..run.statistics import ObservableAccumulator
 from .fitting import FitResult, fit_exponential, jackknife_error
 from ..physics.units import time_to_us
+from ..physics.rules import number_can_grow
 
 #: decay time -> (observable, factor applied to the curve)
 DECAY_OBSERVABLE = {
@@ -129,7 +130,7 @@ def fit_window(name: str, result: SimulationResult, observable: str | None = Non
 def equilibrium_fit(name: str, spec) -> bool:
     """Whether decay time ``name`` is fitted to an equilibrium c (free) instead of zero: T_star and T1 with a
     thermal bath that heats (T > 0, finite T1), whose P_star^(L) and <n_1> settle at a thermal floor."""
-    return name != "T2" and bool(getattr(spec, "thermal_bath", False)) and spec.number_can_grow
+    return name != "T2" and bool(getattr(spec, "thermal_bath", False)) and number_can_grow(spec)
 
 
 def fit_decay(name: str, result: SimulationResult, curve=None, window=None) -> FitResult:

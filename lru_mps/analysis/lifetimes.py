@@ -43,6 +43,7 @@ import numpy as np
 from scipy.integrate import simpson
 
 from ..run.result import SimulationResult
+from ..physics.rules import number_can_grow
 from .decay import DecayTime, fit_window
 from .fitting import fit_exponential, jackknife_error
 
@@ -90,7 +91,7 @@ def leakage_lifetimes(result: SimulationResult) -> dict[str, Lifetime | Fraction
     at T > 0 (heating makes |2> from |1> on every site): the leakage has a floor, the integrals diverge and
     the T1q/2 bound of the tail does not hold (docs/physics.md §4.4, §5.1, §8).
     """
-    if "leakage" not in result.blocks or getattr(result.spec, "number_can_grow", False):
+    if "leakage" not in result.blocks or number_can_grow(result.spec):
         return {k: None for k in LIFETIMES}
     out: dict = {name: jackknifed_total(result, obs, _integral) for name, obs in LIFETIME_OBSERVABLE.items()}
     eta = removal_efficiency(result)

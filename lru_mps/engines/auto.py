@@ -12,7 +12,7 @@ the choice depends on the trajectory's seed (through its thermal sample) and
 the settings only, never on the batch, the worker or the run it is part of.
 
 Where events can raise N (a thermal bath's heating, a readout error's false
-report: ``ArraySpec.number_can_grow``) a row still starts on the engine of
+report: ``lru_mps.physics.rules.number_can_grow``) a row still starts on the engine of
 its initial sector, and a sector row that would be raised into a sector of
 more than ``sector_max_dim`` states is handed over to MPS at that event, from
 its exact state (:class:`HandoverState`; its diagnostics then say

@@ -8,6 +8,7 @@ from .datasets import diagnostics_summary
 from ..run.result import OBSERVABLE_INIT, SimulationResult
 from ..physics import readout as readouts
 from ..physics.units import time_to_us
+from ..physics.rules import estimator_label, integrated_decay_verdict, number_can_grow
 from ..run.settings import feedback_path
 from ..run.trajectories import format_engine_mix
 
@@ -17,13 +18,6 @@ FEEDBACK_PATHS = {
             "estimator: periodic feedback as matrix powers of the one-period map)",
     "reference": "reference path (one stop of the trajectory loop per measurement)",
 }
-
-#: what the branch estimator is exact for (README, Estimators), without and with feedback measurements
-_BRANCH_NOTE = {
-    False: " (removal-free branch: exact ensemble average per realization, ideal conditions)",
-    True: " (removal-free branch: exact per realization and measurement clock, clocks sampled; ideal conditions)",
-}
-
 
 def _disorder_line(spec) -> list[str]:
     """The disorder pattern and the fabrication/tuning spreads, when any differs from the paper's recipe;
@@ -63,10 +57,10 @@ def format_summary(result: SimulationResult) -> str:
         f"conditions: {cond}" + ("  (one per site, sites 1..L)" if c.per_site else ""),
         *_disorder_line(spec),
         f"engine={s.engine}  estimator={s.estimator}"
-        + (_BRANCH_NOTE[spec.reset.kind in ("periodic", "random")] if s.estimator == "branch" else "")
-        + ("  (hardware decay integrated out of the sampled Fock rows)" if s.integrate_decay else "")
         + f"  trajectories={result.completed}  seed={s.seed}  "
         f"t_final={s.times[-1]:g}/J ({time_to_us(s.times[-1], spec.J_hz):.3g} us)",
+        "estimator: " + estimator_label(spec, s.estimator, spec.reset.kind in ("periodic", "random"))
+        + (_integrate_note(spec) if s.integrate_decay else ""),
         f"fit windows: T_star t > (L-1) T_prop = {fit_window_start(result):.4g}/J, "
         f"T1 and T2 t > {fit_window_start(result, 'T1'):.4g}/J",
     ]
@@ -104,6 +98,14 @@ def format_summary(result: SimulationResult) -> str:
     return "\n".join(lines)
 
 
+def _integrate_note(spec) -> str:
+    """Whether ``integrate_decay`` could act here (the rule book), in words."""
+    verdict = integrated_decay_verdict(spec)
+    if verdict:
+        return "  (hardware decay integrated out of the sampled Fock rows)"
+    return f"  (decay not integrated out: {verdict.reason}; those rows are sampled)"
+
+
 def _lifetime_lines(result: SimulationResult) -> list[str]:
     """Leakage lifetimes (integrals of P_star^(1), P_star^(L)) and the removal efficiency, if a leakage start ran."""
     lt = leakage_lifetimes(result)
@@ -111,7 +113,7 @@ def _lifetime_lines(result: SimulationResult) -> list[str]:
         if "leakage" in result.blocks and result.spec.readout is not None:
             return ["", "leakage lifetimes: not defined with a readout error (a false report makes a |2> at the "
                         "reset site, so the leakage has a floor and its integral diverges)"]
-        if "leakage" in result.blocks and result.spec.number_can_grow:
+        if "leakage" in result.blocks and number_can_grow(result.spec):
             return ["", "leakage lifetimes: not defined with --thermal-bath (heating makes |2> from |1> on every "
                         "site, so the leakage has a thermal floor and its integral diverges)"]
         return []

@@ -31,7 +31,7 @@ children.  Cost: the path, its replay up to tau and the continuation, i.e.
 about (1 + 2 x levels) runs of the span, all on one propagator of the
 decay-free model.
 
-Exact where the hazard is state-independent (:func:`decay_rate`): every
+Exact where the hazard is state-independent (:func:`~lru_mps.physics.rules.integrated_decay_rate`): every
 site decays at one rate through a, no other channel raises or lowers N
 except the reset site's (whose events the log records: a measurement with
 outcome n lowers N by n, engineered dissipation a_L by one), no readout
@@ -54,32 +54,18 @@ import numpy as np
 
 from ..physics import operators as ops
 from ..physics.model import ArraySpec
+from ..physics.rules import integrated_decay_rate
 from .kernels import sample_index
 from .loop import run_rows
 from .records import TrajectoryRecord
 from .rows import start_row
 from .states import StateList
 
-#: channel names whose events keep N (dephasing) or that the log records with their change of N
-_KNOWN = ("decay", "dephasing", "dissipation")
 #: rows are integrated where their initial N-sector has at most this many states (the sector engine's
 #: eigendecomposition limit, EIG_MAX_DIM): there the decay-free path costs the same for any duration.  In a
 #: larger sector (Chebyshev, MPS) it would run to t_final in that sector, where a sampled row leaves it at its
 #: first decay (~T1q/N): 10x the cost for a hot row at L = 16, every excited row at L = 20.
 INTEGRATE_MAX_DIM = 1000
-
-
-def decay_rate(spec: ArraySpec) -> float | None:
-    """gamma (J) if the spec's hardware decay can be integrated out (module docstring), else None."""
-    chans = spec.channels()
-    decays = [ch for ch in chans if ch.name == "decay"]
-    if len(decays) != spec.L or getattr(spec, "readout", None) is not None:
-        return None
-    if len({float(ch.rate) for ch in decays}) != 1 or any(not np.array_equal(ch.op, ops.a) for ch in decays):
-        return None
-    if any(ch.name not in _KNOWN and not ch.name.startswith("measure") for ch in chans):
-        return None  # a channel that changes N where the log does not say
-    return float(decays[0].rate)
 
 
 def without_decay(spec: ArraySpec) -> ArraySpec:
@@ -122,9 +108,9 @@ def run_integrated(prop, spec: ArraySpec, times, product, row: IntegratedRow) ->
     :func:`without_decay` of ``spec``); ``product`` its initial site vectors.  The record holds
     S(t) f_0(t) + 1{t > tau} f_tau(t) (module docstring), times the row's weight."""
     times = np.asarray(times, dtype=float)
-    gamma = decay_rate(spec)
+    gamma = integrated_decay_rate(spec)
     if gamma is None:
-        raise ValueError("run_integrated: the spec's hardware decay cannot be integrated out (decay_rate is None)")
+        raise ValueError("run_integrated: the spec's hardware decay cannot be integrated out (the rule book's integrated_decay_rate is None)")
     free = without_decay(spec)
     if row.weight == 0.0:  # a thinned row contributes nothing (lru_mps.run.thermal_sample.thin_hot_tail)
         return TrajectoryRecord(times, np.zeros((len(times), spec.L, 3)), np.zeros(len(times), dtype=complex))

@@ -18,10 +18,7 @@ import numpy as np
 from numba import njit
 from scipy.optimize import brentq
 
-from ..errors import ParameterError
 from ..physics.model import ArraySpec, Channel
-
-ESTIMATORS = ("sampled", "branch")
 
 #: brentq tolerances of the jump time inside a stretch of length s: xtol = CROSSING_XTOL * max(1, s)
 CROSSING_XTOL = 1e-12
@@ -33,46 +30,6 @@ STEP_MERGE = 1e-12
 # ------------------------------------------------------------------ estimators
 #: the level of site 1 in the initial states whose observable the branch keeps (qubit: |1>, leakage: |2>)
 BRANCH_SITE1_LEVEL = {"qubit": 1, "leakage": 2}
-
-
-def branch_is_exact(spec: ArraySpec) -> bool:
-    """True when the branch estimator gives the exact ensemble average (docs/physics.md §6.5).
-
-    That needs every event to either lower the excitation number N (a
-    removal: reset, hardware decay) or keep it (dephasing, op diagonal in
-    the levels): no channel may raise N.  It holds for every condition the
-    model has but a readout error at the reset site (a false report of an
-    excitation puts |0>_L into |1> or |2>, raising N, and a wrong report of
-    a removal leaves |m>_L in place) and a thermal bath (its heating a^dag
-    raises N: a thermal excitation made after a removal keeps the observable).
-    """
-    if spec.readout is not None:
-        return False
-    for ch in spec.jump_channels():
-        if ch.removes:
-            continue
-        if np.count_nonzero(ch.op - np.diag(np.diagonal(ch.op))):
-            return False
-    return True
-
-
-def check_estimator(spec: ArraySpec, estimator: str) -> str:
-    """Resolve 'auto' (the branch wherever it is exact) and refuse the branch estimator where it is not."""
-    if estimator == "auto":
-        return "branch" if branch_is_exact(spec) else "sampled"
-    if estimator not in ESTIMATORS:
-        raise ParameterError("estimator", estimator, "one of auto, sampled, branch")
-    if estimator == "branch" and not branch_is_exact(spec):
-        raise ParameterError(
-            "estimator",
-            estimator,
-            "'branch' only where no channel raises the excitation number"
-            + (" (a readout error at the reset site does: false reports inject excitations)"
-               if spec.readout is not None else "")
-            + (" (--thermal-bath does: its heating a^dag raises it)" if spec.thermal_bath else ""),
-            "use --estimator sampled or auto",
-        )
-    return estimator
 
 
 #: the proposal weight of a jump that (by its site's populations) ends the observed excitation (guided rows)

@@ -69,7 +69,8 @@ import numpy as np
 from ..physics import readout as readouts
 from ..physics.model import ArraySpec
 from .records import Event, EventLog, TrajectoryRecord  # noqa: F401 (the loop's API)
-from .kernels import (ESTIMATORS, ChannelTable, Clocks, UniformDraws, check_estimator, crossing_time, sample_index,
+from ..physics.rules import ESTIMATORS, resolve_estimator
+from .kernels import (ChannelTable, Clocks, UniformDraws, crossing_time, sample_index,
                       regular_steps, sample_outcomes, step_lengths)
 from .branch_clocks import BranchClocks
 from .rows import Row, start_row  # noqa: F401 (the loop's API)
@@ -187,8 +188,7 @@ def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], est
         from ..errors import ParameterError
 
         raise ParameterError("estimator", estimator, "sampled or branch")
-    if estimator == "branch" and spec.readout is not None:
-        check_estimator(spec, estimator)  # refused: a readout error raises N
+    resolve_estimator(spec, estimator)  # the rule book refuses a branch that is not exact here
     return _Loop(store, spec, np.asarray(times, dtype=float), rows, estimator).run(keep_states)
 
 

@@ -377,11 +377,6 @@ class ArraySpec:
                   if math.isfinite(Tphi[l])]
         return chans
 
-    @property
-    def number_can_grow(self) -> bool:
-        """Whether an event can raise the excitation number N (a readout error's false report, a bath's heating)."""
-        return self.readout is not None or any(ch.name == "heating" for ch in self.channels())
-
     def qubit_frequency(self, real: Realization, frame: str = "dressed") -> float:
         """The coding qubit's frequency in the rotating frame (units of J).
 

@@ -13,8 +13,8 @@ from ..engines import batch_store, choose_engine, get_engine
 from ..engines.common.arraylib import BACKENDS, ArrayLib
 from ..engines.exact.feedback import FEEDBACK_PATHS
 from ..errors import require
-from ..mcwf.kernels import check_estimator
 from ..physics.model import INIT_STATES, ArraySpec
+from ..physics.rules import resolve_estimator
 from ..physics.units import to_time
 
 #: engine options that only the MPS engine takes (dropped for the exact engines)
@@ -121,7 +121,7 @@ def make_settings(
         trajectories=trajectories,
         seed=seed,
         engine=engine,
-        estimator=check_estimator(spec, estimator),
+        estimator=resolve_estimator(spec, estimator),
         inits=resolve_inits(init),
         engine_options=options,
         batched=batched,

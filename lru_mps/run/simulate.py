@@ -79,8 +79,6 @@ def simulate(
     sampled as without it).
     ``progress(done, total)`` is called as trajectories finish.
     """
-    if estimator == "auto" and spec.conditions.dephasing_per_site:
-        estimator = "sampled"  # the branch's dephasing clock runs at site 1's rate: heavy-tailed weights elsewhere
     settings = make_settings(spec, init=init, t_final=t_final, time_points=time_points, trajectories=trajectories,
                              seed=seed, engine=engine, estimator=estimator, engine_options=engine_options,
                              batched=batched, backend=backend, feedback=feedback, hot_tail=hot_tail,

@@ -28,12 +28,13 @@ import numpy as np
 from ..engines import batch_store, get_engine
 from ..engines.auto import PerTrajectoryEngine
 from ..errors import require
-from ..mcwf.integrated_decay import IntegratedRow, decay_rate, integrable_number, run_integrated, without_decay
+from ..mcwf.integrated_decay import IntegratedRow, integrable_number, run_integrated, without_decay
 from ..mcwf.kernels import branch_clock, guided_init
 from ..mcwf.loop import Row, TrajectoryRecord, run_rows, start_row
 from ..mcwf.states import StateList
 from ..physics.initial_states import product_state
 from ..physics.model import ArraySpec, Realization
+from ..physics.rules import integrated_decay_rate, number_can_grow
 from .seeding import disorder_rng, event_rng
 from .thermal_sample import thermal_start
 
@@ -59,7 +60,7 @@ def draw(spec: ArraySpec, settings, index: int, realization: Realization | None 
     """Trajectory ``index``'s draws, in the fixed order: disorder, then per initial state thermal levels, clock, threshold."""
     real = realization if realization is not None else spec.draw_realization(disorder_rng(settings.seed, index))
     wq = spec.qubit_frequency(real)
-    integrate = getattr(settings, "integrate_decay", False) and decay_rate(spec) is not None
+    integrate = getattr(settings, "integrate_decay", False) and integrated_decay_rate(spec) is not None
     products, rows, per_init = [], [], []
     for init in settings.inits:
         rng = event_rng(settings.seed, index, init)
@@ -201,7 +202,7 @@ def _per_trajectory(engine: PerTrajectoryEngine, spec, settings, d: Draw, realiz
         prop = mps_propagator() if name == "mps" else engine.sector.prepare(spec, real)
         states = [prop.state(d.products[q]) for q in qs]
         groups = [qs]
-        if name == "sector" and spec.number_can_grow:
+        if name == "sector" and number_can_grow(spec):
             states = [engine.handing_over(s, mps_propagator) for s in states]
             groups = [[q] for q in qs]
         for group in groups:

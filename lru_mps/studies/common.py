@@ -123,9 +123,9 @@ def as_list(cfg: dict, key: str) -> list:
 def ensemble_settings(spec: ArraySpec, cfg: dict) -> tuple[str, int]:
     """(estimator, number of evolutions): the branch, per realization when ideal, else ``trajectories``; sampled
     ``trajectories`` where the branch is not exact (a readout error at the reset site, docs/physics.md §4.4)."""
-    from ..mcwf.kernels import branch_is_exact
+    from ..physics.rules import resolve_estimator
 
-    if not branch_is_exact(spec) or spec.conditions.dephasing_per_site:  # (Tphi per site: as simulate's auto)
+    if resolve_estimator(spec, "auto") == "sampled":
         return "sampled", positive_int(cfg, "trajectories")
     if spec.conditions.ideal:
         return "branch", positive_int(cfg, "realizations")

@@ -49,6 +49,7 @@ from ..common.arraylib import ArrayLib
 from ..common.eigen import decompose_stack, evolve_eigen, evolve_rows, expm_propagator, propagator_stack
 from ..common.store import BatchStore, jump
 from .state import ExactState, embed
+from ...physics.rules import number_can_grow
 from .feedback import ExactFeedbackTrains, feedback_path
 from .sorted_basis import SortedBasis as _Basis, bond_blocks as _bond_blocks, hopping_blocks as _hopping_blocks
 
@@ -137,7 +138,7 @@ class ExactBatch(BatchStore):
 
         nmax_r = np.zeros(self.R, dtype=int)
         np.maximum.at(nmax_r, self.ridx, np.asarray(nmax, dtype=int))
-        if spec.number_can_grow:  # false reports (physics.readout), a bath's heating (physics.bath): every block
+        if number_can_grow(spec):  # false reports (physics.readout), a bath's heating (physics.bath): every block
             nmax_r[:] = 2 * L
         basis = self.basis = _Basis(L, int(nmax_r.max()))
         psi = np.zeros((B, basis.dim), dtype=complex)
