@@ -19,6 +19,7 @@ from numba import njit
 from scipy.optimize import brentq
 
 from ..physics.model import ArraySpec, Channel
+from ..physics.rules import guided_rows_verdict
 
 #: brentq tolerances of the jump time inside a stretch of length s: xtol = CROSSING_XTOL * max(1, s)
 CROSSING_XTOL = 1e-12
@@ -49,8 +50,10 @@ def guided_init(spec: ArraySpec, init: str, levels: np.ndarray) -> str | None:
     site populations) showed heavy-tailed weights (a band too narrow on a
     hot array), and T_star is needed where thermal rows are few; the
     coherence state's thermal rows are sampled too (T2 is sharp without).
+    Nor where the rule book says a guided clock is not exact
+    (:func:`~lru_mps.physics.rules.guided_rows_verdict`: engineered dissipation).
     """
-    if not np.any(np.asarray(levels)[1:] != 0) or init != "qubit":
+    if not np.any(np.asarray(levels)[1:] != 0) or init != "qubit" or not guided_rows_verdict(spec):
         return None
     return init
 

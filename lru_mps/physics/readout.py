@@ -82,9 +82,10 @@ def check(matrix) -> tuple[tuple[float, ...], ...] | None:
 
 def check_reset(readout, kind: str) -> None:
     """A readout error only where a feedback measurement has one."""
-    require(readout is None or kind in FEEDBACK_KINDS, "readout_error", describe(readout),
-            "0 for the reset kind '{}' (a readout error needs a feedback measurement: reset periodic or random)"
-            .format(kind))
+    key = "readout_error" if readout is None or symmetric_error(readout) is not None else "readout_confusion"
+    require(readout is None or kind in FEEDBACK_KINDS, key, describe(readout),
+            "an ideal readout for the reset kind '{}' (a readout error needs a feedback measurement: reset periodic "
+            "or random)".format(kind))
 
 
 def describe(readout) -> str:

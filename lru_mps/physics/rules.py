@@ -21,6 +21,8 @@ each question has one owner:
 * :func:`integrated_decay_rate`: the one decay rate gamma that lets a row
   integrate its hardware decay out, or None with the reason
   (:func:`integrated_decay_verdict`).
+* :func:`guided_rows_verdict`: may the branch's thermal qubit rows be guided (importance-sampled jumps on a
+  clock set from the state), or must they be sampled?
 * :func:`estimator_label`: the words a summary uses for the estimator.
 
 Rates in J.
@@ -112,6 +114,23 @@ def resolve_estimator(spec, estimator: str) -> str:
             raise ParameterError("estimator", estimator, f"'branch' only where it is exact, and here {verdict.reason}",
                                  "use --estimator sampled or auto")
     return estimator
+
+
+def guided_rows_verdict(spec) -> Verdict:
+    """May the branch estimator guide its thermal qubit rows (docs/physics.md §6.5, guided thermal rows)?
+
+    A guided row proposes its jumps on a Poisson clock whose rate is set from the state at each tick and at
+    each removal by a measurement; between those times the rate is fixed.  That is exact only if the clock
+    covers every channel that can fire before the next re-rate.  Engineered dissipation at the reset site
+    breaks it: the row starts with the reset site empty (its removal hazard G <n_L> is 0 at t = 0, so the clock
+    is set without it, and in ideal conditions to 0, never to tick), then the thermal excitation hops there
+    and is removed at a rate the clock does not propose (measured at L = 3, 300 mK, G = 0.3 J: <n_1> 0.66
+    against the master equation's 0.94 at 300/J).  There the thermal rows are sampled.
+    """
+    if any(ch.name == "dissipation" for ch in spec.channels()):
+        return Verdict(False, "engineered dissipation: its removal hazard starts at 0 on the empty reset site, "
+                              "and the guided clock, set from the state, would not propose it")
+    return Verdict(True, "removals by measurement re-rate the clock; hardware decay and dephasing act from t = 0")
 
 
 def estimator_label(spec, estimator: str, measurements: bool) -> str:
