@@ -79,8 +79,9 @@ def test_realistic_length_scaling_past_L6(tmp_path):
 def test_removal_stops_paying_criterion():
     """The criterion of ``measured_L`` on constructed T_star values: it can fail.
 
-    T1q/2 = 262.4/J at the paper's T1q.  L = 4 is the first L whose T_star minus its error reaches it (L = 3
-    reaches it only with its error added); an unresolved T_star (None) never counts; none reaching it gives None.
+    T1q/2 = 262.4/J at the paper's T1q.  The first L whose T_star is not significantly below it (T_star + 2
+    errors >= T1q/2) counts: L = 3 at 1.5 errors below counts, at 3 errors below it does not; an unresolved T_star
+    (None) never counts; none reaching it gives None.
     """
     from lru_mps.physics.model import ArraySpec
     from lru_mps.studies.length_scaling import _realistic_summary
@@ -97,9 +98,10 @@ def test_removal_stops_paying_criterion():
         _realistic_summary(entry, spec, [{}] * 5, _Attrs())
         return entry["removal_stops_paying"]["measured_L"]
 
-    assert measured([(0.2 * own, 1.0), (own - 1.0, 2.0), (own + 3.0, 2.0), (None, None), (2 * own, 1.0)]) == 4
-    assert measured([(0.2 * own, 1.0), (None, None), (own + 1.0, 2.0), (own + 3.0, 2.0), (2 * own, 1.0)]) == 5
-    assert measured([(0.2 * own, 1.0), (0.5 * own, 1.0), (own - 5.0, 2.0), (None, None), (own, 1.0)]) is None
+    assert measured([(0.2 * own, 1.0), (own - 3.0, 2.0), (own + 3.0, 2.0), (None, None), (2 * own, 1.0)]) == 3
+    assert measured([(0.2 * own, 1.0), (own - 6.0, 2.0), (own - 1.0, 2.0), (None, None), (2 * own, 1.0)]) == 4
+    assert measured([(0.2 * own, 1.0), (None, None), (own - 9.0, 2.0), (own + 3.0, 2.0), (2 * own, 1.0)]) == 5
+    assert measured([(0.2 * own, 1.0), (0.5 * own, 1.0), (own - 5.0, 2.0), (None, None), (own - 3.0, 1.0)]) is None
 
 
 def test_default_realistic_lengths_reach_L20():

@@ -304,6 +304,10 @@ def _compute(cfg: dict, ctx: StudyContext):
     return ds, summary
 
 
+#: removal stops paying at the first L whose T_star is not significantly below T1q/2: within this many errors
+STOPS_PAYING_SIGMAS = 2.0
+
+
 def _realistic_summary(entry: dict, spec, mixes: list, ds) -> None:
     """Hardware limits, where leakage removal stops paying, and the engine mix per L (realistic conditions)."""
     c, J_hz = spec.conditions, spec.J_hz
@@ -315,12 +319,14 @@ def _realistic_summary(entry: dict, spec, mixes: list, ds) -> None:
     stars = [t["value_J"] for t in entry["T_star"]]
     errs = [t["error_J"] or 0.0 for t in entry["T_star"]]
     own = limits["T_leak_own"]
-    stops = next((L for L, v, e in zip(entry["lengths"], stars, errs) if v is not None and v - e >= own), None)
+    stops = next((L for L, v, e in zip(entry["lengths"], stars, errs)
+                  if v is not None and v + STOPS_PAYING_SIGMAS * e >= own), None)
     entry["removal_stops_paying"] = {
         "measured_L": stops,
         "transit_estimate_L": finite_or_none(1.0 + own / spec.T_prop),
-        "criterion": "first L whose T_star (minus its error) is not below T1q/2, the decay of the leakage stack "
-                     "by itself; the estimate is the L whose transit (L-1) T_prop equals T1q/2",
+        "criterion": f"first L whose T_star is not significantly below T1q/2, the decay of the leakage stack by "
+                     f"itself (T_star + {STOPS_PAYING_SIGMAS:g} errors >= T1q/2); the estimate is the L whose transit "
+                     f"(L-1) T_prop equals T1q/2",
     }
     entry["engine_mix"] = mixes
     for k, v in limits.items():
