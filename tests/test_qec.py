@@ -333,17 +333,24 @@ PINNED_E3CD6FE = {
 }
 
 
+#: 100x the spread of the pinned values across BLAS kernels (1.3e-13)
+PINNED_ATOL = 1e-11
+
+
 def test_injection_off_is_the_reference_of_before():
-    """injection=None is the reference without the option: the numbers of e3cd6fe (to 1e-13, the last bits are the
-    BLAS kernels'; on this machine they were equal bit for bit), and the same arrays as leaving it out; p = 0 maps
-    are the identity (1e-12: the eigenbasis round trip)."""
+    """injection=None is the reference without the option: the numbers of e3cd6fe, and the same arrays as leaving
+    it out; p = 0 maps are the identity (1e-12: the eigenbasis round trip).  The pinned numbers' last bits are the
+    BLAS kernels': across OpenBLAS's kernels on one machine (OPENBLAS_CORETYPE Haswell, Zen, SkylakeX,
+    Sandybridge, Nehalem, Prescott) they move by up to 1.3e-13; the test allows 1e-11, 100x that spread (the rule
+    of tests/test_pinned.py), far below any change of the physics (the reset rate changed by 1e-8 of itself moves them by
+    5.9e-9)."""
     spec = _reference_spec()
     real = spec.draw_realization(np.random.default_rng(7))
     times = np.linspace(0.0, 20.0, 9)
     res = lindblad_observables(spec, real, "coherence", times, 8)
     for i, (pops, coh) in PINNED_E3CD6FE.items():
-        np.testing.assert_allclose(res.populations[i], pops, rtol=0, atol=1e-13)
-        assert abs(res.coherence[i] - coh) < 1e-13
+        np.testing.assert_allclose(res.populations[i], pops, rtol=0, atol=PINNED_ATOL)
+        assert abs(res.coherence[i] - coh) < PINNED_ATOL
     off = lindblad_observables(spec, real, "coherence", times, 8, injection=None)
     assert np.array_equal(off.populations, res.populations) and np.array_equal(off.coherence, res.coherence)
     zero = lindblad_observables(spec, real, "coherence", times, 8, injection=(0.0, 3.7))
