@@ -251,8 +251,15 @@ def test_screen_agrees_with_the_realistic_confirmation(tmp_path):
     assert s["candidates"] == 16 and s["validation"]["confirmed"] >= 3
     for x in s["confirmation"]["points"]:
         assert x["disagreement"]["D"] <= 3.0, x["label"]
-        if x["disagreement"]["added"] > 3.0:
-            assert any(m.startswith(x["label"]) for m in s["validation"]["screen_misleads"])
+        if x["disagreement"]["added"] <= 3.0:
+            continue
+        # a disagreement fails unless it is the screen's known limit: it has no thermal excitations and no
+        # Lamb-shift dephasing, which matter at L = 2 and at strong disorder (W/J >= 14), where it reads low by at
+        # most 30 %; the study must say so
+        scr, con = x["screen"]["added"]["p_total"]["value"], x["confirm"]["added"]["p_total"]["value"]
+        assert x["L"] == 2 or x["W_MHz"] / x["J_MHz"] >= 14, (x["label"], x["disagreement"])
+        assert 0.7 * con <= scr < con, (x["label"], scr, con)
+        assert any(m.startswith(x["label"]) for m in s["validation"]["screen_misleads"])
     # the paper's point confirmed is the qec study's default run (D = 0.963 +- 0.013, added p = 0.0047 +- 0.0001;
     # docs/physics.md §8): within 3 combined errors
     c = s["paper_point"]["confirm"]

@@ -6,9 +6,13 @@ for each reported quantity x_k +- e_k the calibration ratio is
 
     scatter / reported = std_k(x_k) / rms_k(e_k),
 
-pooled over the quantities of one kind as sqrt(mean of the squared
-deviations from each quantity's seed mean / mean of e_k^2).  An honest error
-gives 1; the acceptance band is [0.7, 1.4] (issue 20).  With n pooled
+pooled over the quantities of one kind in units of each quantity's own
+error, sqrt(sum_q dof_q r_q^2 / sum_q dof_q), so that a quantity with small
+errors weighs as much as one with large ones.  An honest error gives 1; the
+pooled ratio must lie in [0.7, 1.4], and each quantity on its own must be
+resolved in (nearly) every seed (its degrees of freedom asserted) and lie in
+the two-sided 99.9 % band of sqrt(chi2_dof / dof) for its degrees of
+freedom, so that one quantity 2x off cannot hide in the pool.  With n pooled
 deviations the ratio has a relative standard deviation of about
 1/sqrt(2 n): the full forms (LRU_MPS_LONG_SCALE=1) use 100 seeds for xi (one
 number per seed: +- 0.07) and 48 for the decay times (96 pooled: +- 0.07),
@@ -34,24 +38,51 @@ LOW, HIGH = 0.7, 1.4
 
 
 def _ratio(values, errors) -> tuple[float, int]:
-    """Pooled scatter / reported error over seeds (rows) and quantities (columns, each with its own mean).
+    """Pooled scatter / reported error over seeds (rows) and quantities (columns), each quantity in units of its
+    own reported error (so that one with small errors weighs as much as one with large ones).
 
     Entries not resolved (nan) are left out of their column; returns the ratio
-    and the number of degrees of freedom of the pooled scatter.
+    sqrt(sum_q dof_q r_q^2 / sum_q dof_q) and the pooled degrees of freedom.
     """
+    per = _per_quantity(values, errors)
+    dof = sum(d for _, d in per if d > 0)
+    return math.sqrt(sum(d * r * r for r, d in per if d > 0) / dof), dof
+
+
+def _per_quantity(values, errors) -> list[tuple[float, int]]:
+    """(scatter / rms reported error, degrees of freedom) of each column; (nan, 0) where fewer than 3 resolved."""
     v = np.asarray(values, dtype=float)
     e = np.asarray(errors, dtype=float)
-    dev2 = err2 = 0.0
-    dof = 0
+    out = []
     for col_v, col_e in zip(v.T, e.T):
         ok = np.isfinite(col_v) & np.isfinite(col_e)
-        if ok.sum() < 3:
-            continue
         n = int(ok.sum())
-        dev2 += np.sum((col_v[ok] - col_v[ok].mean()) ** 2) / (n - 1)  # unbiased variance of this quantity
-        err2 += np.mean(col_e[ok] ** 2)
-        dof += n - 1
-    return math.sqrt(dev2 / err2), dof
+        if n < 3:
+            out.append((math.nan, 0))
+            continue
+        var = np.sum((col_v[ok] - col_v[ok].mean()) ** 2) / (n - 1)  # unbiased variance of this quantity
+        out.append((math.sqrt(var / np.mean(col_e[ok] ** 2)), n - 1))
+    return out
+
+
+def chi2_band(dof: int, p: float = 1e-3) -> tuple[float, float]:
+    """The two-sided 1 - p band of scatter / true error with ``dof`` degrees of freedom: sqrt(chi2_dof / dof)."""
+    from scipy.stats import chi2
+
+    return math.sqrt(chi2.ppf(p / 2, dof) / dof), math.sqrt(chi2.ppf(1 - p / 2, dof) / dof)
+
+
+def check_calibration(values, errors, names, min_dof: int) -> dict:
+    """Every quantity resolved in at least ``min_dof`` + 1 seeds and its own ratio inside its chi2 band (99.9 %,
+    two-sided); the pooled ratio inside [LOW, HIGH].  Returns {name: (ratio, dof)} and 'pooled'."""
+    per = dict(zip(names, _per_quantity(values, errors)))
+    for name, (r, d) in per.items():
+        assert d >= min_dof, (name, "resolved in too few seeds", d, min_dof)
+        lo, hi = chi2_band(d)
+        assert lo <= r <= hi, (name, r, d, (lo, hi), per)
+    ratio, dof = _ratio(values, errors)
+    assert LOW <= ratio <= HIGH, (ratio, dof, per)
+    return {**per, "pooled": (ratio, dof)}
 
 
 def _study(tmp_path, seed, **overrides):
@@ -87,8 +118,7 @@ def test_xi_and_typical_T1_errors_are_the_scatter_over_seeds(tmp_path):
     assert LOW <= ratio <= HIGH, (ratio, n, np.std(xi, ddof=1), xi_err)
     # the test can tell: the weighted fit's own error (treating the nested lengths as independent) fails it
     assert _ratio(np.array(xi)[:, None], np.array(xi_own)[:, None])[0] > HIGH
-    ratio_typ, n_typ = _ratio(logs, log_errs)
-    assert LOW <= ratio_typ <= HIGH, (ratio_typ, n_typ)
+    check_calibration(logs, log_errs, [f"ln T1_typical L={L}" for L in (2, 3, 4, 5, 6, 8, 10, 12)], K - 1)
 
 
 @pytest.mark.long
@@ -115,9 +145,7 @@ def test_decay_time_errors_are_the_scatter_over_seeds(tmp_path):
                  real["leakage_lifetime_qubit"][0], real["leakage_lifetime_array"][0]]
         values.append([p["value_J"] if p["value_J"] is not None else math.nan for p in picks])
         errors.append([p["error_J"] if p["error_J"] is not None else math.nan for p in picks])
-    ratio, n = _ratio(values, errors)
-    assert n >= 2 * (K - 1), ("too few quantities resolved", np.array(values))
-    assert LOW <= ratio <= HIGH, (ratio, n, np.nanstd(values, axis=0, ddof=1), np.sqrt(np.nanmean(np.square(errors), axis=0)))
+    check_calibration(values, errors, ["ideal T_star", "T_star", "T1", "T2", "tau_1", "tau_L"], K - 1)
 
 
 @pytest.mark.long
@@ -139,9 +167,7 @@ def test_rate_sweep_optimum_errors_are_the_scatter_over_seeds(tmp_path):
         opt, err = s["optima_J"]["dissipation"], s["optima_error_J"]["dissipation"]
         values.append([math.log(opt[b]) for b in ("low", "high")])
         errors.append([err[b] / opt[b] if err[b] is not None else math.nan for b in ("low", "high")])
-    ratio, n = _ratio(values, errors)
-    assert n >= 2 * (K - 1) * 0.7, ("too few optima fitted", np.array(errors))
-    assert LOW <= ratio <= HIGH, (ratio, n, np.array(values), np.array(errors))
+    check_calibration(values, errors, ["low optimum", "high optimum"], int(0.7 * (K - 1)))
 
 
 @pytest.mark.long
@@ -163,9 +189,7 @@ def test_realistic_errors_with_thermal_rows_are_the_scatter_over_seeds(tmp_path)
         picks = [s["T_star"][0], s["T1"][0], s["T2"][0], s["leakage_lifetime_qubit"][0], s["leakage_lifetime_array"][0]]
         values.append([p["value_J"] if p["value_J"] is not None else math.nan for p in picks])
         errors.append([p["error_J"] if p["error_J"] is not None else math.nan for p in picks])
-    ratio, n = _ratio(values, errors)
-    assert n >= 5 * (K - 1) - 2, ("too few quantities resolved", np.array(values))
-    assert LOW <= ratio <= HIGH, (ratio, n, np.nanstd(values, axis=0, ddof=1), np.sqrt(np.nanmean(np.square(errors), axis=0)))
+    check_calibration(values, errors, ["T_star", "T1", "T2", "tau_1", "tau_L"], K - 2)
 
 
 @pytest.mark.long
@@ -185,6 +209,27 @@ def test_integrated_decay_errors_are_the_scatter_over_seeds(tmp_path):
         picks = [s["T_star"][0], s["leakage_lifetime_qubit"][0], s["leakage_lifetime_array"][0]]
         values.append([p["value_J"] if p["value_J"] is not None else math.nan for p in picks])
         errors.append([p["error_J"] if p["error_J"] is not None else math.nan for p in picks])
-    ratio, n = _ratio(values, errors)
-    assert n >= 3 * (K - 1) - 2, ("too few quantities resolved", np.array(values))
-    assert LOW <= ratio <= HIGH, (ratio, n, np.nanstd(values, axis=0, ddof=1), np.sqrt(np.nanmean(np.square(errors), axis=0)))
+    check_calibration(values, errors, ["T_star", "tau_1", "tau_L"], K - 2)
+
+
+def test_one_quantity_off_cannot_hide_in_the_pool():
+    """The check on synthetic numbers: honest errors pass; one of six quantities with errors 2.2x too small (or
+    resolved in only half the seeds) fails, though the pooled ratio alone would pass it (2.2x: its band for 11 degrees of freedom ends at 1.73) (12 seeds, as the reduced
+    forms)."""
+    rng = np.random.default_rng(3)
+    K, Q = 12, 6
+    scale = np.array([1.0, 30.0, 0.01, 5.0, 200.0, 0.3])  # quantities in very different units
+    z = rng.normal(size=(K, Q))
+    values = (z - z.mean(axis=0)) / z.std(axis=0, ddof=1) * scale  # scatter exactly the error: ratio 1 each
+    errors = np.tile(scale, (K, 1)) * rng.uniform(0.9, 1.1, size=(K, Q))
+    names = [f"q{j}" for j in range(Q)]
+    check_calibration(values, errors, names, K - 1)
+    off = errors.copy()
+    off[:, 2] /= 2.2
+    assert LOW <= _ratio(values, off)[0] <= HIGH  # the pool alone passes it
+    with pytest.raises(AssertionError, match="q2"):
+        check_calibration(values, off, names, K - 1)
+    missing = values.copy()
+    missing[: K // 2, 4] = np.nan
+    with pytest.raises(AssertionError, match="too few seeds"):
+        check_calibration(missing, errors, names, K - 1)

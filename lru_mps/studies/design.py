@@ -270,7 +270,8 @@ class Design(Study):
         return {
             "study": self.NAME,
             "parameters": {"T1q_us": fl(bare_us(specs[paper])[0]), "Tphi_us": fl(bare_us(specs[paper])[1]),
-                           "temperature_K": specs[paper].conditions.temperature_K, "seed": int(cfg["seed"])},
+                           "temperature_K": specs[paper].conditions.temperature_K, "seed": int(cfg["seed"]),
+                           "confirm_seed": int(cfg["seed"]) + design_screen.CONFIRM_SEED_OFFSET},
             "conditions": cond,
             "cycle_time": {**time_json(st["t_c"], 0.0, J_hz), "value_us": float(f"{st['t_c'] * us_per_J:.12g}")},
             "search": {"lengths": space["lengths"], "disorders_MHz": space["W_MHz"], "hoppings_MHz": space["J_MHz"],

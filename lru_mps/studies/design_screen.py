@@ -26,7 +26,12 @@ Confirmation (the front, the paper's point and the best under the budget):
 the QEC study's path (:func:`lru_mps.studies.common.run_ensemble` with the
 three initial states, ``trajectories``, ``duration``, ``min_time_points``),
 D and the added error per cycle from the fitted T1, T2 exactly as ``lru-mps
-study qec`` computes them.
+study qec`` computes them.  The confirmation runs on its own streams (seed +
+:data:`CONFIRM_SEED_OFFSET`), so that it is independent of the screen it
+checks (the same seed would re-use the screen's first trajectories: nested
+samples, whose disagreement in combined errors would be understated); the
+confirmations share that seed, so their paired differences keep the common
+random numbers.
 
 Every ensemble goes through the study's work folder, so a rerun (or an
 interrupted run) reuses every finished block.
@@ -112,9 +117,15 @@ def screen_qubit(spec, cfg: dict, t_c: float, times: np.ndarray) -> dict:
     return screened_qubit_error(times, start, t_c, w1, G1, G2, T1b, T2b)
 
 
+#: the confirmation's seed is the study's plus this: streams independent of the screen's (and of a qec run's)
+CONFIRM_SEED_OFFSET = 1_000_003
+
+
 def confirm(spec, cfg: dict, ctx, t_c: float, K: int, m: int, odds: float, label: str) -> dict:
     """The realistic confirmation of one candidate, the QEC study's numbers: D (with replicas), the fitted T1, T2
-    and the added error per cycle {q: {"value", "error"}} against the bare transmon."""
+    and the added error per cycle {q: {"value", "error"}} against the bare transmon, on the streams of seed +
+    :data:`CONFIRM_SEED_OFFSET` (independent of the screen)."""
+    cfg = {**cfg, "seed": int(cfg["seed"]) + CONFIRM_SEED_OFFSET}
     res = run_ensemble(spec, cfg, ctx, f"confirm {label}", init="all", t_final=K * t_c, time_points=K * m + 1,
                        leakage_thermal_odds=odds)
     D, err, reps = leakage_cycles(res, t_c)
