@@ -27,6 +27,8 @@ gamma N does not depend on the state; these tests check:
 
 import copy
 
+import math
+
 import numpy as np
 import pytest
 
@@ -152,15 +154,26 @@ def _compare(ms, expected, allowance, n, carrier=1.0):
     return int(np.count_nonzero(use))
 
 
-def _window_check(res, name, expected, allowance):
-    """The observable summed over (L-1) T_prop <= t: within 3 jackknife sigmas of the reference."""
+def _window_check(res, name, expected, allowance, full: int | None = None):
+    """The observable summed over (L-1) T_prop <= t: within 3 jackknife sigmas of the reference; with ``full``,
+    the power of the comparison at ``full`` trajectories (sigma ~ 1/sqrt(n)) is asserted: a bias of POWER of the
+    window's sum is detected at 3 sigma."""
     window = res.times >= (res.spec.L - 1) * res.spec.T_prop - 1e-9
     parts = np.array([np.sum(r.observable(name).mean[window]) for r in res.leave_one_out()])
     B = parts.size
     sigma = float(np.sqrt((B - 1) / B * np.sum((parts - parts.mean()) ** 2)))
     total, ref = float(np.sum(res.observable(name).mean[window])), float(np.sum(expected[window]))
     assert abs(total - ref) <= 3 * sigma + np.count_nonzero(window) * allowance, (name, total, ref, sigma)
+    if full is not None:
+        detects = 3 * sigma * math.sqrt(res.completed / full) / ref
+        assert detects <= POWER, (name, "detects", detects)
     return sigma
+
+
+#: the smallest relative bias of the late window's sum that the comparison must detect (3 sigma), at FULL
+#: trajectories (the long comparisons' full form)
+POWER = 0.05
+FULL = 1600
 
 
 def _quadrature(spec, expected):
@@ -180,7 +193,8 @@ def _leakage_against_reference(reset, n):
     site = ref.populations[:, :, 2]
     compared += _compare(res.site_resolved("leakage", "site_leakage"), site, _quadrature(spec, site), n)
     assert compared >= 6
-    sigma = _window_check(res, "leakage_array", curves["leakage_array"], _quadrature(spec, curves["leakage_array"]))
+    sigma = _window_check(res, "leakage_array", curves["leakage_array"], _quadrature(spec, curves["leakage_array"]),
+                          full=FULL)
     return spec, real, res, sigma
 
 
@@ -199,7 +213,7 @@ def test_leakage_start_agrees_with_lindblad_L3_periodic():
 @pytest.mark.long
 @pytest.mark.parametrize("reset", ["random", "dissipation"])
 def test_leakage_start_agrees_with_lindblad_L3_long(reset):
-    _leakage_against_reference(reset, int(1600 * long_scale()))
+    _leakage_against_reference(reset, int(FULL * long_scale()))
 
 
 def test_every_row_integrated_qubit_start_agrees_with_lindblad_L2():
