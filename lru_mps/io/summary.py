@@ -14,9 +14,9 @@ from ..run.trajectories import format_engine_mix
 
 #: what each feedback path does (lru_mps.run.settings.feedback_path)
 FEEDBACK_PATHS = {
-    "fast": "fast path (the store's feedback trains: measurements between events without loop stops; branch "
-            "estimator: periodic feedback as matrix powers of the one-period map)",
-    "reference": "reference path (one stop of the trajectory loop per measurement)",
+    "fast": "fast (the measurements between two events computed together, in closed form; the same numbers as "
+            "taking them one at a time, to rounding)",
+    "reference": "one at a time (each measurement computed on its own)",
 }
 
 def _disorder_line(spec) -> list[str]:
