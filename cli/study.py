@@ -125,6 +125,6 @@ _make("design", [
     click.option("--rate-factors", default=None,
                  help="Rates to search, as multiples of the analytic low optimum, e.g. 0.375,0.75,1.5."),
     click.option("--budget", default=None,
-                 help="Added p_total per cycle allowed: 'paper' (the paper's working point's) or a number "
-                      "[default: paper]."),
+                 help="Added p_total per cycle allowed: 'paper' (the paper's working point's) or a number in (0, 1], "
+                      "e.g. 0.005 [default: paper]."),
 ])
