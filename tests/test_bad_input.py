@@ -52,3 +52,78 @@ def test_design_refuses_a_bad_budget_from_the_study_file(tmp_path, monkeypatch):
     with pytest.raises(ParameterError) as err:
         run_study("design", StudyContext(out=tmp_path / "run", workers=1), config_file=config)
     assert err.value.name == "budget" and "(0, 1]" in str(err.value)
+
+
+# ------------------------------------------------------------------ length-scaling: which lengths list applies
+def _length_scaling_config(tmp_path, monkeypatch, *args):
+    """The config the length-scaling study would compute with, from the command line (its compute step replaced)."""
+    from lru_mps.studies import length_scaling
+
+    seen = {}
+
+    def compute(cfg, ctx):
+        seen["cfg"] = cfg
+        seen["plan"] = length_scaling.lengths_of(cfg)
+        raise ParameterError("conditions", cfg["conditions"], "(stopped by the test before it computes)")
+
+    monkeypatch.setattr(length_scaling, "_compute", compute)
+    res = cli("study", "length-scaling", "--out", tmp_path / "run", "--workers", "1", *args)
+    return res, seen
+
+
+def test_realistic_conditions_run_at_the_realistic_lengths(tmp_path, monkeypatch):
+    """The study's own compute step, stopped where it plans its ensembles: the lengths it would run."""
+    from lru_mps.studies import length_scaling
+    from lru_mps.studies.base import StudyContext
+
+    seen = {"specs": []}
+    real_base_spec = length_scaling.base_spec
+
+    def base_spec(cfg, **changes):
+        seen["specs"].append(changes)
+        return real_base_spec(cfg, **changes)
+
+    def plan(self, stages):
+        seen["stages"] = stages
+        raise ParameterError("conditions", "-", "(stopped by the test where the study plans its ensembles)")
+
+    monkeypatch.setattr(length_scaling, "base_spec", base_spec)
+    monkeypatch.setattr(StudyContext, "plan", plan)
+    res = cli("study", "length-scaling", "--out", tmp_path / "run", "--workers", "1",
+              "--conditions", "realistic", "--realistic-lengths", "3,5")
+    assert "stopped by the test" in res.output, res.output
+    assert seen["specs"] == [{"length": 3, "conditions": "realistic"}]  # the first (smallest) length it runs
+    assert seen["stages"] == 2  # L = 3 and 5, not the ideal conditions' 15 lengths up to 40
+    res, seen = _length_scaling_config(tmp_path, monkeypatch, "--conditions", "realistic", "--realistic-lengths", "3")
+    assert seen["plan"] == (["realistic"], {"realistic": [3]})
+
+
+def test_each_conditions_lengths_when_run_alone_or_both(tmp_path, monkeypatch):
+    from lru_mps.studies import get_study
+    from lru_mps.studies.base import load_config
+    from lru_mps.studies.length_scaling import lengths_of
+
+    study = get_study("length-scaling")
+    plan = lambda **kw: lengths_of(load_config(study.NAME, study.DEFAULTS, None, kw))  # noqa: E731
+    assert plan(conditions="realistic") == (["realistic"], {"realistic": [2, 3, 4, 5, 6, 8, 10, 12, 16, 20]})
+    assert plan(conditions="ideal", lengths="2:4") == (["ideal"], {"ideal": [2, 3, 4]})
+    assert plan(conditions="both", lengths="2:4", realistic_lengths="5") == (["ideal", "realistic"],
+                                                                             {"ideal": [2, 3, 4], "realistic": [5]})
+    res, seen = _length_scaling_config(tmp_path, monkeypatch, "--conditions", "ideal", "--lengths", "2,5")
+    assert seen["plan"] == (["ideal"], {"ideal": [2, 5]})
+
+
+@pytest.mark.parametrize("conditions, option, applies", [("realistic", "--lengths", "--realistic-lengths"),
+                                                         ("ideal", "--realistic-lengths", "--lengths")])
+def test_the_other_conditions_lengths_alone_are_refused(tmp_path, monkeypatch, conditions, option, applies):
+    res, seen = _length_scaling_config(tmp_path, monkeypatch, "--conditions", conditions, option, "3")
+    line = _one_error_line(res)
+    assert line.startswith(f"Error: {option}=3 is not allowed") and f"({applies})" in line, line
+    assert "cfg" not in seen
+
+
+def test_the_help_says_which_lengths_list_applies():
+    res = cli("study", "length-scaling", "--help")
+    text = " ".join(res.output.split())
+    assert "Lengths of the ideal conditions" in text and "Lengths of the realistic conditions" in text
+    assert "--conditions realistic or both" in text
