@@ -127,3 +127,85 @@ def test_the_help_says_which_lengths_list_applies():
     text = " ".join(res.output.split())
     assert "Lengths of the ideal conditions" in text and "Lengths of the realistic conditions" in text
     assert "--conditions realistic or both" in text
+
+
+# ------------------------------------------------------------------ the device file: units and plausible values
+CHIP = {"frequencies": ["7512MHz", "7468MHz", "7530MHz"], "anharmonicities": ["274MHz", "185.95MHz", "310.1MHz"],
+        "couplings": ["5.1MHz", "4.9MHz"], "t1": ["16.7us", "20us", "15us"], "tphi": ["10us", "12us", "8us"],
+        "temperature": "100mK"}
+
+
+def _device_error(**changes) -> ParameterError:
+    from lru_mps.physics.model import ArraySpec
+
+    with pytest.raises(ParameterError) as err:
+        ArraySpec.from_device({**CHIP, **changes})
+    return err.value
+
+
+@pytest.mark.parametrize("key, value, example", [
+    ("frequencies", [7520, 7468, 7530], "'7520MHz' or '7.52GHz'"),      # was: 7520 J = 37.6 GHz transmons
+    ("frequencies", ["7.52", "7.468", "7.53"], "'7.52GHz' or '7520MHz'"),  # was: refused naming anharmonicities
+    ("anharmonicities", [274, 186, 310], "'274MHz'"),
+    ("couplings", [5.1, 4.9], "'5.1MHz'"),
+    ("t1", ["20", "20", "20"], "'20us' or '20/J'"),                    # was: T1 = 20/J = 0.64 us
+    ("t1", 20, "'20us' or '20/J'"),
+    ("tphi", [10.0, 12.0, 8.0], "'10us' or '10/J'"),
+])
+def test_device_values_without_a_unit_are_refused_naming_the_key(key, value, example):
+    err = _device_error(**{key: value})
+    assert err.name == f"device.{key}" and "has no unit" in str(err) and example in str(err), str(err)
+
+
+def test_device_couplings_in_units_of_the_hopping_and_special_values_stay_allowed():
+    from lru_mps.physics.model import ArraySpec
+
+    spec = ArraySpec.from_device({**CHIP, "hopping": "5MHz", "couplings": ["1.02J", "0.98J"], "t1": "inf",
+                                  "tphi": ["500/J", "400/J", "inf"], "temperature": 0})
+    assert spec.device.couplings_hz == pytest.approx((5.1e6, 4.9e6))
+    with pytest.raises(ParameterError) as err:  # a bare multiple of the hopping is not
+        ArraySpec.from_device({**CHIP, "hopping": "5MHz", "couplings": [1.02, 0.98]})
+    assert err.value.name == "device.couplings" and "'1.02J'" in str(err.value)
+    with pytest.raises(ParameterError) as err:
+        ArraySpec.from_device({**CHIP, "hopping": 5})
+    assert err.value.name == "device.hopping" and "'5MHz'" in str(err.value)
+
+
+@pytest.mark.parametrize("key, value", [
+    ("frequencies", ["7512MHz", "37.6MHz", "7530MHz"]),  # what '7.52' (J) used to mean
+    ("frequencies", ["7512MHz", "7468MHz", "37.6GHz"]),
+    ("anharmonicities", ["274MHz", "25MHz", "310.1MHz"]),
+    ("anharmonicities", ["274MHz", "800MHz", "310.1MHz"]),
+    ("anharmonicities", ["274MHz", "-250MHz", "310.1MHz"]),  # the file's U_l is positive
+    ("t1", "20ns"),
+    ("tphi", ["10us", "50ns", "8us"]),
+    ("temperature", "2K"),
+])
+def test_device_values_no_transmon_has_are_refused_naming_the_key(key, value):
+    err = _device_error(**{key: value})
+    assert err.name == f"device.{key}", str(err)
+    assert str(err).startswith(f"device.{key}=")
+
+
+def test_device_frequencies_in_units_of_j_are_checked_in_ghz():
+    from lru_mps.physics.model import ArraySpec
+
+    freqs = ["1500J", "1494J", "1506J"]
+    assert ArraySpec.from_device({**CHIP, "hopping": "5MHz", "frequencies": freqs}).device.frequencies_hz[0] == 7.5e9
+    err = _device_error(hopping="15MHz", couplings=["1J", "1J"], frequencies=freqs)  # 22.5 GHz
+    assert err.name == "device.frequencies" and "1-20 GHz" in str(err)
+
+
+def test_a_short_but_possible_coherence_time_warns_naming_the_key():
+    from lru_mps.physics.model import ArraySpec
+
+    with pytest.warns(UserWarning, match=r"device\.t1: T1 = 0\.5 us on site 2"):
+        ArraySpec.from_device({**CHIP, "t1": ["16.7us", "500ns", "15us"]})
+
+
+def test_cli_refuses_a_device_file_without_units_in_one_line(tmp_path):
+    path = tmp_path / "chip.toml"
+    path.write_text('frequencies = [7520, 7468, 7530]\nanharmonicities = ["274MHz", "185.95MHz", "310.1MHz"]\n'
+                    'couplings = ["5.1MHz", "4.9MHz"]\n')
+    line = _one_error_line(cli("simulate", "--device", path, "--trajectories", "1"))
+    assert line.startswith("Error: device.frequencies=[7520, 7468, 7530] is not allowed") and "'7520MHz'" in line
