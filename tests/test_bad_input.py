@@ -1,11 +1,16 @@
-"""Bad input stops with one line naming the parameter and what is allowed, never a wrong number.
+"""No wrong number from bad input: one line naming the parameter and what is allowed, or what the user meant.
 
-Each test here is fast (seconds): it checks that the input is refused, or
-resolved as the user meant, without running a study.
+Each test here is fast (seconds) and runs no study: the design study's
+budget, the length-scaling study's lengths lists, the device file's units
+and plausible values, the thermal bath on the command line, and the
+readout's Kraus map against operators written out by hand (not by the
+package's readout helpers, which feed both the trajectories and the
+Lindblad reference).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -209,3 +214,109 @@ def test_cli_refuses_a_device_file_without_units_in_one_line(tmp_path):
                     'couplings = ["5.1MHz", "4.9MHz"]\n')
     line = _one_error_line(cli("simulate", "--device", path, "--trajectories", "1"))
     assert line.startswith("Error: device.frequencies=[7520, 7468, 7530] is not allowed") and "'7520MHz'" in line
+
+
+# ------------------------------------------------------------------ the readout map against Kraus operators by hand
+# docs/physics.md §4.4: after the projective measurement of n_L with true outcome m the readout reports n with
+# p(n|m) and the feedback applies X_0n, the swap of |0> and |n> on site L (X_00 = 1):
+#     K_mn = sqrt(p(n|m)) X_0n |m><m|_L.
+# Written out here as explicit 3x3 matrices, without the package's readout helpers.
+X0 = {0: np.eye(3),
+      1: np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]),   # |0> <-> |1>
+      2: np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])}   # |0> <-> |2>
+PROJ = {m: np.diag([1.0 if k == m else 0.0 for k in range(3)]) for m in range(3)}
+# a confusion matrix with every entry different (a map that mixes up m and n shows), entries multiples of 0.01
+READOUT = ((0.90, 0.06, 0.04), (0.07, 0.88, 0.05), (0.02, 0.09, 0.89))
+
+
+def _hand_kraus(P, L: int) -> list[np.ndarray]:
+    """K_mn on the full space of L qutrits, site L the last (rightmost) Kronecker factor."""
+    rest = np.eye(3 ** (L - 1))
+    return [np.kron(rest, np.sqrt(P[m][n]) * X0[n] @ PROJ[m]) for m in range(3) for n in range(3)]
+
+
+def _apply(ks, rho):
+    return sum(K @ rho @ K.conj().T for K in ks)
+
+
+def _random_rho(dim: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(dim, dim)) + 1j * rng.normal(size=(dim, dim))
+    rho = A @ A.conj().T
+    return rho / np.trace(rho)
+
+
+def _dense(op) -> np.ndarray:
+    return op.toarray() if hasattr(op, "toarray") else np.asarray(op)
+
+
+@pytest.mark.parametrize("L", [1, 2])
+def test_hand_kraus_operators_are_a_trace_preserving_reset(L):
+    ks = _hand_kraus(READOUT, L)
+    np.testing.assert_allclose(sum(K.conj().T @ K for K in ks), np.eye(3 ** L), atol=1e-14)
+    # an ideal readout is today's reset |0><m|_L
+    ideal = _hand_kraus(np.eye(3), 1)
+    for m in range(3):
+        np.testing.assert_array_equal(ideal[4 * m], np.outer(np.eye(3)[0], np.eye(3)[m]))
+
+
+@pytest.mark.parametrize("L", [2])
+def test_periodic_measurement_map_is_the_hand_kraus_map(L):
+    from lru_mps.physics.model import ArraySpec
+    from lru_mps.references.lindblad import _measurement_operators
+
+    spec = ArraySpec.from_user(length=L, conditions="ideal", reset="periodic", readout_confusion=READOUT)
+    ks = [_dense(K) for K in _measurement_operators(spec)]
+    rho = _random_rho(3 ** L, 11)
+    want = _apply(_hand_kraus(READOUT, L), rho)
+    np.testing.assert_allclose(_apply(ks, rho), want, atol=1e-13)
+    np.testing.assert_allclose(sum(K.conj().T @ K for K in ks), np.eye(3 ** L), atol=1e-13)  # trace preserving
+    assert np.trace(_apply(ks, rho)) == pytest.approx(1.0, abs=1e-13)
+
+
+@pytest.mark.parametrize("L", [2])
+def test_random_feedback_lindblad_operators_are_the_hand_kraus_operators(L):
+    from lru_mps.physics.model import ArraySpec
+
+    def embed(op, site, L):
+        return np.kron(np.kron(np.eye(3 ** site), op), np.eye(3 ** (L - site - 1)))
+
+    G = 0.3
+    spec = ArraySpec.from_user(length=L, conditions="ideal", reset="random", rate=f"{G}J", readout_confusion=READOUT)
+    cs = [np.sqrt(ch.rate) * _dense(embed(ch.op, ch.site, L)) for ch in spec.channels() if ch.name.startswith("measure")]
+    rho = _random_rho(3 ** L, 12)
+    np.testing.assert_allclose(_apply(cs, rho), G * _apply(_hand_kraus(READOUT, L), rho), atol=1e-13)
+    np.testing.assert_allclose(sum(c.conj().T @ c for c in cs), G * np.eye(3 ** L), atol=1e-13)  # H_eff: -iG/2
+
+
+def test_trajectory_feedback_is_the_hand_kraus_map():
+    """The trajectories' feedback as the loop makes it (Born outcome m, one uniform for the report, then
+    |x><m|_L with the loop's target x): its average over the report's uniform is the hand-built map."""
+    from lru_mps.mcwf.loop import _Loop
+    from lru_mps.physics.model import ArraySpec
+
+    spec = ArraySpec.from_user(length=2, conditions="ideal", reset="periodic", readout_confusion=READOUT)
+    N = 1000  # uniforms at the midpoints of N bins: exact for p(n|m) in multiples of 1/100
+    u = (np.arange(N) + 0.5) / N
+
+    class Store:
+        def reset_last(self, rows, outcomes, normalize, targets=None):
+            self.got = (np.asarray(outcomes), np.zeros(len(rows), int) if targets is None else np.asarray(targets))
+
+    class Uniforms:
+        def take(self, rows):
+            return u[np.asarray(rows) % N]
+
+    loop = type("FakeLoop", (), {})()
+    loop.spec, loop.store, loop.uniforms = spec, Store(), Uniforms()
+    R = np.zeros((3, 3))  # R[x, m]: the probability that the feedback after outcome m leaves site L in |x>
+    for m in range(3):
+        _Loop._reset_sampled(loop, np.arange(N), np.full(N, m))
+        outcomes, targets = loop.store.got
+        assert np.all(outcomes == m)
+        R[:, m] = np.bincount(targets, minlength=3) / N
+    rho = _random_rho(3, 13)  # L = 1 suffices: the feedback acts on site L alone
+    ket = np.eye(3)
+    traj = sum(R[x, m] * np.outer(ket[x], ket[m]) @ rho @ np.outer(ket[m], ket[x]) for x in range(3) for m in range(3))
+    np.testing.assert_allclose(traj, _apply(_hand_kraus(READOUT, 1), rho), atol=1e-12)
+    np.testing.assert_allclose(R.sum(axis=0), 1.0)
