@@ -320,3 +320,49 @@ def test_trajectory_feedback_is_the_hand_kraus_map():
     traj = sum(R[x, m] * np.outer(ket[x], ket[m]) @ rho @ np.outer(ket[m], ket[x]) for x in range(3) for m in range(3))
     np.testing.assert_allclose(traj, _apply(_hand_kraus(READOUT, 1), rho), atol=1e-12)
     np.testing.assert_allclose(R.sum(axis=0), 1.0)
+
+
+# ------------------------------------------------------------------ --thermal-bath on the command line
+def _simulate_json(monkeypatch, *args) -> tuple[dict, list]:
+    """`lru-mps simulate ... --json` in process: its JSON object and the spec it ran (recorded on the way)."""
+    import json
+
+    import lru_mps.run.simulate as run_simulate
+
+    specs = []
+    real = run_simulate.simulate
+
+    def recording(spec, **kwargs):
+        specs.append(spec)
+        return real(spec, **kwargs)
+
+    monkeypatch.setattr(run_simulate, "simulate", recording)
+    res = cli("simulate", "-L", "3", "--json", "--workers", "1", *args)
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output.strip().splitlines()[-1]), specs
+
+
+def test_thermal_bath_option_reaches_the_spec_and_heats_the_array(monkeypatch):
+    """--thermal-bath from the command line: the JSON parameters and the spec's channels say so (heating at
+    T > 0), and the array's leakage, which without a bath decays to nothing (hardware decay and the reset only
+    take excitations out), settles on a thermal floor with it: heating sqrt(gamma nbar) a^dag makes |2> from
+    |1> (nbar = 0.95 at 7.5 GHz and 500 mK; T1 = 100/J, so 800/J is eight T1)."""
+    run = ("--init", "leakage", "--temperature", "500mK", "--t1", "100/J", "--tphi", "inf", "--t-final", "800/J",
+           "--time-points", "17", "--trajectories", "128", "--seed", "1")
+    hot, specs = _simulate_json(monkeypatch, "--thermal-bath", *run)
+    assert hot["parameters"]["thermal_bath"] is True and hot["parameters"]["estimator"] == "sampled"
+    names = {ch.name for ch in specs[-1].channels()}
+    assert specs[-1].thermal_bath and "heating" in names and "decay" in names
+    cold, specs = _simulate_json(monkeypatch, *run)
+    assert "thermal_bath" not in cold["parameters"] or cold["parameters"]["thermal_bath"] is False
+    assert "heating" not in {ch.name for ch in specs[-1].channels()}
+    late = slice(-6, None)  # t >= 550/J: five T1 and more
+    bath = np.mean(hot["observables"]["leakage_array"]["mean"][late])
+    bath_sem = np.max(hot["observables"]["leakage_array"]["sem"][late])
+    none = np.max(cold["observables"]["leakage_array"]["mean"][late])
+    assert none < 1e-4, none  # decayed and reset away
+    assert bath > none + 4 * bath_sem and bath > 0.1, (bath, bath_sem, none)
+    # at T = 0 the bath has no heating channel: it is the hardware decay alone
+    zero, specs = _simulate_json(monkeypatch, "--thermal-bath", "--temperature", "0", "--trajectories", "2",
+                                 "--t-final", "10/J", "--time-points", "3", "--init", "leakage")
+    assert zero["parameters"]["thermal_bath"] is True and "heating" not in {ch.name for ch in specs[-1].channels()}
