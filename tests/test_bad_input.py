@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lru_mps.errors import ParameterError
+from lru_mps.errors import ParameterError, ParameterWarning
 from lru_mps_cli.main import main
 
 
@@ -204,8 +204,15 @@ def test_device_frequencies_in_units_of_j_are_checked_in_ghz():
 def test_a_short_but_possible_coherence_time_warns_naming_the_key():
     from lru_mps.physics.model import ArraySpec
 
-    with pytest.warns(UserWarning, match=r"device\.t1: T1 = 0\.5 us on site 2"):
+    with pytest.warns(ParameterWarning, match=r"device\.t1: T1 = 0\.5 us on site 2") as got:
         ArraySpec.from_device({**CHIP, "t1": ["16.7us", "500ns", "15us"]})
+    # the command line prints it as one line
+    import warnings
+
+    import lru_mps_cli.main  # noqa: F401  (installs the CLI's warning format)
+
+    w = got[0]
+    assert warnings.formatwarning(w.message, w.category, w.filename, w.lineno) == f"Warning: {w.message}\n"
 
 
 def test_cli_refuses_a_device_file_without_units_in_one_line(tmp_path):

@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from . import disorder
-from ..errors import ParameterError, require
+from ..errors import ParameterError, ParameterWarning, require
 from .units import _split, parse_frequency_hz, time_to_us, to_energy, to_kelvin, to_time
 
 KEYS = ("frequencies", "anharmonicities", "couplings", "hopping", "t1", "tphi", "temperature")
@@ -282,7 +282,7 @@ def parse(data: dict, source: str | None = None) -> Device:
                                          f"e.g. '16.7us'")
                 if us < odd:
                     warnings.warn(f"device.{key}: {name} = {us:.3g} us on {site}, under {odd:g} us: short for a "
-                                  f"transmon (is the unit right?)", UserWarning, stacklevel=3)
+                                  f"transmon (is the unit right?)", ParameterWarning, stacklevel=3)
             hw[key] = times[0] if len(times) == 1 else tuple(times)
     temperature = None
     if "temperature" in data:
