@@ -127,6 +127,18 @@ def test_the_other_conditions_lengths_alone_are_refused(tmp_path, monkeypatch, c
     assert "cfg" not in seen
 
 
+def test_a_study_file_with_only_the_other_conditions_lengths_is_refused(tmp_path, monkeypatch):
+    from lru_mps.studies import length_scaling, run_study
+    from lru_mps.studies.base import StudyContext
+
+    _no_compute(monkeypatch, length_scaling, "_compute")
+    config = tmp_path / "ls.toml"
+    config.write_text('study = "length-scaling"\nconditions = "realistic"\nlengths = "6"\n')
+    with pytest.raises(ParameterError) as err:
+        run_study("length-scaling", StudyContext(out=tmp_path / "run", workers=1), config_file=config)
+    assert err.value.name == "lengths" and "realistic_lengths" in str(err.value)
+
+
 def test_the_help_says_which_lengths_list_applies():
     res = cli("study", "length-scaling", "--help")
     text = " ".join(res.output.split())
