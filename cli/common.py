@@ -129,7 +129,8 @@ def model_options(defaults: bool = True):
                                "§5.1). Off = the paper's decay alone.")),
         click.option("--device", default=None,
                      help="A device file (TOML, e.g. studies/device-example.toml): every site's frequency, "
-                          "anharmonicity and coupling, optionally T1, Tphi (one or one per site) and the temperature. "
+                          "anharmonicity and coupling, optionally T1, Tphi (one or one per site) and the temperature, each "
+                          "with its unit ('7.52GHz', '16.7us'; a bare number is refused). "
                           "It fixes --length, --frequency, --anharmonicity, --disorder and --hopping (refused with "
                           "it); --conditions fills the hardware figures it lacks; --t1, --tphi, --temperature "
                           "override; the spreads are drawn on top (docs/physics.md §3.2)."),

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import signal
+import warnings
 
 import click
 from click.core import ParameterSource
 
 from lru_mps.defaults import RUN
-from lru_mps.errors import ParameterError
+from lru_mps.errors import ParameterError, ParameterWarning
 
 from .common import BACKENDS, engine_options, fail, model_options, mps_options, progress
 
@@ -40,6 +41,19 @@ def build_spec(length, hopping, anharmonicity, frequency, disorder, reset, rate,
                                disorder_pattern=disorder_pattern, hopping_spread=hopping_spread,
                                readout_error=readout_error, readout_confusion=readout_confusion, device=device,
                                thermal_bath=bool(thermal_bath))
+
+
+_format_warning = warnings.formatwarning
+
+
+def _one_line_warning(message, category, filename, lineno, line=None):
+    """A ParameterWarning as one line naming the parameter (no source line); other warnings as Python prints them."""
+    if issubclass(category, ParameterWarning):
+        return f"Warning: {message}\n"
+    return _format_warning(message, category, filename, lineno, line)
+
+
+warnings.formatwarning = _one_line_warning
 
 
 def _terminated(signum, frame):

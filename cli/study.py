@@ -87,8 +87,12 @@ def _make(name: str, extra: list):
 _make(
     "length-scaling",
     [
-        click.option("--lengths", default=None, help="Lengths, e.g. 2:40, 2:40:2 or 2,4,8,16,32."),
-        click.option("--realistic-lengths", default=None, help="Lengths for the realistic conditions."),
+        click.option("--lengths", default=None,
+                     help="Lengths of the ideal conditions, e.g. 2:40, 2:40:2 or 2,4,8,16,32 "
+                          "[default: 2..6, 8, 10, 12, 16, 20, 24, ..., 40]."),
+        click.option("--realistic-lengths", default=None,
+                     help="Lengths of the realistic conditions (with --conditions realistic or both), e.g. 2:8 "
+                          "[default: 2..6, 8, 10, 12, 16, 20]."),
     ],
 )
 for _name in ("rate-sweep", "disorder-sweep", "hopping-sweep", "dynamics"):
@@ -125,6 +129,6 @@ _make("design", [
     click.option("--rate-factors", default=None,
                  help="Rates to search, as multiples of the analytic low optimum, e.g. 0.375,0.75,1.5."),
     click.option("--budget", default=None,
-                 help="Added p_total per cycle allowed: 'paper' (the paper's working point's) or a number "
-                      "[default: paper]."),
+                 help="Added p_total per cycle allowed: 'paper' (the paper's working point's) or a number in (0, 1], "
+                      "e.g. 0.005 [default: paper]."),
 ])

@@ -21,6 +21,11 @@ class ParameterError(ValueError):
         super().__init__(msg)
 
 
+class ParameterWarning(UserWarning):
+    """A parameter that is possible but odd (e.g. a device's T1 under 1 us): the message names it; the CLI prints
+    it as one line ``Warning: ...``."""
+
+
 def require(condition: bool, name: str, value, allowed: str, hint: str | None = None) -> None:
     """Raise :class:`ParameterError` unless ``condition`` holds."""
     if not condition:

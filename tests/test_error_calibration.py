@@ -184,7 +184,7 @@ def test_realistic_errors_with_thermal_rows_are_the_scatter_over_seeds(tmp_path)
     K = max(8, int(48 * long_scale()))  # reduced: 35 pooled degrees of freedom, the band > 2 sigma
     values, errors = [], []
     for k in range(K):
-        s = _study(tmp_path, 9000 + k, conditions="realistic", lengths="6", trajectories=96, short_factor=1,
+        s = _study(tmp_path, 9000 + k, conditions="realistic", realistic_lengths="6", trajectories=96, short_factor=1,
                    time_points=101)
         picks = [s["T_star"][0], s["T1"][0], s["T2"][0], s["leakage_lifetime_qubit"][0], s["leakage_lifetime_array"][0]]
         values.append([p["value_J"] if p["value_J"] is not None else math.nan for p in picks])
@@ -202,7 +202,7 @@ def test_integrated_decay_errors_are_the_scatter_over_seeds(tmp_path):
     K = max(8, int(32 * long_scale()))
     values, errors = [], []
     for k in range(K):
-        s = _study(tmp_path, 9500 + k, conditions="realistic", lengths="3", short_lengths="2:2", trajectories=48,
+        s = _study(tmp_path, 9500 + k, conditions="realistic", realistic_lengths="3", short_lengths="2:2", trajectories=48,
                    long_leakage_factor=2, long_leakage_integrate_decay=True, time_points=101,
                    model={"temperature": "250mK"})
         assert s["by_conditions"]["realistic"]["leakage_integrate_decay"] == [True]

@@ -23,7 +23,7 @@ from lru_mps.studies.base import StudyContext
 def test_realistic_length_scaling_past_L6(tmp_path):
     # L = 2 a short array (3x the trajectories, excited interiors at 8x their odds: the defaults), L = 8 a long one
     # here: its leakage start runs long_leakage_factor x the trajectories of the qubit starts, at its own odds
-    over = dict(conditions="realistic", lengths="2,8", trajectories=4, time_points=21, realistic_t_after="0.5us",
+    over = dict(conditions="realistic", realistic_lengths="2,8", trajectories=4, time_points=21, realistic_t_after="0.5us",
                 short_lengths="2", long_leakage_factor=2, long_leakage_thermal_odds=3, long_coherence_factor=0.5)
     res = run_study("length-scaling", StudyContext(out=tmp_path, workers=1), overrides=over)
     s = json.loads((tmp_path / "summary.json").read_text())

@@ -56,10 +56,22 @@ def run_study(name: str, ctx: StudyContext, config_file=None, overrides: dict | 
             base[k] = {**base.get(k, {}), **v} if isinstance(v, dict) else v
         base["quick"] = True
     cfg = load_config(name, base, config_file, overrides or {})
+    study.check_given(cfg, given_keys(config_file, overrides or {}))
     from .common import refuse_device  # (the studies that sweep what a device file fixes refuse it)
 
     refuse_device(cfg, name)
     return study.run(cfg, ctx)
+
+
+def given_keys(config_file, overrides: dict) -> set:
+    """The keys the user set: those of the config file (already read by load_config) and the overrides given."""
+    keys = {k for k, v in overrides.items() if v is not None}
+    if config_file is not None:
+        import tomllib
+
+        with open(config_file, "rb") as fh:
+            keys |= set(tomllib.load(fh))
+    return keys
 
 
 def replot(folder) -> list[Path]:

@@ -309,6 +309,10 @@ class Study(ABC):
         self.plot(dataset, summary, ctx.out / "figures")
         return StudyResult(self.NAME, ctx.out, summary, table, dataset)
 
+    def check_given(self, cfg: dict, given: set) -> None:
+        """Refuse what the user set (``given``: the keys set in a config file or as overrides) where the resolved
+        ``cfg`` would ignore it; the default accepts everything."""
+
     # The three hooks every study module implements (the template's abstract steps; every study's --quick run is a test).
     @abstractmethod
     def compute(self, cfg: dict, ctx: StudyContext):

@@ -54,7 +54,7 @@ every candidate fast (short branch runs for D, exact per-realization qubit
 rates with the hardware composed in for the added error, common random
 numbers), then confirm the front, the paper's working point (L = 3,
 W = 100 MHz, J = 5 MHz, periodic feedback at 0.03 J) and the best design
-under the budget (--budget: 'paper' or an added p_total per cycle) with the
+under the budget (--budget: 'paper' or an added p_total per cycle in (0, 1]) with the
 qec study's realistic trajectories.  Says whether the paper's point is
 reproduced or by how much a design beats it, and where the screen misleads.
 Default: 324 candidates, about 23 minutes on one core of a busy 2-core machine (--quick: 25 s).
@@ -161,7 +161,8 @@ def _settings(cfg: dict, J_hz: float) -> dict:
             budget = float(budget)
         except (TypeError, ValueError):
             raise ParameterError("budget", cfg["budget"], "'paper' or an added error per cycle (p_total), e.g. 0.005") from None
-        require(math.isfinite(budget), "budget", cfg["budget"], "'paper' or a finite added error per cycle")
+        require(math.isfinite(budget) and 0.0 < budget <= 1.0, "budget", cfg["budget"],
+                "'paper' or an added error per cycle (p_total) in (0, 1], e.g. 0.005")
     odds = float(cfg["leakage_thermal_odds"])
     require(math.isfinite(odds) and odds >= 1, "leakage_thermal_odds", odds, "a number >= 1")
     return {"t_c": t_c, "K": K, "m": m, "Ks": Ks, "ms": ms, "confirm_max": confirm_max, "flag": flag,

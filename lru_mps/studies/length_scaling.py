@@ -30,7 +30,8 @@ so that the late-time window covers the slow leakage tail; under realistic
 conditions every decay is bounded by the hardware (T1 -> T1q, T2 -> T2q,
 a leakage stack decays by itself in T1q/2), so there it runs to
 (L-1) T_prop + ``realistic_t_after``.  Realistic conditions run on
-``realistic_lengths`` (default L = 2..6, 8, 10, 12, 16, 20): exact engine to L = 6, then the per-trajectory policy of
+``realistic_lengths`` (default L = 2..6, 8, 10, 12, 16, 20; ``lengths`` are the ideal ones, also
+when ``conditions`` is one of them alone): exact engine to L = 6, then the per-trajectory policy of
 ``--engine auto`` (the exact fixed-N sector engine for every trajectory whose
 thermal sample keeps its largest sector small, which at 100 mK is nearly
 all of them, MPS for the rest; the summary gives the mix per L).  The
@@ -74,6 +75,8 @@ values) and L = 2..6, 8, 10, 12, 16, 20 under realistic conditions (T1q,
 Tphi, 100 mK; trajectories of the branch estimator on the exact engine,
 then on the sector or MPS engine per trajectory), with the hardware limits T1q, T2q and where
 leakage removal stops paying.  Extends paper Fig. 3c,f to long arrays.
+--lengths are the ideal conditions' lengths and --realistic-lengths the
+realistic ones, also when --conditions runs only one of them.
 --quick: seconds.
 """
 
@@ -214,14 +217,35 @@ def _ensembles(cfg: dict, L: int, ideal: bool, n_real: int) -> list[tuple[str | 
     return [("leakage", n_leak, odds, float(leak_hot), integrate)] + qubits
 
 
+#: the config key of each condition's lengths (the same whether the condition runs alone or with the other)
+LENGTH_KEYS = {"ideal": "lengths", "realistic": "realistic_lengths"}
+
+
+def lengths_of(cfg: dict) -> tuple[list[str], dict[str, list[int]]]:
+    """The conditions the study runs and the lengths of each: ``lengths`` for ideal conditions,
+    ``realistic_lengths`` for realistic ones, whether a condition runs alone or both run."""
+    require(cfg["conditions"] in ("ideal", "realistic", "both"), "conditions", cfg["conditions"],
+            "ideal, realistic or both")
+    conds = ["ideal", "realistic"] if cfg["conditions"] == "both" else [cfg["conditions"]]
+    return conds, {c: parse_lengths(cfg[LENGTH_KEYS[c]]) for c in conds}
+
+
+def check_given(cfg: dict, given: set) -> None:
+    """Refuse a lengths list the user set for conditions the study does not run, where the list of the conditions
+    it runs was left at its default (``given``: the keys the user set, in a file or as options)."""
+    if cfg["conditions"] == "both":
+        return
+    runs = LENGTH_KEYS[cfg["conditions"]]
+    other = next(k for k in LENGTH_KEYS.values() if k != runs)
+    require(other not in given or runs in given, other, cfg[other],
+            f"the lengths of the {'realistic' if other == 'realistic_lengths' else 'ideal'} conditions only; "
+            f"with conditions = {cfg['conditions']} the lengths are {runs} (--{runs.replace('_', '-')})")
+
+
 def _compute(cfg: dict, ctx: StudyContext):
     """The ensembles and per-realization rates of every length: (dataset, summary)."""
 
-    conds = ["ideal", "realistic"] if cfg["conditions"] == "both" else [cfg["conditions"]]
-    lengths = {
-        "ideal": parse_lengths(cfg["lengths"]),
-        "realistic": parse_lengths(cfg["realistic_lengths"]) if cfg["conditions"] == "both" else parse_lengths(cfg["lengths"]),
-    }
+    conds, lengths = lengths_of(cfg)
     all_L = sorted(set().union(*(lengths[c] for c in conds)))
     T = int(cfg["time_points"])
     n_real = int(cfg["realizations"])
@@ -490,6 +514,9 @@ class LengthScaling(Study):
 
     NAME = "length-scaling"
     HELP = HELP
+
+    def check_given(self, cfg: dict, given: set) -> None:
+        check_given(cfg, given)
 
     def compute(self, cfg: dict, ctx: StudyContext):
         return _compute(cfg, ctx)
