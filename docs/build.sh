@@ -3,11 +3,13 @@
 # studies/analysis.ipynb, not executed) as HTML, warnings as errors:
 #   docs/build.sh              -> docs/_build/html/index.html
 #   docs/build.sh OUTDIR       -> OUTDIR/index.html
-# Installs the package with its docs extra into the current Python first;
-# run it inside a virtualenv.
+# Run it in the virtualenv that has lru-mps; where the docs tools are missing
+# it installs the package with its docs extra (python -m pip install '.[docs]').
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-docs/_build/html}"
-python -m pip install -q '.[docs]'
+if ! python -c "import lru_mps, sphinx, numpydoc, myst_nb, furo" 2>/dev/null; then
+    python -m pip install '.[docs]'
+fi
 python -m sphinx -W --keep-going -b html docs "$out"
 echo "manual: $out/index.html"
