@@ -224,7 +224,7 @@ def test_mps_default_settings_follow_sector_hot(reset):
 def test_binding_max_bond_error_within_the_bound(reset):
     """The same trajectory with --max-bond 8 (the defaults reach bond 30): truncation binds (discarded
     weight > 1e-10, reported); the events stay the same and the population error stays within the
-    README's bound for whole trajectories, sqrt(W) with W the total discarded weight (measured: error/sqrt(W)
+    user guide's bound for whole trajectories, sqrt(W) with W the total discarded weight (measured: error/sqrt(W)
     = 0.007-0.09 at L = 8, t = 20/J).  Detects a truncation error 11x larger than measured (dissipation,
     the closest: 0.087 sqrt(W)), or a discarded weight under-reported by 130x or more."""
     err, rec, _, kinds = _sector_vs_mps_hot(8, reset, 20.0, 3, {"max_bond": 8}, time_points=21)
@@ -236,7 +236,7 @@ def test_binding_max_bond_error_within_the_bound(reset):
 
 
 def test_truncation_error_within_the_rigorous_bound():
-    """Between events, step by step: the README's bound |p_trunc(t) - p(t)| <= sum_k sqrt(w_k) / ||psi(t)||
+    """Between events, step by step: the user guide's bound |p_trunc(t) - p(t)| <= sum_k sqrt(w_k) / ||psi(t)||
     (w_k the weight discarded at split k, psi the unnormalized untruncated state) for every site
     population, max bond 8 against bond 64 at the same dt (so the Trotter error cancels), order 2 (its gates
     are contractions: the bound holds as stated), L = 8, W = 20 J, |2> on the qubit and three thermal

@@ -87,8 +87,8 @@ class Fraction:
 def leakage_lifetimes(result: SimulationResult) -> dict[str, Lifetime | Fraction | None]:
     """tau_1, tau_L (1/J) and eta of a result with a leakage start; every entry None without one.
 
-    Also None with a readout error at the reset site (a false report makes a |2> there) and with a thermal bath
-    at T > 0 (heating makes |2> from |1> on every site): the leakage has a floor, the integrals diverge and
+    Also None with a readout error at the reset site (a false report makes a ``|2>`` there) and with a thermal bath
+    at T > 0 (heating makes ``|2>`` from ``|1>`` on every site): the leakage has a floor, the integrals diverge and
     the T1q/2 bound of the tail does not hold (docs/physics.md §4.4, §5.1, §8).
     """
     if "leakage" not in result.blocks or number_can_grow(result.spec):

@@ -380,12 +380,12 @@ def qubit_rates(spec: ArraySpec, real: Realization, method: str = "auto") -> Qub
 
     ``method``: 'exact' (N = 1 eigenvalue problem, see the module
     docstring; refused past the floating-point floor), 'log-space' (the
-    continuation Gamma_1 = c G |psi_L|^2 with |psi_L|^2 from
-    :func:`log_edge_weight`: leading order in |psi_L|^2, all orders in G;
+    continuation ``Gamma_1 = c G |psi_L|^2`` with ``|psi_L|^2`` from
+    :func:`log_edge_weight`: leading order in ``|psi_L|^2``, all orders in G;
     Gamma_2 = Gamma_1/2) or 'auto' (exact where resolvable, i.e. where the
     log-space estimate of Gamma_1 exceeds the round-off floor
-    RESOLVE_FACTOR eps scale, scale = ||H1|| + G for dissipation,
-    2 (||H1|| + G) for random and ||H1|| + 2 L G for periodic feedback, and
+    RESOLVE_FACTOR eps scale, scale = ``||H1|| + G`` for dissipation,
+    ``2 (||H1|| + G)`` for random and ``||H1|| + 2 L G`` for periodic feedback, and
     the exact value confirms it; log-space beyond).  Raises ParameterError for
     reset 'none', non-ideal conditions, a realization of the wrong length or
     an unknown method.

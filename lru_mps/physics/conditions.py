@@ -105,7 +105,7 @@ class Conditions:
 
     @property
     def longest_T1(self) -> float:
-        """The longest T1 of any site (1/J): every |2> decays at 2/T1_l >= 2/longest_T1, so T1/2 of it bounds a
+        """The longest T1 of any site (1/J): every ``|2>`` decays at 2/T1_l >= 2/longest_T1, so T1/2 of it bounds a
         leakage tail (the scalar T1q when it is the same everywhere)."""
         return float(max(self.T1q)) if isinstance(self.T1q, tuple) else self.T1q
 

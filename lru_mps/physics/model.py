@@ -350,7 +350,7 @@ class ArraySpec:
         """All Lindblad channels of the master equation (reset and hardware noise).
 
         Random feedback appears here as its three Lindblad operators
-        sqrt(G) |0><n|_L; the trajectory algorithm unravels those as
+        ``sqrt(G) |0><n|_L``; the trajectory algorithm unravels those as
         measurements at Poisson times instead (see :meth:`jump_channels`).
         """
         last = self.L - 1
@@ -385,7 +385,7 @@ class ArraySpec:
         experiment calibrates (dw_1 plus the hopping shift ~ J^2/(dw_1 - dw_2)).
         ``bare``: dw_1.  The coherence C(t) is taken in the frame rotating at
         this frequency; with the bare frequency the realization average would
-        dephase in ~ |dw_1 - dw_2| / J^2 ~ 10/J from the spread of hopping
+        dephase in ``~ |dw_1 - dw_2| / J^2`` ~ 10/J from the spread of hopping
         shifts alone.
 
         Both are computed without the quasi-static frequency noise

@@ -76,7 +76,7 @@ class SimulationResult:
         raise ParameterError("observable", name, f"one of {', '.join(OBSERVABLE_INIT)}")
 
     def site_resolved(self, init: str, name: str = "site_population") -> MeanSem:
-        """Per-site <n_l> ('site_population') or <|2><2|_l> ('site_leakage'), shape (T, L)."""
+        """Per-site ``<n_l>`` ('site_population') or ``<|2><2|_l>`` ('site_leakage'), shape (T, L)."""
         return self.accumulators[init].get(name)
 
 
