@@ -7,8 +7,8 @@ each question has one owner:
 * :func:`number_raisers` / :func:`number_can_grow`: can an event raise the
   excitation number N?  Read off the channels' operators (a non-removing
   channel that is not diagonal in the levels: a bath's heating a^dag) and
-  the readout at the reset site (a false report writes |1> or |2> into an
-  empty site).  The engines size their state spaces by it.
+  the readout at the reset site (a false report writes ``|1>`` or ``|2>`` into
+  an empty site).  The engines size their state spaces by it.
 * :func:`branch_verdict`: is the removal-free branch estimator exact?  It
   needs every event to lower N (a removal) or keep it with a
   number-conserving operator, and, where dephasing is sampled on the
