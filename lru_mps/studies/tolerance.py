@@ -37,8 +37,10 @@ bound (``bound`` = "lower").  The fit takes the spreads up to the first where
 T_star reaches ``fit_ratio`` x T_star(0) (the onset: realistic T_star bends
 over towards T1q/2).  Next to it ``crossing``, model-free: where T_star first
 reaches 2 T_star(0), interpolated linearly between the bracketing spreads
-(the answer where the fit's chi^2 says the form does not hold).  The same
-for tau_L.
+(the answer where the fit's chi^2 says the form does not hold).  A fit
+through exactly two spreads has no degree of freedom: its S_2 has no error
+(null, ``error_reason`` says why).  ``holds`` names which of the two to read
+(:func:`~lru_mps.studies.tolerance_fit.which_holds`).  The same for tau_L.
 """
 
 from __future__ import annotations
@@ -255,7 +257,9 @@ class Tolerance(Study):
                                  "T_star(0) (fit_spreads of them); S_2 is where T_star doubles; bound = 'lower': no "
                                  "doubling within the range, value = the largest spread; crossing: model-free, where "
                                  "T_star first reaches 2 T_star(0) (linear interpolation between the bracketing "
-                                 "spreads); where chi2_red >> 1 the form does not hold and the crossing is the answer",
+                                 "spreads); where chi2_red >> 1 the form does not hold and the crossing is the answer; "
+                                 "through 2 spreads (dof 0) the fit has no error (error_reason); holds: which of the "
+                                 "fit and the crossing to read, and why",
                      "common_random_numbers": "the same seed at every spread: the same box draws and event streams",
                      "ceiling": "under hardware decay T_star cannot exceed T_leak_own = T1q/2: where 2 T_star(0) "
                                 "comes near it, T_star cannot double and the doubling spread is only bounded"},
@@ -356,7 +360,7 @@ class Tolerance(Study):
                                 label=r"$T_0(1+(S/S_2)^2)$")
                         S2 = float(ds["T_star_fit_doubling_J"].sel(kind=kind, L=L)) / jp
                         if np.isfinite(S2):
-                            ax.plot([S2], [2 * T0 * us], "*", color="k", ms=10, label=r"$T_\star$ doubles")
+                            ax.plot([S2], [2 * T0 * us], "*", color="k", ms=10, label=r"$T_\star$ doubles (fit)")
                     S2 = float(ds["T_star_fit_doubling_J"].sel(kind=kind, L=L)) / jp
                     if bound and np.isfinite(S2):
                         unit = "" if frac else r" $J_{\rm prop}$"
