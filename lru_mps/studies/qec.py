@@ -271,7 +271,7 @@ class Qec(Study):
         return qec_report.plot(ds, summary, figdir)
 
 
-def _error_per_cycle(spec, t_c: float, decays: dict, channel: dict) -> dict:
+def _error_per_cycle(spec, t_c: float, decays: dict, channel: dict | None = None) -> dict:
     """The Pauli-twirled error of one cycle: the LRU qubit's channel over one cycle (``lru``, read off <n_1> and 2C
     at t_c, the early loss included), a bare transmon (site 1's T1q, Tphi), added = lru - bare; and, labelled, the
     same from the fitted T1 and T2 (``lru_T1_T2_fit``: the late-time rates, without the early loss)."""
@@ -287,7 +287,7 @@ def _error_per_cycle(spec, t_c: float, decays: dict, channel: dict) -> dict:
         "T1": {**T1.as_json(J_hz), "amplitude": _amplitude(T1)},
         "T2": {**T2.as_json(J_hz), "amplitude": _amplitude(T2)},
         **pauli_errors(t_c, T1.value, T2.value, T1.error, T2.error)}
-    resolved = all(math.isfinite(channel[q]["value"]) for q in PROBS)
+    resolved = channel is not None and all(math.isfinite(channel[q]["value"]) for q in PROBS)
     lru = None
     if resolved:
         lru = {q: {"value": channel[q]["value"], "error": finite_or_none(channel[q]["error"])} for q in PROBS}
