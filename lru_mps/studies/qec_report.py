@@ -228,8 +228,9 @@ def plot(ds, summary: dict, figdir) -> list:
         fig, axes = plt.subplots(1, 4, figsize=(18, 3.8))
         ax = axes[0]
         x = ds["time_J"].values / t_c
+        w = float(ds["leakage_site1_mean"].values[0])  # the leakage rows' mean weight: the curves as ratios, as S(k)
         for obs, c, lab in (("leakage_site1", "C0", r"$P_\star^{(1)}(t)$"), ("leakage_array", "C1", r"$P_\star^{(L)}(t)$")):
-            y = ds[f"{obs}_mean"].values
+            y = ds[f"{obs}_mean"].values / (w if w > 0 else 1.0)
             ax.plot(x, np.where(y > 0, y, np.nan), color=c, lw=1.0, alpha=0.7, label=lab)
         S, e = ds["S_mean"].values, ds["S_sem"].values
         ok = S > 0
@@ -268,7 +269,7 @@ def plot(ds, summary: dict, figdir) -> list:
             ax.bar(xs + off, v, width=0.4, yerr=err, color=c, capsize=2, label="bare transmon" if who == "bare" else "with LRU")
         ax.set_xticks(xs, [r"$\epsilon_1$", r"$p_x = p_y$", r"$p_z$", r"$p$"])
         ax.set_ylabel("probability per cycle")
-        ax.set_title(f"(c) error per cycle, t_c = {summary['cycle_time']['value_us']:.3g} us", loc="left")
+        ax.set_title(f"(c) error per cycle (channel over t_c = {summary['cycle_time']['value_us']:.3g} us)", loc="left")
         ax.legend(fontsize=7)
         plot_direct(axes[3], summary)
         fig.tight_layout()
