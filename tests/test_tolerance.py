@@ -220,3 +220,33 @@ def test_doubling_crossing_interpolates_and_bounds():
     flat = doubling_crossing(S, [2.0, 2.5, 3.0, 3.5], [0.1] * 4)
     assert flat["bound"] == "lower" and flat["value"] == 4.0 and flat["error"] is None
     assert doubling_crossing(S, [2.0, np.nan, 5.0, 6.0], [0.1] * 4)["value"] == pytest.approx(0.0 + 2.0 / 3.0 * 2.0)
+
+
+def test_doubling_without_a_degree_of_freedom_has_no_error_and_the_estimate_that_holds_is_named(quick):
+    """The quick study fits the doubling through 2 spreads (no degree of freedom): its error is null with the reason
+    in the JSON and the table, never a number; each row says which of the fit and the model-free crossing holds (the
+    crossing here), and a fit with degrees of freedom and an acceptable chi2 holds itself."""
+    _, res = quick
+    s = res.summary
+    for kind in s["kinds"]:
+        (row,) = s[kind]["by_length"]
+        for key in ("T_star_doubling", "tau_L_doubling"):
+            d = row[key]
+            assert d["fit_spreads"] == 2 and d["dof"] == 0 and d["chi2_red"] is None and d["bound"] is None
+            assert d["value_Jprop"] > 0 and d["error_J"] is None and d["error_MHz"] is None and d["error_Jprop"] is None
+            assert d["error_reason"] == "no error: 2 points, no degree of freedom"
+            assert d["holds"]["estimate"] == "crossing" and "no degree of freedom" in d["holds"]["reason"]
+            assert d["crossing"]["error_Jprop"] > 0
+    lines = [x for x in res.table.splitlines() if "doubles at S =" in x]
+    assert len(lines) == 4 and all("no error: 2 points, no degree of freedom" in x and " +- " in x.split(";")[-1]
+                                   for x in lines)  # the crossing keeps its error, the fit has none
+    assert res.table.count("holds: crossing") == 4
+    # with degrees of freedom: the fit's error, and the fit holds where chi2 is acceptable
+    from lru_mps.studies.tolerance import which_holds
+    S = np.array([0.0, 1.0, 2.0, 3.0])
+    fit = doubling_fit(S, 80 * (1 + (S / 2.5) ** 2), np.full(4, 1.0))
+    assert fit["dof"] == 2 and fit["error"] > 0 and fit["error_reason"] is None
+    cross = doubling_crossing(S, 80 * (1 + (S / 2.5) ** 2), np.full(4, 1.0))
+    assert which_holds(fit, cross)["estimate"] == "fit"
+    bent = doubling_fit(S, [80, 100, 160, 170], np.full(4, 1.0))  # the form fails: the crossing holds
+    assert which_holds(bent, doubling_crossing(S, [80, 100, 160, 170], np.full(4, 1.0)))["estimate"] == "crossing"

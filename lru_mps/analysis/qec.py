@@ -26,7 +26,15 @@ exp(-2 j t_c/T1q)) of which the value takes half and the error the other
 half.  Errors: jackknife over the result's trajectory blocks
 (:func:`lru_mps.analysis.lifetimes.jackknifed_total`).
 
-The qubit's error per cycle: the Pauli twirl of amplitude and phase damping
+S(k) is estimated self-normalized: sum_i w_i s_i(k t_c) / sum_i w_i over the
+rows, whose weights (thermal odds, hot tail, the branch's clock) do not
+average to 1 in a sample, so S(0) = 1 exactly and each S(k) is in [0, 1];
+errors are jackknifed over the trajectory blocks, ratio included.  D and the
+seepage are taken from the same ratio.
+
+The qubit's error per cycle (:func:`qubit_channel`): its channel over one
+cycle read off the curves at t_c, 1 - <n_1>(t_c) and 2C(t_c), twirled as
+below (:func:`channel_pauli_errors`).  The Pauli twirl of amplitude and phase damping
 over a time t (Ghosh, Fowler, Geller, PRA 86, 062318 (2012); Tomita and
 Svore, PRA 90, 062320 (2014)):
 
@@ -97,6 +105,37 @@ def pauli_errors(t: float, T1: float, T2: float, T1_error: float = 0.0, T2_error
     return {k: {"value": v, "error": e} for k, (v, e) in out.items()}
 
 
+def channel_pauli_errors(eps_1, coherence) -> dict:
+    """The Pauli twirl of a qubit channel given by its relaxation eps_1 = 1 - <n_1>(t) (from |1>) and its coherence
+    factor c = 2 C(t) (from (|0> + |1>)/sqrt2): p_x = p_y = eps_1/4, p_z = (1 - c)/2 - eps_1/4, p_total = eps_1/4 +
+    (1 - c)/2; for amplitude and phase damping (eps_1 = 1 - e^{-t/T1}, c = e^{-t/T2}) the same numbers as
+    :func:`pauli_errors`.  Values only (numbers or arrays)."""
+    e = np.asarray(eps_1, dtype=float)
+    c = np.asarray(coherence, dtype=float)
+    return {"eps_1": e, "p_x": e / 4, "p_y": e / 4, "p_z": (1.0 - c) / 2 - e / 4, "p_total": e / 4 + (1.0 - c) / 2}
+
+
+def qubit_channel(result: SimulationResult, t_c: float) -> dict:
+    """The coding qubit's channel over one cycle, read off the curves at t = t_c (not fitted): eps_1 = 1 -
+    <n_1>(t_c)/<n_1>(0) from |1>, the coherence factor 2C(t_c)/2C(0) from (|0> + |1>)/sqrt2 (ratio estimators:
+    both 1 at t = 0 exactly), and their Pauli twirl (:func:`channel_pauli_errors`); every number with its
+    jackknife error over the trajectory blocks (the two starts' rows share their blocks and realizations, so the
+    correlation is kept).  The early loss (hybridization with the array, fast realizations) is in it.
+
+    {"population", "coherence", "eps_1", "p_x", "p_y", "p_z", "p_total"}, each {"value", "error"}.
+    """
+
+    def estimate(r):
+        n1 = boundary_ratio(r, t_c, "qubit_population")[1]
+        c = boundary_ratio(r, t_c, "qubit_coherence")[1]
+        probs = channel_pauli_errors(1.0 - n1, c)
+        return np.array([n1, c] + [float(probs[q]) for q in ("eps_1", "p_x", "p_y", "p_z", "p_total")])
+
+    value, error = jackknifed(result, estimate)
+    names = ("population", "coherence", "eps_1", "p_x", "p_y", "p_z", "p_total")
+    return {q: {"value": float(v), "error": float(e)} for q, v, e in zip(names, value, error)}
+
+
 def bare_T2(T1q: float, Tphi: float) -> float:
     """1 / (1/(2 T1q) + 1/Tphi): a bare transmon's T2 (inf without either)."""
     rate = (0.5 / T1q if math.isfinite(T1q) else 0.0) + (1.0 / Tphi if math.isfinite(Tphi) else 0.0)
@@ -124,11 +163,60 @@ def cycle_indices(times, t_c: float) -> np.ndarray:
     return idx
 
 
-def survival(result: SimulationResult, t_c: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(k, S(k), its standard error) at the boundaries k = 0..K (S(0) = P_star^(1)(0): 1 up to sampling weights)."""
+def boundary_ratio(result: SimulationResult, t_c: float, obs: str = SURVIVAL_OBSERVABLE) -> np.ndarray:
+    """y(k t_c) / y(0) of an observable's mean curve at the boundaries k = 0..K (nan where y(0) is not > 0).
+
+    The self-normalized (ratio) estimator: the ensemble mean is sum_i w_i s_i(t) / n with the rows' weights w_i
+    (thermal odds, hot tail, the branch's clock) folded into the records, and a row's value at t = 0 is its
+    weight alone where every row starts with the observable at 1 (site 1 in |2> for P_star^(1), in |1> for
+    <n_1>), so the ratio is sum_i w_i s_i(t) / sum_i w_i: 1 at k = 0 exactly, and a probability wherever each
+    row's value is one times its weight.
+    """
     idx = cycle_indices(result.times, t_c)
-    ms = result.observable(SURVIVAL_OBSERVABLE)
-    return np.arange(len(idx)), ms.mean[idx], ms.sem[idx]
+    y = result.observable(obs).mean[idx]
+    return y / y[0] if y[0] > 0 else np.full(y.shape, np.nan)
+
+
+def jackknifed(result: SimulationResult, estimate) -> tuple[np.ndarray, np.ndarray]:
+    """(estimate(result), its jackknife error over the trajectory blocks; nan with fewer than 2 blocks)."""
+    value = np.asarray(estimate(result), dtype=float)
+    reps = [estimate(r) for r in result.leave_one_out()]
+    if len(reps) < 2:
+        return value, np.full(value.shape, np.nan)
+    return value, np.asarray(jackknife_error(np.array(reps, dtype=float)), dtype=float)
+
+
+def survival(result: SimulationResult, t_c: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(k, S(k), its error) at the boundaries k = 0..K: S(k) = sum_i w_i s_i(k t_c) / sum_i w_i, the ratio estimator
+    (:func:`boundary_ratio`: S(0) = 1 exactly, each S(k) in [0, 1]), with its jackknife error over the trajectory
+    blocks (the error of S(0) is 0).  With a single block (no jackknife) the error is the standard error of the
+    numerator over the mean weight (the weights' own spread left out)."""
+    S, err = jackknifed(result, lambda r: boundary_ratio(r, t_c))
+    if not np.all(np.isfinite(err)):
+        idx = cycle_indices(result.times, t_c)
+        ms = result.observable(SURVIVAL_OBSERVABLE)
+        err = ms.sem[idx] / ms.mean[idx[0]] if ms.mean[idx[0]] > 0 else np.full(S.shape, np.nan)
+    return np.arange(len(S)), S, err
+
+
+def survival_rises(result: SimulationResult, t_c: float) -> dict:
+    """Where S(k + 1) > S(k), in units of the difference's jackknife error (the same rows' ratio: the two values
+    are correlated, so this is sharper than their errors taken apart).
+
+    S(k) is the probability that site 1 is leaked at boundary k, not that it stayed leaked since the event: the
+    stack can hop back from site 2 and raise it within a cycle (the master equation shows it), but at the cycle
+    boundaries of the working point it falls at every k, and a rise of the estimate is then noise.  Returns
+    {"largest_rise", "error", "cycle", "sigmas"}: the rise S(k+1) - S(k) with the largest ratio to its error
+    (cycle: k + 1), or all None where S never rises.
+    """
+    d, err = jackknifed(result, lambda r: np.diff(boundary_ratio(r, t_c)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where((d > 0) & (err > 0), d / err, np.where(d > 0, np.inf, -np.inf))
+    if not np.any(d > 0):
+        return {"largest_rise": None, "error": None, "cycle": None, "sigmas": None}
+    i = int(np.argmax(z))
+    return {"largest_rise": float(d[i]), "error": float(err[i]), "cycle": i + 1,
+            "sigmas": float(z[i]) if math.isfinite(z[i]) else None}
 
 
 def cycle_total(t, y, sem, t_c: float, window, T1q: float, y_bound: float | None = None) -> tuple[float, float, str]:
@@ -148,25 +236,30 @@ def mean_leakage_cycles(result: SimulationResult, t_c: float) -> Lifetime:
     """D = sum_{k>=1} S(k) in cycles, with its tail after the last boundary and its jackknife error.
 
     ``Lifetime`` fields in cycles (not 1/J): value, error, tail, tail_method ('fit', 'bound' or 'lower bound').
-    The bound takes the leakage left anywhere in the array at t_final (it can come back to site 1).
+    S(k) is the ratio estimator of :func:`survival` (each replica divided by its own weights' sum), so D is the
+    sum of the reported S(k) and its tail.  The bound takes the leakage left anywhere in the array at t_final (it
+    can come back to site 1).
     """
 
     def total(res, obs, window):
         ms = res.observable(obs)
-        return cycle_total(res.times, ms.mean, ms.sem, t_c, window, res.spec.conditions.longest_T1,
-                           y_bound=float(res.observable("leakage_array").mean[-1]))
+        y0 = float(ms.mean[0])
+        value, tail, method = cycle_total(res.times, ms.mean, ms.sem, t_c, window, res.spec.conditions.longest_T1,
+                                          y_bound=float(res.observable("leakage_array").mean[-1]))
+        return (value / y0, tail / y0, method) if y0 > 0 else (math.nan, math.nan, method)
 
     return jackknifed_total(result, SURVIVAL_OBSERVABLE, total)
 
 
 def seepage_per_cycle(result: SimulationResult, t_c: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(k = 1..K, 1 - S(k)/S(k-1), jackknife error over the trajectory blocks); nan where S(k-1) is not resolved
-    (not above RESOLVED_SIGMAS standard errors: a ratio of noise)."""
-    k, S, sem = survival(result, t_c)
-    value = seepage(S)
-    reps = [seepage(survival(r, t_c)[1]) for r in result.leave_one_out()]
-    error = jackknife_error(np.array(reps)) if len(reps) >= 2 else np.full(value.shape, np.nan)
-    bad = ~(S[:-1] > RESOLVED_SIGMAS * sem[:-1])
+    """(k = 1..K, 1 - S(k)/S(k-1), jackknife error over the trajectory blocks) from the ratio estimator of
+    :func:`survival` (the weights' sum cancels after the first cycle); nan where S(k-1) is not resolved (not above
+    RESOLVED_SIGMAS standard errors: a ratio of noise).  Never clipped: a value below 0 is a rise of S within its
+    error (:func:`survival_rises`)."""
+    k, S, err = survival(result, t_c)
+    value, error = jackknifed(result, lambda r: seepage(boundary_ratio(r, t_c)))
+    bad = ~(S[:-1] > RESOLVED_SIGMAS * err[:-1])
+    bad[0] = False  # S(0) = 1 exactly
     value[bad] = np.nan
     error = np.where(bad, np.nan, error)
     return k[1:], value, error
@@ -181,4 +274,6 @@ def survival_tail(result: SimulationResult, t_c: float) -> dict:
     window = fit_window("T_star", result, SURVIVAL_OBSERVABLE)
     method, y_end, tau = tail_after(result.times, ms.mean, ms.sem, window, result.spec.conditions.longest_T1,
                                     y_bound=float(result.observable("leakage_array").mean[-1]))
-    return {"method": method, "S_end": y_end, "ratio": math.exp(-t_c / tau) if math.isfinite(tau) else 0.0}
+    y0 = float(ms.mean[0])
+    return {"method": method, "S_end": y_end / y0 if y0 > 0 else 0.0,
+            "ratio": math.exp(-t_c / tau) if math.isfinite(tau) else 0.0}

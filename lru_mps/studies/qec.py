@@ -26,10 +26,19 @@ cycle boundary (t_final = K t_c, K m + 1 points).  From it
                           the linear response
                           (:mod:`lru_mps.studies.qec_direct`); null above
                           L = 4;
-``error_per_cycle``       the Pauli-twirled error of one cycle from the T1 and
-                          T2 the study measures (analysis.decay), against a
-                          bare transmon with the same T1q and Tphi, and the
-                          difference: what the LRU adds.
+``error_per_cycle``       the Pauli-twirled error of one cycle from the
+                          qubit's channel over t_c (1 - <n_1>(t_c) and 2C(t_c)
+                          read off the curves, the early loss included;
+                          :func:`lru_mps.analysis.qec.qubit_channel`), against
+                          a bare transmon with the same T1q and Tphi, and the
+                          difference: what the LRU adds; beside it, labelled
+                          ``lru_T1_T2_fit``, the same from the fitted T1 and T2
+                          (the late-time rates, without the early loss).
+
+S(k) is the ratio estimator sum_i w_i s_i(k t_c) / sum_i w_i over the rows
+(their weights from the thermal odds and the branch do not average to 1 in a
+sample): S(0) = 1 exactly and every S(k) is a probability; ``rises`` says by
+how many of its errors the estimate rises anywhere.
 
 Besides the study's usual outputs it writes ``leakage_model.json``
 (:func:`lru_mps.studies.qec_report.leakage_model`): these numbers in a small
@@ -45,8 +54,8 @@ import xarray as xr
 
 from ..analysis.decay import decay_times
 from ..analysis.lifetimes import leakage_lifetimes
-from ..analysis.qec import (bare_T2, mean_leakage_cycles, pauli_errors, seepage_per_cycle, steady_state_leakage,
-                            survival, survival_tail)
+from ..analysis.qec import (bare_T2, mean_leakage_cycles, pauli_errors, qubit_channel, seepage_per_cycle,
+                            steady_state_leakage, survival, survival_rises, survival_tail)
 from ..atomic import atomic_write_bytes
 from ..errors import ParameterError, require
 from ..physics.units import time_to_us, to_time
@@ -66,7 +75,7 @@ per cycle 1 - S(k+1)/S(k), the steady-state leakage p D/(1 + p D) under
 leakage events of probability --injection per cycle and, at L <= 4, its direct
 simulation with the injection maps at every boundary (Lindblad reference) for
 --direct-injections, against that linear response, and the qubit's error
-per cycle (Pauli twirl of T1 and T2) with the LRU against a bare transmon
+per cycle (Pauli twirl of its channel over one cycle) with the LRU against a bare transmon
 with the same T1q and Tphi.  Writes leakage_model.json for a leakage-aware
 circuit simulator.  Options: --cycle-time (default 1us), --injection
 (default 1e-3), --cycles (default: the whole cycles in 40 us),
@@ -161,7 +170,8 @@ class Qec(Study):
         direct, direct_note = direct_simulation(spec, cfg, t_c, p, D.value, D.error, ctx.workers)
         decays = decay_times(res)
         tau1 = leakage_lifetimes(res)["leakage_lifetime_qubit"]
-        errors = _error_per_cycle(spec, t_c, decays)
+        errors = _error_per_cycle(spec, t_c, decays, qubit_channel(res, t_c))
+        rises = survival_rises(res, t_c)
         below = np.flatnonzero(S[1:] < threshold)
         mix = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
         us = time_to_us(1.0, J_hz)
@@ -184,6 +194,8 @@ class Qec(Study):
                 "threshold": threshold, "K_reached": bool(S[-1] < threshold),
                 "first_cycle_below": int(below[0]) + 1 if below.size else None,
                 "tail": survival_tail(res, t_c),
+                "estimator": SURVIVAL_ESTIMATOR,
+                "rises": rises,
             },
             "mean_leakage_cycles": {"value": finite_or_none(D.value), "error": finite_or_none(D.error),
                                     "tail": finite_or_none(D.tail), "tail_method": D.tail_method},
@@ -206,7 +218,12 @@ class Qec(Study):
                                        "exponential fit (tail_method 'fit') or half the bound S(K+j) <= P_star^(L)(K "
                                        "t_c) exp(-2 j t_c/T1q) ('bound', the error holds the other half); jackknife "
                                        "error over the trajectory blocks",
-                "seepage": "1 - S(k)/S(k-1) for cycle k (boundary k-1 to k); null where S(k-1) is not resolved",
+                "seepage": "1 - S(k)/S(k-1) for cycle k (boundary k-1 to k), never clipped, with its jackknife error "
+                           "(a value below 0 is a rise of S within that error); null where S(k-1) is not resolved",
+                "rises": "S(k) is the probability that the qubit is leaked at boundary k; it can rise only by leakage "
+                         "coming back from the array (a stack hop back within a cycle), which at 1-us cycles of the "
+                         "working point the master equation does not show at any boundary: rises: the largest "
+                         "S(k) - S(k-1) > 0 of the estimate in units of its jackknife error (sigmas), or null",
                 "error_per_cycle": qec_report.ERROR_MODEL,
             },
             "leakage_model": "leakage_model.json",
@@ -254,27 +271,36 @@ class Qec(Study):
         return qec_report.plot(ds, summary, figdir)
 
 
-def _error_per_cycle(spec, t_c: float, decays: dict) -> dict:
-    """The Pauli-twirled error of one cycle: the LRU qubit (measured T1, T2), a bare transmon (site 1's T1q, Tphi),
-    added."""
+def _error_per_cycle(spec, t_c: float, decays: dict, channel: dict | None = None) -> dict:
+    """The Pauli-twirled error of one cycle: the LRU qubit's channel over one cycle (``lru``, read off <n_1> and 2C
+    at t_c, the early loss included), a bare transmon (site 1's T1q, Tphi), added = lru - bare; and, labelled, the
+    same from the fitted T1 and T2 (``lru_T1_T2_fit``: the late-time rates, without the early loss)."""
     c = spec.conditions
     J_hz = spec.J_hz
     T1b = float(c.t1_sites(spec.L)[0])  # the coding qubit's (site 1; a device file may give one per site)
     T2b = bare_T2(T1b, float(c.tphi_sites(spec.L)[0]))
     bare = {"T1": time_json(T1b, 0.0, J_hz), "T2": time_json(T2b, 0.0, J_hz), **pauli_errors(t_c, T1b, T2b)}
     T1, T2 = decays.get("T1"), decays.get("T2")
-    if T1 is None or T2 is None:
-        lru = added = None
-    else:
+    fits = None if T1 is None or T2 is None else {
         # the fits' free amplitudes: 1 - A is the early loss before the exponential (hybridization, fast
-        # realizations), a one-time loss that the per-cycle numbers do not hold
-        lru = {"T1": {**T1.as_json(J_hz), "amplitude": _amplitude(T1)},
-               "T2": {**T2.as_json(J_hz), "amplitude": _amplitude(T2)},
-               **pauli_errors(t_c, T1.value, T2.value, T1.error, T2.error)}
-        added = {q: {"value": lru[q]["value"] - bare[q]["value"], "error": lru[q]["error"]}
-                 for q in ("eps_1", "p_x", "p_y", "p_z", "p_total")}
-    return {"model": qec_report.ERROR_MODEL, "lru": lru, "bare": bare, "added": added,
-            "resolved": lru is not None}
+        # realizations), which these numbers do not hold
+        "T1": {**T1.as_json(J_hz), "amplitude": _amplitude(T1)},
+        "T2": {**T2.as_json(J_hz), "amplitude": _amplitude(T2)},
+        **pauli_errors(t_c, T1.value, T2.value, T1.error, T2.error)}
+    resolved = channel is not None and all(math.isfinite(channel[q]["value"]) for q in PROBS)
+    lru = None
+    if resolved:
+        lru = {q: {"value": channel[q]["value"], "error": finite_or_none(channel[q]["error"])} for q in PROBS}
+        lru.update(population_at_cycle=channel["population"], coherence_at_cycle=channel["coherence"],
+                   T1=fits["T1"] if fits else None, T2=fits["T2"] if fits else None)
+
+    def minus_bare(block):
+        return None if block is None else {
+            q: {"value": block[q]["value"] - bare[q]["value"], "error": block[q]["error"]} for q in PROBS}
+
+    return {"model": qec_report.ERROR_MODEL, "method": CHANNEL_METHOD, "lru": lru, "bare": bare,
+            "added": minus_bare(lru), "resolved": lru is not None,
+            "lru_T1_T2_fit": fits, "added_T1_T2_fit": minus_bare(fits), "T1_T2_fit_note": FIT_NOTE}
 
 
 def _amplitude(d) -> float | None:
@@ -285,5 +311,17 @@ def _round(x: float) -> float:
     """A time converted to us and back to 12 digits (1us -> 1.0, not 0.9999999999999998)."""
     return float(f"{x:.12g}")
 
+
+PROBS = ("eps_1", "p_x", "p_y", "p_z", "p_total")
+
+SURVIVAL_ESTIMATOR = ("ratio: S(k) = sum_i w_i s_i(k t_c) / sum_i w_i over the rows (weights of the thermal odds and "
+                      "the branch), so S(0) = 1 exactly and every S(k) is in [0, 1]; sem: its jackknife error over the "
+                      "trajectory blocks")
+CHANNEL_METHOD = ("the qubit's channel over one cycle, read off the curves at t = t_c: eps_1 = 1 - <n_1>(t_c) "
+                  "from |1>, the coherence factor 2C(t_c) from (|0> + |1>)/sqrt2 (both as ratios to their t = 0 values), "
+                  "p_x = p_y = eps_1/4, p_z = (1 - 2C(t_c))/2 - eps_1/4; errors: jackknife over the trajectory "
+                  "blocks; the early loss (hybridization with the array, fast realizations) is in it")
+FIT_NOTE = ("lru_T1_T2_fit, added_T1_T2_fit: the same twirl from the fitted T1 and T2 (late-time rates A e^{-t/tau}); "
+            "the early loss 1 - A is not in them, so they understate the first cycle's error; not the study's answer")
 
 STUDIES = {Qec.NAME: Qec()}

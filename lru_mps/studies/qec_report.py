@@ -20,7 +20,9 @@ JSON object, format ``lru-mps-leakage-model`` version 1,
                         (lru_mps.studies.qec_direct);
 ``qubit_error_per_cycle`` {"lru", "bare", "added"}: each {"eps_1", "p_x",
                         "p_y", "p_z", "p_total"} as {"value", "error"}, the
-                        Pauli-twirled error of one cycle (``error_model``);
+                        Pauli-twirled error of one cycle (``error_model``):
+                        lru from the qubit's channel over one cycle (its
+                        population and coherence at t_c);
 ``parameters``          the model it was computed for, and ``source``.
 
 Probabilities are per cycle; times in seconds or microseconds as the key
@@ -36,13 +38,13 @@ import numpy as np
 from .base import save_figure
 from .common import PLOT_STYLE, pyplot
 
-ERROR_MODEL = ("Pauli twirl of amplitude and phase damping over one cycle t_c (Ghosh, Fowler, Geller, PRA 86, "
-               "062318 (2012)): p_x = p_y = (1 - exp(-t_c/T1))/4, p_z = (1 - exp(-t_c/T2))/2 - (1 - exp(-t_c/T1))/4, "
-               "p_total = p_x + p_y + p_z, eps_1 = 1 - exp(-t_c/T1); lru: T1, T2 measured by the study (fits A e^{-t/tau} "
-               "to <n_1> and 2C, docs/physics.md §8); bare: T1 = T1q, 1/T2 = 1/(2 T1q) + 1/Tphi; added = lru - bare; "
-               "errors propagated from those of T1 and T2 (as independent); the fits' amplitudes A (lru T1.amplitude, "
-               "T2.amplitude): 1 - A is an early one-time loss (hybridization, fast-decaying realizations) that the "
-               "per-cycle numbers do not hold")
+ERROR_MODEL = ("Pauli twirl of the qubit's channel over one cycle t_c (Ghosh, Fowler, Geller, PRA 86, 062318 (2012)): "
+               "p_x = p_y = eps_1/4, p_z = (1 - c)/2 - eps_1/4, p_total = p_x + p_y + p_z, with eps_1 the relaxation "
+               "and c the coherence factor over t_c; lru: eps_1 = 1 - <n_1>(t_c) and c = 2C(t_c) read off the study's "
+               "curves (the early one-time loss included: hybridization, fast-decaying realizations), jackknife "
+               "errors; bare: eps_1 = 1 - exp(-t_c/T1q), c = exp(-t_c/T2), 1/T2 = 1/(2 T1q) + 1/Tphi; added = lru - "
+               "bare; lru_T1_T2_fit: the same from fitted T1, T2 (fits A e^{-t/tau}, docs/physics.md §8), the "
+               "late-time rates without the early loss 1 - A")
 
 FORMAT = "lru-mps-leakage-model"
 VERSION = 1
@@ -70,7 +72,8 @@ def leakage_model(summary: dict) -> dict:
         "seepage_per_cycle": summary["seepage_per_cycle"],
         "steady_state_leakage": {k: summary["steady_state_leakage"][k]
                                  for k in ("injection", "value", "error", "method", "direct_simulation")},
-        "qubit_error_per_cycle": {"lru": probs(e["lru"]), "bare": probs(e["bare"]), "added": probs(e["added"])},
+        "qubit_error_per_cycle": {"lru": probs(e["lru"]), "bare": probs(e["bare"]), "added": probs(e["added"]),
+                                  "method": e.get("method")},
         "error_model": ERROR_MODEL,
         "parameters": {**summary["parameters"], "conditions": summary["conditions"]},
         "source": "lru-mps study qec",
@@ -97,11 +100,28 @@ def table(summary: dict) -> str:
              f"K = {summary['cycles']} cycles ({summary['points_per_cycle']} points per cycle)", "",
              f"{'k':>4} {'S(k) = P_star^(1)(k t_c)':>26} {'seepage 1-S(k)/S(k-1)':>24}"]
     K = len(ls["cycles"])
-    shown = sorted(set(range(min(K, 10))) | set(range(9, K, 5)) | {K - 1})
     seep = summary["seepage_per_cycle"]
+    negative = {i for i, v in enumerate(seep["value"]) if v is not None and v < 0}  # shown, with their errors
+    shown = sorted(set(range(min(K, 10))) | set(range(9, K, 5)) | {K - 1} | negative)
+    S0 = ls["S0"]
+    lines.append(f"{0:4d} {S0['mean']:14.4e} +- {S0['sem'] if S0['sem'] is not None else '?':<8.2g} {'':>24}")
     for i in shown:
-        s_ = "-" if seep["value"][i] is None else f"{seep['value'][i]:.4f} +- {seep['error'][i] or 0:.2g}"
-        lines.append(f"{ls['cycles'][i]:4d} {ls['mean'][i]:14.4e} +- {ls['sem'][i] or 0:<8.2g} {s_:>24}")
+        if seep["value"][i] is None:
+            s_ = "-"
+        else:
+            err = seep["error"][i]
+            s_ = f"{seep['value'][i]:.4f} +- {format(err, '.2g') if err is not None else '?'}"
+        sem = "?" if ls["sem"][i] is None else format(ls["sem"][i], ".2g")
+        lines.append(f"{ls['cycles'][i]:4d} {ls['mean'][i]:14.4e} +- {sem:<8} {s_:>24}")
+    rise = ls.get("rises")
+    if rise is not None:
+        if rise["largest_rise"] is None:
+            lines.append("S(k) falls at every boundary")
+        else:
+            z = "inf" if rise["sigmas"] is None else f"{rise['sigmas']:.2g}"
+            lines.append(f"S(k) rises at most {z} sigma: S({rise['cycle']}) - S({rise['cycle'] - 1}) = "
+                         f"{rise['largest_rise']:.2g} +- {rise['error']:.2g} (the same rows' difference; a rise "
+                         "needs leakage back from the array)")
     reach = (f"S(K) < {ls['threshold']:g} (first at k = {ls['first_cycle_below']})" if ls["K_reached"] else
              f"S(K) = {ls['mean'][-1]:.3g} >= {ls['threshold']:g}: K too short, the tail is extrapolated")
     D = summary["mean_leakage_cycles"]
@@ -117,27 +137,34 @@ def table(summary: dict) -> str:
                  "(isolated events)")
     lines += _direct_table(ss)
     e = summary["error_per_cycle"]
-    lines += ["", "error per cycle (Pauli twirl of T1, T2):",
-              f"{'':>8} {'T1 (us)':>16} {'T2 (us)':>16} {'eps_1':>22} {'p_x = p_y':>22} {'p_z':>22} {'p_total':>22}"]
+    lines += ["", "error per cycle (Pauli twirl of the qubit's channel over one cycle: 1 - <n_1>(t_c) and 2C(t_c) "
+              "read off the curves, the early loss included):",
+              f"{'':>8} {'<n_1>(t_c)':>22} {'2C(t_c)':>22} {'eps_1':>22} {'p_x = p_y':>22} {'p_z':>22} {'p_total':>22}"]
     for name in ("lru", "bare", "added"):
         row = e[name]
         if row is None:
-            lines.append(f"{name:>8} (T1 or T2 not resolved)")
+            lines.append(f"{name:>8} (not resolved)")
             continue
-        T1 = row.get("T1", {"value_us": None})
-        T2 = row.get("T2", {"value_us": None})
-
+        if name == "lru":
+            cells = [_pm(row["population_at_cycle"], ".4f"), _pm(row["coherence_at_cycle"], ".4f")]
+        elif name == "bare":
+            cells = [f"{1 - row['eps_1']['value']:.4f}", f"{1 - 2 * (row['p_z']['value'] + row['p_x']['value']):.4f}"]
+        else:
+            cells = ["", ""]
+        lines.append(f"{name:>8} " + " ".join(f"{c:>22}" for c in cells) + " "
+                     + " ".join(f"{_pm(row[q], '.3e'):>22}" for q in ("eps_1", "p_x", "p_z", "p_total")))
+    fit, fit_added = e.get("lru_T1_T2_fit"), e.get("added_T1_T2_fit")
+    if fit is not None:
         def tcell(x):
             if x is None or x.get("value_us") is None:
-                return f"{'-':>16}" if name != "bare" or x is None else f"{'inf':>16}"
-            return f"{x['value_us']:8.4g} +- {x['error_us'] or 0:<4.2g}"
+                return "-"
+            return f"{x['value_us']:.4g} +- {x['error_us'] or 0:.2g} us"
 
-        lines.append(f"{name:>8} {tcell(T1) if name != 'added' else '':>16} {tcell(T2) if name != 'added' else '':>16} "
-                     + " ".join(f"{_pm(row[q], '.3e'):>22}" for q in ("eps_1", "p_x", "p_z", "p_total")))
-    lru = e["lru"]
-    if lru is not None and lru["T1"].get("amplitude") is not None and lru["T2"].get("amplitude") is not None:
-        lines.append(f"  (fit amplitudes A: T1 {lru['T1']['amplitude']:.3f}, T2 {lru['T2']['amplitude']:.3f}; 1 - A is "
-                     "an early one-time loss, not a per-cycle error)")
+        amp = "" if fit["T1"].get("amplitude") is None or fit["T2"].get("amplitude") is None else (
+            f", amplitudes A {fit['T1']['amplitude']:.3f} and {fit['T2']['amplitude']:.3f}")
+        lines += [f"  not the answer: from the fitted T1 = {tcell(fit['T1'])}, T2 = {tcell(fit['T2'])}{amp} (late-time "
+                  f"rates; the early loss 1 - A is not in them): eps_1 = {_pm(fit['eps_1'], '.3e')}, p_total = "
+                  f"{_pm(fit['p_total'], '.3e')} (added {_pm(fit_added['p_total'], '.3e')})"]
     return "\n".join(lines) + "\n"
 
 
@@ -201,8 +228,9 @@ def plot(ds, summary: dict, figdir) -> list:
         fig, axes = plt.subplots(1, 4, figsize=(18, 3.8))
         ax = axes[0]
         x = ds["time_J"].values / t_c
+        w = float(ds["leakage_site1_mean"].values[0])  # the leakage rows' mean weight: the curves as ratios, as S(k)
         for obs, c, lab in (("leakage_site1", "C0", r"$P_\star^{(1)}(t)$"), ("leakage_array", "C1", r"$P_\star^{(L)}(t)$")):
-            y = ds[f"{obs}_mean"].values
+            y = ds[f"{obs}_mean"].values / (w if w > 0 else 1.0)
             ax.plot(x, np.where(y > 0, y, np.nan), color=c, lw=1.0, alpha=0.7, label=lab)
         S, e = ds["S_mean"].values, ds["S_sem"].values
         ok = S > 0
@@ -241,7 +269,7 @@ def plot(ds, summary: dict, figdir) -> list:
             ax.bar(xs + off, v, width=0.4, yerr=err, color=c, capsize=2, label="bare transmon" if who == "bare" else "with LRU")
         ax.set_xticks(xs, [r"$\epsilon_1$", r"$p_x = p_y$", r"$p_z$", r"$p$"])
         ax.set_ylabel("probability per cycle")
-        ax.set_title(f"(c) error per cycle, t_c = {summary['cycle_time']['value_us']:.3g} us", loc="left")
+        ax.set_title(f"(c) error per cycle (channel over t_c = {summary['cycle_time']['value_us']:.3g} us)", loc="left")
         ax.legend(fontsize=7)
         plot_direct(axes[3], summary)
         fig.tight_layout()

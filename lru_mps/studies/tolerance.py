@@ -37,8 +37,10 @@ bound (``bound`` = "lower").  The fit takes the spreads up to the first where
 T_star reaches ``fit_ratio`` x T_star(0) (the onset: realistic T_star bends
 over towards T1q/2).  Next to it ``crossing``, model-free: where T_star first
 reaches 2 T_star(0), interpolated linearly between the bracketing spreads
-(the answer where the fit's chi^2 says the form does not hold).  The same
-for tau_L.
+(the answer where the fit's chi^2 says the form does not hold).  A fit
+through exactly two spreads has no degree of freedom: its S_2 has no error
+(null, ``error_reason`` says why).  ``holds`` names which of the two to read
+(:func:`~lru_mps.studies.tolerance_fit.which_holds`).  The same for tau_L.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from ..run.trajectories import engine_mix, format_mix
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
 from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of, us_per_J
 from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
-from .tolerance_fit import doubling_crossing, doubling_fit, fit_points  # noqa: F401  (re-exported)
+from .tolerance_fit import doubling_crossing, doubling_fit, fit_points, which_holds  # noqa: F401  (re-exported)
 
 #: error kind -> the config key of its spread values (the kind is the model key of `lru-mps simulate`)
 SWEEPS = {"e2_spread": "e2_spreads", "frequency_noise": "frequency_noises", "hopping_spread": "hopping_spreads"}
@@ -99,6 +101,7 @@ def _doubling_json(fit: dict, units) -> dict:
     for unit, f in units:
         out[f"value_{unit}"] = None if v is None else v * f
         out[f"error_{unit}"] = None if e is None else e * f
+    out["error_reason"] = fit.get("error_reason") if e is None else None  # why a null error is null
     out["chi2_red"] = finite_or_none(fit["chi2_red"])
     out["dof"] = fit["dof"]
     out["bound"] = fit["bound"]
@@ -109,6 +112,7 @@ def _doubling_json(fit: dict, units) -> dict:
         out["crossing"] = {**{f"value_{u}": None if cv is None else cv * f for u, f in units},
                            **{f"error_{u}": None if ce is None else ce * f for u, f in units},
                            "bound": cross["bound"]}
+    out["holds"] = which_holds(fit, cross)  # which of the fit and the crossing to read, and why
     out["T0_J"] = finite_or_none(fit["T0"])
     out["T0_error_J"] = finite_or_none(fit["T0_error"])
     return out
@@ -253,7 +257,9 @@ class Tolerance(Study):
                                  "T_star(0) (fit_spreads of them); S_2 is where T_star doubles; bound = 'lower': no "
                                  "doubling within the range, value = the largest spread; crossing: model-free, where "
                                  "T_star first reaches 2 T_star(0) (linear interpolation between the bracketing "
-                                 "spreads); where chi2_red >> 1 the form does not hold and the crossing is the answer",
+                                 "spreads); where chi2_red >> 1 the form does not hold and the crossing is the answer; "
+                                 "through 2 spreads (dof 0) the fit has no error (error_reason); holds: which of the "
+                                 "fit and the crossing to read, and why",
                      "common_random_numbers": "the same seed at every spread: the same box draws and event streams",
                      "ceiling": "under hardware decay T_star cannot exceed T_leak_own = T1q/2: where 2 T_star(0) "
                                 "comes near it, T_star cannot double and the doubling spread is only bounded"},
@@ -354,7 +360,7 @@ class Tolerance(Study):
                                 label=r"$T_0(1+(S/S_2)^2)$")
                         S2 = float(ds["T_star_fit_doubling_J"].sel(kind=kind, L=L)) / jp
                         if np.isfinite(S2):
-                            ax.plot([S2], [2 * T0 * us], "*", color="k", ms=10, label=r"$T_\star$ doubles")
+                            ax.plot([S2], [2 * T0 * us], "*", color="k", ms=10, label=r"$T_\star$ doubles (fit)")
                     S2 = float(ds["T_star_fit_doubling_J"].sel(kind=kind, L=L)) / jp
                     if bound and np.isfinite(S2):
                         unit = "" if frac else r" $J_{\rm prop}$"
@@ -381,17 +387,21 @@ def _fmt_doubling(d: dict) -> str:
         return "(no fit)"
     if d["bound"] == "lower":
         return f"> {d['value_Jprop']:.3g} J_prop (> {d['value_MHz'] * 1e3:.3g} kHz; not doubled within the range)"
-    chi = "" if d["chi2_red"] is None else f", chi2_red = {d['chi2_red']:.2g}"
-    out = (f"{d['value_Jprop']:.3g} +- {d['error_Jprop']:.2g} J_prop = {d['value_MHz'] * 1e3:.4g} +- "
-           f"{d['error_MHz'] * 1e3:.2g} kHz (fit{chi})")
+    if d["error_Jprop"] is None:
+        out = (f"{d['value_Jprop']:.3g} J_prop = {d['value_MHz'] * 1e3:.4g} kHz (fit of the onset T0 (1 + (S/S_2)^2), "
+               f"{d.get('error_reason') or 'no error'})")
+    else:
+        chi = "" if d["chi2_red"] is None else f", chi2_red = {d['chi2_red']:.2g}"
+        out = (f"{d['value_Jprop']:.3g} +- {d['error_Jprop']:.2g} J_prop = {d['value_MHz'] * 1e3:.4g} +- "
+               f"{d['error_MHz'] * 1e3:.2g} kHz (fit of the onset T0 (1 + (S/S_2)^2){chi})")
     c = d.get("crossing")
     if c is not None and c["value_Jprop"] is not None:
         if c["bound"] == "lower":
-            out += f"; crossing of 2 T0: > {c['value_Jprop']:.3g} J_prop"
+            out += f"; model-free crossing of 2 T0: > {c['value_Jprop']:.3g} J_prop"
         else:
-            out += (f"; crossing of 2 T0: {c['value_Jprop']:.3g} +- {c['error_Jprop']:.2g} J_prop = "
+            out += (f"; model-free crossing of 2 T0: {c['value_Jprop']:.3g} +- {c['error_Jprop']:.2g} J_prop = "
                     f"{c['value_MHz'] * 1e3:.4g} +- {c['error_MHz'] * 1e3:.2g} kHz")
-    return out
+    return out + _fmt_holds(d)
 
 
 def _fmt_fraction(d: dict) -> str:
@@ -399,13 +409,23 @@ def _fmt_fraction(d: dict) -> str:
         return "(no fit)"
     if d["bound"] == "lower":
         return f"> {d['value_fraction']:.3g} (not doubled within the range)"
-    chi = "" if d["chi2_red"] is None else f", chi2_red = {d['chi2_red']:.2g}"
-    out = f"X = {d['value_fraction']:.3g} +- {d['error_fraction']:.2g} (fit{chi})"
+    if d["error_fraction"] is None:
+        out = f"X = {d['value_fraction']:.3g} (fit of the onset, {d.get('error_reason') or 'no error'})"
+    else:
+        chi = "" if d["chi2_red"] is None else f", chi2_red = {d['chi2_red']:.2g}"
+        out = f"X = {d['value_fraction']:.3g} +- {d['error_fraction']:.2g} (fit of the onset{chi})"
     c = d.get("crossing")
     if c is not None and c["value_fraction"] is not None:
-        out += (f"; crossing of 2 T0: > {c['value_fraction']:.3g}" if c["bound"] == "lower" else
-                f"; crossing of 2 T0: {c['value_fraction']:.3g} +- {c['error_fraction']:.2g}")
-    return out
+        out += (f"; model-free crossing of 2 T0: > {c['value_fraction']:.3g}" if c["bound"] == "lower" else
+                f"; model-free crossing of 2 T0: {c['value_fraction']:.3g} +- {c['error_fraction']:.2g}")
+    return out + _fmt_holds(d)
+
+
+def _fmt_holds(d: dict) -> str:
+    h = d.get("holds")
+    if h is None or h["estimate"] is None:
+        return ""
+    return f"\n    holds: {h['estimate']} ({h['reason']})"
 
 
 STUDIES = {Tolerance.NAME: Tolerance()}

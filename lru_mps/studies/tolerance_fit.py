@@ -13,8 +13,10 @@ def doubling_fit(spreads, values, errors, s_max: float | None = None) -> dict:
 
     ``spreads`` in any unit (the result is in the same unit); nan values are
     left out.  Returns {"T0", "T0_error", "a", "a_error", "value", "error",
-    "chi2_red", "dof", "bound", "points"}: ``value`` = S_2 with its error when
-    a > 0 and S_2 <= ``s_max`` (default: the largest spread fitted), else
+    "chi2_red", "dof", "bound", "points", "error_reason"}: ``value`` = S_2 with
+    its error when a > 0 and S_2 <= ``s_max`` (default: the largest spread
+    fitted; through exactly 2 points, no degree of freedom: ``error`` = None
+    and ``error_reason`` says so), else
     ``value`` = the largest spread, ``error`` = None and ``bound`` = "lower"
     (the values do not double within the range).  None entries where the fit
     is impossible (fewer than 2 points).
@@ -29,7 +31,7 @@ def doubling_fit(spreads, values, errors, s_max: float | None = None) -> dict:
     top = float(np.max(s)) if s.size else math.nan
     s_max = top if s_max is None else float(s_max)
     out = {"T0": None, "T0_error": None, "a": None, "a_error": None, "value": None, "error": None, "chi2_red": None,
-           "dof": int(max(s.size - 2, 0)), "bound": None, "points": int(s.size)}
+           "dof": int(max(s.size - 2, 0)), "bound": None, "points": int(s.size), "error_reason": None}
     if s.size < 2 or not np.any(s > 0):
         return out
 
@@ -51,10 +53,53 @@ def doubling_fit(spreads, values, errors, s_max: float | None = None) -> dict:
     if a > 0 and math.isfinite(perr[1]):
         S2 = a ** -0.5
         if S2 <= s_max:
-            out.update(value=S2, error=0.5 * S2 * float(perr[1]) / a)  # dS2 = S2 da / (2a)
+            if out["dof"] == 0:  # the form through exactly two points: nothing tests it, no error stands for it
+                out.update(value=S2, error=None, error_reason=NO_DOF.format(n=out["points"]))
+            else:
+                out.update(value=S2, error=0.5 * S2 * float(perr[1]) / a)  # dS2 = S2 da / (2a)
             return out
-    out.update(value=s_max, error=None, bound="lower")
+    out.update(value=s_max, error=None, bound="lower", error_reason="a lower bound: not doubled within the range")
     return out
+
+
+#: the reason a doubling fit through as many points as parameters has no error
+NO_DOF = "no error: {n} points, no degree of freedom"
+
+#: chi2 of the fit above this p-value's quantile: the form does not hold over the fitted spreads
+FORM_P_VALUE = 0.01
+
+
+def which_holds(fit: dict, crossing: dict) -> dict:
+    """Which of the two doubling estimates to read: {"estimate": "fit" | "crossing" | "bound" | None, "reason"}.
+
+    The fit T0 (1 + (S/S_2)^2) is a model of the onset; it holds where it has a degree of freedom and its chi2 is
+    not beyond the FORM_P_VALUE quantile.  The crossing (where the values first reach twice the first one, by
+    linear interpolation) assumes no form and holds otherwise: with no degree of freedom nothing tests the form,
+    and with chi2 too large the form fails.  'bound': neither doubles within the range.
+    """
+    from scipy.stats import chi2 as chi2_dist
+
+    c_ok = crossing is not None and crossing.get("value") is not None and crossing.get("bound") is None
+    if fit.get("value") is None and not c_ok:
+        return {"estimate": None, "reason": "no fit and no crossing"}
+    if fit.get("bound") == "lower" and (crossing is None or crossing.get("bound") == "lower"):
+        return {"estimate": "bound", "reason": "the values do not double within the range: only a lower bound"}
+    dof, chi2_red = fit.get("dof", 0), fit.get("chi2_red")
+    if fit.get("value") is not None and fit.get("bound") is None and dof > 0 and chi2_red is not None:
+        p = float(chi2_dist.sf(chi2_red * dof, dof))
+        if p >= FORM_P_VALUE:
+            return {"estimate": "fit", "reason": f"the quadratic onset holds over the fitted spreads (chi2_red = "
+                                                 f"{chi2_red:.2g}, {dof} degrees of freedom, p = {p:.2g})"}
+        reason = f"the quadratic onset does not hold (chi2_red = {chi2_red:.2g}, p = {p:.2g} < {FORM_P_VALUE:g})"
+    elif fit.get("value") is not None and fit.get("bound") is None and dof == 0:
+        reason = (f"the fit goes through {fit['points']} points with no degree of freedom: the form is not tested "
+                  "and the fit's value has no error")
+    else:
+        reason = "the fit does not resolve the doubling"
+    if c_ok:
+        return {"estimate": "crossing", "reason": reason + "; the model-free crossing holds"}
+    return {"estimate": "bound" if crossing is not None and crossing.get("bound") == "lower" else None,
+            "reason": reason + "; the crossing is not resolved either"}
 
 
 def fit_points(values, ratio: float) -> int:
