@@ -69,10 +69,12 @@ def leakage_cycles(res, t_c: float) -> tuple[float, float, np.ndarray]:
     """
     obs = "leakage_site1"
 
-    def total(r, window):
+    def total(r, window):  # the ratio estimator of S(k), as mean_leakage_cycles: each replica over its own S(0)
         ms = r.observable(obs)
-        return cycle_total(r.times, ms.mean, ms.sem, t_c, window, r.spec.conditions.longest_T1,
-                           y_bound=float(r.observable("leakage_array").mean[-1]))
+        y0 = float(ms.mean[0])
+        value, tail, method = cycle_total(r.times, ms.mean, ms.sem, t_c, window, r.spec.conditions.longest_T1,
+                                          y_bound=float(r.observable("leakage_array").mean[-1]))
+        return (value / y0, tail / y0, method) if y0 > 0 else (math.nan, math.nan, method)
 
     window = fit_window("T_star", res, obs)
     value, tail, method = total(res, window)
