@@ -196,7 +196,7 @@ def test_study_l3_against_disorder_average():
     standard errors (both errors added in quadrature; the reference's over its realizations)."""
     s = long_scale()
     n = max(180, int(720 * s))
-    n_real = max(150, int(1500 * s))
+    n_real = max(100, int(1500 * s**2))  # the reference's own error enters the pulls
     for init, names, integrate in (("leakage", ("leakage_array", "leakage_site1"), True),
                                    ("qubit", ("qubit_population",), False),
                                    ("coherence", ("qubit_coherence",), False)):
