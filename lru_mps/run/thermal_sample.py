@@ -47,7 +47,7 @@ from ..physics.model import ArraySpec, Realization
 #: share one stratum, drawn from their Gibbs weights); docs/physics.md §6.5
 STRATUM_MIN_WEIGHT = 1e-7
 #: rows every stratum gets at least (the number of trajectory blocks: each block then holds every stratum, so that
-#: the leave-one-block-out estimates keep every stratum); fewer only when the run has under 2 x this per stratum
+#: the leave-one-block-out estimates keep every stratum); fewer only when the run has under 4 x this per stratum
 STRATUM_MIN_ROWS = 16
 #: at most this many strata of their own (the most probable configurations)
 MAX_STRATA = 64
@@ -191,31 +191,29 @@ def build_strata(spec: ArraySpec, trajectories: int, odds: float = 1.0) -> Therm
     """Strata, allocation and row plan for ``trajectories`` rows (see :class:`ThermalStrata`).
 
     Own strata: the configurations of sites 2..L of nominal weight >= :data:`STRATUM_MIN_WEIGHT`,
-    most probable first, at most :data:`MAX_STRATA` and as many as leave half the rows to the
-    proportional share; the rest share one stratum.  Every stratum gets
-    m = min(:data:`STRATUM_MIN_ROWS`, n // (2 S)) rows (at least 1), the rest of the rows go in
-    proportion to nominal weight x (``odds`` for a stratum with an excitation), by largest remainders.
+    most probable first, at most S_max = max(2, min(:data:`MAX_STRATA`, n // (4 x 16))) strata in all (the
+    minimum allocations take at most a quarter of the rows); the rest share one stratum.  Every stratum gets
+    m = min(:data:`STRATUM_MIN_ROWS`, n // (4 S)) rows (at least 1), the rest of the rows go in
+    proportion to nominal weight x (``odds`` for a stratum with an excitation inside the array, sites 2..L-1),
+    by largest remainders.
     """
     n = int(trajectories)
     p = nominal_probabilities(spec)
     configs = list(itertools.product(range(3), repeat=spec.L - 1))
     weights = np.array([_config_probability(p, c) for c in configs])
     order = np.argsort(-weights, kind="stable")
-    own: list[int] = []
-    for j in order:
-        if weights[j] < STRATUM_MIN_WEIGHT or len(own) >= MAX_STRATA:
-            break
-        S = len(own) + 2  # with this one and a shared rest
-        if len(own) >= 1 and 2 * S * min(STRATUM_MIN_ROWS, max(1, n // (2 * S))) > n:
-            break
-        own.append(int(j))
+    big = [int(j) for j in order if weights[j] >= STRATUM_MIN_WEIGHT]
+    s_max = max(2, min(MAX_STRATA, n // (4 * STRATUM_MIN_ROWS)))  # a quarter of the rows on the minimum allocation
+    own = big if len(big) == len(configs) and len(big) <= s_max else big[: s_max - 1]
     chosen = set(own)
     rest_idx = [int(j) for j in order if int(j) not in chosen]
     nominal = list(weights[own]) + ([float(weights[rest_idx].sum())] if rest_idx else [])
     S = len(nominal)
-    m = max(1, min(STRATUM_MIN_ROWS, n // (2 * S)))
+    m = max(1, min(STRATUM_MIN_ROWS, n // (4 * S)))
     m = min(m, n // S)
-    excited = [any(configs[j]) for j in own] + ([True] if rest_idx else [])
+    # the odds go to strata with an excited interior (sites 2..L-1): a thermal excitation on the reset site is
+    # reset at the first measurement and blocks nothing
+    excited = [any(configs[j][:-1]) for j in own] + ([True] if rest_idx else [])
     share = np.array([w * (odds if e else 1.0) for w, e in zip(nominal, excited)])
     exact = (n - m * S) * share / share.sum()
     counts = np.full(S, m) + np.floor(exact).astype(int)

@@ -57,6 +57,7 @@ from ..physics.units import time_to_us
 from ..run.result import OBSERVABLE_INIT
 from ..run.seeding import disorder_rng
 from ..run.settings import resolve_inits
+from ..run.thermal_sample import strata_for
 from ..run.trajectories import engine_mix
 from ..run.simulate import simulate
 from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, time_json
@@ -265,6 +266,7 @@ def _compute(cfg: dict, ctx: StudyContext):
     method = np.full((len(all_L), n_real), "", dtype=object)
     engines = {}
     mixes = {}
+    stated: dict = {}  # the stated weight of the thermal strata per (condition, L): classes above it all drawn
     ctx.plan(sum(1 for c in conds for L in lengths[c] if L <= int(cfg["ensemble_max_length"])))
     for ci, cond in enumerate(conds):
         for L in lengths[cond]:
@@ -300,6 +302,10 @@ def _compute(cfg: dict, ctx: StudyContext):
                     **ctx.run_options(f"{cond} L={L}" + ("" if init == "all" else f" {'+'.join(resolve_inits(init))}")),
                 )
                 engines[(cond, L)] = res.settings.engine
+                strata = [strata_for(spec, res.settings, i) for i in res.settings.inits]
+                if any(s is not None for s in strata):
+                    stated[(cond, L)] = max(stated.get((cond, L), 0.0),
+                                            max(s.stated_weight for s in strata if s is not None))
                 mix = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
                 tally = mixes.setdefault((cond, L), {})
                 for k, v in mix.items():
@@ -331,6 +337,7 @@ def _compute(cfg: dict, ctx: StudyContext):
         entry["leakage_thermal_odds"] = [_leakage_thermal_odds(cfg, L) for L in lengths["realistic"]]
         entry["leakage_integrate_decay"] = [_integrate_decay(cfg, L) for L in lengths["realistic"]]
         entry["thermal_strata"] = [_thermal_strata(cfg, L) for L in lengths["realistic"]]
+        entry["thermal_strata_stated_weight"] = [stated.get(("realistic", L)) for L in lengths["realistic"]]
     return ds, summary
 
 
