@@ -105,4 +105,3 @@ def run_block(
                 engine.check_diagnostics(rec.diagnostics, f"trajectory {i} ({name})")
     diag = {name: {k: np.asarray(v) for k, v in d.items()} for name, d in diagnostics.items() if d}
     return BlockResult(block, accs, diag, len(indices))
-

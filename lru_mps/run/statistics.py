@@ -327,7 +327,7 @@ def _carriers(sum_abs: np.ndarray, sum_sq: np.ndarray) -> np.ndarray:
 
 
 def make_accumulator(n_times: int, L: int, strata=None):
-    """A plain accumulator, or a stratified one for ``strata`` (a :class:`~lru_mps.run.thermal_sample.ThermalStrata`)."""
+    """A plain accumulator, or a stratified one for ``strata`` (:class:`~lru_mps.run.thermal_sample.ThermalStrata`)."""
     if strata is None:
         return ObservableAccumulator(n_times, L)
     return StratifiedAccumulator(n_times, L, strata.n_strata, strata.groups)
