@@ -7,7 +7,10 @@ conditions one exact evolution per disorder realization, in realistic
 conditions ``trajectories`` per L, the empty-array ones on the branch
 (removals integrated out, dephasing on a clock), the thermal ones of the
 qubit state guided, the others sampled, the thermal hot tail thinned
-(``hot_tail``).  Per L it reports
+(``hot_tail``); on the short arrays the thermal start is drawn by strata
+(``short_thermal_strata``: every configuration of sites 2..L above a stated
+weight gets its rows, docs/physics.md §6.5), and a curve's points that a
+stratum carries through too few rows are NaN with a mask.  Per L it reports
 
 * T_prop = pi / (2 J_prop) (formula) and the transit (L-1) T_prop;
 * T_star, T1, T2 from fits A exp(-t/tau) of the ensemble curves P_star^(L),
