@@ -49,6 +49,9 @@ class MeanSem:
 
 #: a stratum whose rows carry a point through at least this many effective rows ((sum |y|)^2 / sum y^2) resolves it
 CARRIERS_MIN = 3.0
+#: ... or the carriers it may lack (3 sqrt(c) + 3 more of their size, c effective carriers seen) move the estimate by
+#: at most this many of its standard errors: a comparison at 4 standard errors then holds with them drawn
+UNSEEN_SIGMAS = 2.0
 
 
 class ObservableAccumulator:
@@ -160,9 +163,10 @@ class StratifiedAccumulator:
     sum_s var_s(y - R P) / n_s / (sum_s P_s)^2.  A point is resolved where
     every stratum has at least 2 rows and either carries the point through
     :data:`CARRIERS_MIN` effective rows ((sum |y|)^2 / sum y^2) or could not
-    move it by more than the error with CARRIERS_MIN more carriers of the
-    size it has (where it has none: a share 3/n_s of its rows at the
-    curve's initial value).
+    move it by more than :data:`UNSEEN_SIGMAS` errors with the carriers it
+    may lack, 3 sqrt(c) + 3 more of the size it has (where it has none: 3 of
+    the size of its reset-site siblings' carriers, else a share 3/n_s of its
+    rows at the curve's initial value).
     """
 
     def __init__(self, n_times: int, L: int, n_strata: int, groups=None):
@@ -281,7 +285,8 @@ class StratifiedAccumulator:
 
     def _resolved(self, carriers, absolute, pbar, norm, start, sem) -> np.ndarray:
         """Where every stratum has >= 2 rows and carries the point through >= CARRIERS_MIN effective rows, or
-        CARRIERS_MIN more carriers of the size it has would not move the estimate by more than its error.  A
+        the carriers it may lack (3 sqrt(c) + 3 more of the size it has, c those it has) would not move the estimate
+        by more than UNSEEN_SIGMAS x its error.  A
         stratum with no carrier takes the size (relative to its probability) of the largest carriers of the strata
         that differ from it only at the reset site (its rows are theirs after the first measurement), else the
         curve's initial value for a share 3/n_s of its rows."""
@@ -296,8 +301,9 @@ class StratifiedAccumulator:
             sibling[members] = relative[members].max(axis=0)
         blind = pbar * np.where(sibling > 0, CARRIERS_MIN * sibling / nn[extra],
                                 start * np.minimum(1.0, CARRIERS_MIN / nn[extra]))
-        unseen = np.where(carriers > 0, CARRIERS_MIN * typical / nn[extra], blind)
-        ok = enough & ((carriers >= CARRIERS_MIN) | (unseen / norm <= sem))
+        # with c carriers seen, up to ~c + 3 sqrt(c) + 3 could have been expected (a Poisson count's upper 3 sigma)
+        unseen = np.where(carriers > 0, (3.0 * np.sqrt(carriers) + 3.0) * typical / nn[extra], blind)
+        ok = enough & ((carriers >= CARRIERS_MIN) | (unseen / norm <= UNSEEN_SIGMAS * sem))
         return np.all(ok, axis=0)
 
     def _coherence(self) -> MeanSem:

@@ -194,8 +194,7 @@ def build_strata(spec: ArraySpec, trajectories: int, odds: float = 1.0) -> Therm
     most probable first, at most S_max = max(2, min(:data:`MAX_STRATA`, n // (4 x 16))) strata in all (the
     minimum allocations take at most a quarter of the rows); the rest share one stratum.  Every stratum gets
     m = min(:data:`STRATUM_MIN_ROWS`, n // (4 S)) rows (at least 1), the rest of the rows go in
-    proportion to nominal weight x (``odds`` for a stratum with an excitation inside the array, sites 2..L-1),
-    by largest remainders.
+    proportion to nominal weight x (``odds`` for a stratum with a thermal excitation), by largest remainders.
     """
     n = int(trajectories)
     p = nominal_probabilities(spec)
@@ -211,9 +210,9 @@ def build_strata(spec: ArraySpec, trajectories: int, odds: float = 1.0) -> Therm
     S = len(nominal)
     m = max(1, min(STRATUM_MIN_ROWS, n // (4 * S)))
     m = min(m, n // S)
-    # the odds go to strata with an excited interior (sites 2..L-1): a thermal excitation on the reset site is
-    # reset at the first measurement and blocks nothing
-    excited = [any(configs[j][:-1]) for j in own] + ([True] if rest_idx else [])
+    # the odds go to every stratum with a thermal excitation: its rows are sampled (not on the branch), and a
+    # stratum with an excited reset site carries the late leakage through few of them
+    excited = [any(configs[j]) for j in own] + ([True] if rest_idx else [])
     share = np.array([w * (odds if e else 1.0) for w, e in zip(nominal, excited)])
     exact = (n - m * S) * share / share.sum()
     counts = np.full(S, m) + np.floor(exact).astype(int)
