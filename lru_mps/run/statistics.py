@@ -286,7 +286,8 @@ class StratifiedAccumulator:
     def _resolved(self, carriers, absolute, pbar, norm, start, sem) -> np.ndarray:
         """Where every stratum has >= 2 rows and carries the point through >= CARRIERS_MIN effective rows, or
         the carriers it may lack (3 sqrt(c) + 3 more of the size it has, c those it has) would not move the estimate
-        by more than UNSEEN_SIGMAS x its error.  A
+        by more than UNSEEN_SIGMAS x its error.  The shared stratum (group -1) may lack a class it did not draw:
+        at least a share 3/n_s of its rows at the curve's initial value.  A
         stratum with no carrier takes the size (relative to its probability) of the largest carriers of the strata
         that differ from it only at the reset site (its rows are theirs after the first measurement), else the
         curve's initial value for a share 3/n_s of its rows."""
@@ -303,6 +304,10 @@ class StratifiedAccumulator:
                                 start * np.minimum(1.0, CARRIERS_MIN / nn[extra]))
         # with c carriers seen, up to ~c + 3 sqrt(c) + 3 could have been expected (a Poisson count's upper 3 sigma)
         unseen = np.where(carriers > 0, (3.0 * np.sqrt(carriers) + 3.0) * typical / nn[extra], blind)
+        # the shared stratum mixes configurations: the carriers it lacks may be of a class it did not draw
+        shared = (self.groups == -1)[extra]
+        unseen = np.where(shared, np.maximum(unseen, pbar * start * np.minimum(1.0, CARRIERS_MIN / nn[extra])),
+                          unseen)
         ok = enough & ((carriers >= CARRIERS_MIN) | (unseen / norm <= UNSEEN_SIGMAS * sem))
         return np.all(ok, axis=0)
 

@@ -200,7 +200,10 @@ def build_strata(spec: ArraySpec, trajectories: int, odds: float = 1.0) -> Therm
     p = nominal_probabilities(spec)
     configs = list(itertools.product(range(3), repeat=spec.L - 1))
     weights = np.array([_config_probability(p, c) for c in configs])
-    order = np.argsort(-weights, kind="stable")
+    # own strata in order of weight, an excited interior (sites 2..L-1) taking the odds: for the leakage start a
+    # thermal excitation there blocks the stack and carries the late curve
+    priority = weights * np.array([odds if any(c[:-1]) else 1.0 for c in configs])
+    order = np.argsort(-priority, kind="stable")
     big = [int(j) for j in order if weights[j] >= STRATUM_MIN_WEIGHT]
     s_max = max(2, min(MAX_STRATA, n // (4 * STRATUM_MIN_ROWS)))  # a quarter of the rows on the minimum allocation
     own = big if len(big) == len(configs) and len(big) <= s_max else big[: s_max - 1]
