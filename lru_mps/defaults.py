@@ -65,6 +65,9 @@ RUN = {
     # sampled rows with a sharp excitation number carry the hardware decay clock's survival as a weight instead of
     # sampling the decay times (exact, less variance; False = sample them): lru_mps.mcwf.integrated_decay
     "integrate_decay": False,
+    # the thermal start drawn by strata (the interior's configurations, a fixed allocation; the statistics combine
+    # the strata; False = one sample): lru_mps.run.thermal_sample.ThermalStrata
+    "thermal_strata": False,
 }
 #: thermal excitations (|2> counts 2) from which a row belongs to the hot tail (the rows that cost most)
 HOT_TAIL_FROM = 3

@@ -116,6 +116,8 @@ def fit_window(name: str, result: SimulationResult, observable: str | None = Non
     ms = result.observable(observable or DECAY_OBSERVABLE[name][0])
     inside = np.flatnonzero(t >= start)
     ok = ms.mean[inside] > RESOLVED_SIGMAS * ms.sem[inside]
+    if ms.resolved is not None:  # a stratified thermal start: points a stratum carries through too few rows
+        ok &= ms.resolved[inside]
     if result.settings.estimator != "sampled" and inside.size:
         # realistic branch runs: the thermal rows, sampled, carry the slow tail (a stack blocked by a thermal
         # excitation) and are few; past DYNAMIC_RANGE below the window's first value the tail is what is fitted,

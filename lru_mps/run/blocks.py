@@ -18,7 +18,8 @@ from threadpoolctl import threadpool_limits
 from ..engines import get_engine
 from ..physics.model import ArraySpec, Realization
 from .settings import RunSettings
-from .statistics import ObservableAccumulator
+from .statistics import ObservableAccumulator, make_accumulator
+from .thermal_sample import strata_for
 from .trajectories import run_trajectories
 
 #: trajectories are accumulated in this many contiguous blocks (jackknife errors)
@@ -88,7 +89,7 @@ def run_block(
     """Run the trajectories of one block (one BLAS thread); ``on_trajectory(n)`` as n more finish."""
     engine = get_engine(settings.engine, **settings.engine_options)
     T = len(settings.times)
-    accs = {name: ObservableAccumulator(T, spec.L) for name in settings.inits}
+    accs = {name: make_accumulator(T, spec.L, strata_for(spec, settings, name)) for name in settings.inits}
     diagnostics: dict[str, dict[str, list]] = {name: {} for name in settings.inits}
     indices = block_range(block, settings.trajectories)
     # The matrices here are small: one BLAS thread per process is fastest, and
@@ -97,7 +98,7 @@ def run_block(
         records = run_trajectories(spec, settings, indices, realization, on_index=on_trajectory)
     for i, rec_by_init in zip(indices, records):
         for name, rec in rec_by_init.items():
-            accs[name].add(rec.populations, rec.coherence)
+            accs[name].add(rec.populations, rec.coherence, getattr(rec, "stratum", None))
             for key, value in rec.diagnostics.items():
                 diagnostics[name].setdefault(key, []).append(value)
             if rec.diagnostics:

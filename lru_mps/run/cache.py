@@ -46,6 +46,11 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
         from ..mcwf.integrated_decay import INTEGRATE_MAX_DIM
 
         desc["integrate_decay"] = f"Fock rows in sectors of <= {INTEGRATE_MAX_DIM} states"
+    if settings.thermal_strata:
+        from .thermal_sample import MAX_SITES, STRATUM_MIN_ROWS, STRATUM_MIN_WEIGHT
+
+        desc["thermal_strata"] = f"configurations of sites 2..L >= {STRATUM_MIN_WEIGHT} (L <= {MAX_SITES + 1}), " \
+                                 f">= {STRATUM_MIN_ROWS} rows each"
     if settings.backend != "numpy":  # same numbers to rounding, but not bit for bit
         desc["backend"] = settings.backend
     if realization is not None:

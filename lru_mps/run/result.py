@@ -41,7 +41,7 @@ class SimulationResult:
     def accumulators(self) -> dict[str, ObservableAccumulator]:
         out = {}
         for init, blocks in self.blocks.items():
-            total = ObservableAccumulator(len(self.times), self.spec.L)
+            total = blocks[0].empty() if blocks else ObservableAccumulator(len(self.times), self.spec.L)
             for b in blocks:
                 total.merge(b)
             out[init] = total

@@ -63,6 +63,8 @@ class RunSettings:
     leakage_thermal_odds: float = RUN["leakage_thermal_odds"]
     #: sampled rows with a sharp excitation number integrate their hardware decay out (lru_mps.mcwf.integrated_decay)
     integrate_decay: bool = RUN["integrate_decay"]
+    #: the thermal start drawn by strata with a fixed allocation (lru_mps.run.thermal_sample.ThermalStrata)
+    thermal_strata: bool = RUN["thermal_strata"]
 
     def __post_init__(self):
         require(int(self.trajectories) == self.trajectories and self.trajectories >= 1, "trajectories",
@@ -82,6 +84,9 @@ class RunSettings:
         require(isinstance(self.integrate_decay, (bool, np.bool_)), "integrate_decay", self.integrate_decay,
                 "true or false")
         self.integrate_decay = bool(self.integrate_decay)
+        require(isinstance(self.thermal_strata, (bool, np.bool_)), "thermal_strata", self.thermal_strata,
+                "true or false")
+        self.thermal_strata = bool(self.thermal_strata)
         if self.backend != "numpy":
             ArrayLib(self.backend)  # installed, and a GPU where one is named
 
@@ -103,6 +108,7 @@ def make_settings(
     hot_tail: float = RUN["hot_tail"],
     leakage_thermal_odds: float = RUN["leakage_thermal_odds"],
     integrate_decay: bool = RUN["integrate_decay"],
+    thermal_strata: bool = RUN["thermal_strata"],
 ) -> RunSettings:
     """Validated run settings: 'auto' resolved, MPS options completed from :data:`lru_mps.defaults.MPS`.
 
@@ -130,6 +136,7 @@ def make_settings(
         hot_tail=hot_tail,
         leakage_thermal_odds=leakage_thermal_odds,
         integrate_decay=integrate_decay,
+        thermal_strata=thermal_strata,
     )
 
 

@@ -34,6 +34,7 @@ def simulate(
     hot_tail: float = RUN["hot_tail"],
     leakage_thermal_odds: float = RUN["leakage_thermal_odds"],
     integrate_decay: bool = RUN["integrate_decay"],
+    thermal_strata: bool = RUN["thermal_strata"],
 ) -> SimulationResult:
     """Run one ensemble: ``trajectories`` trajectories, each with its own disorder realization.
 
@@ -77,12 +78,17 @@ def simulate(
     ensemble, less variance (:mod:`lru_mps.mcwf.integrated_decay`; exact where
     every site decays at one rate and the readout is ideal, else the rows are
     sampled as without it).
+    ``thermal_strata`` draws the thermal start by strata, the configurations
+    of sites 2..L with a fixed allocation (every one above a stated weight
+    is drawn by construction), and combines the strata in the statistics
+    (:class:`lru_mps.run.thermal_sample.ThermalStrata`; L = 3..7).
     ``progress(done, total)`` is called as trajectories finish.
     """
     settings = make_settings(spec, init=init, t_final=t_final, time_points=time_points, trajectories=trajectories,
                              seed=seed, engine=engine, estimator=estimator, engine_options=engine_options,
                              batched=batched, backend=backend, feedback=feedback, hot_tail=hot_tail,
-                             leakage_thermal_odds=leakage_thermal_odds, integrate_decay=integrate_decay)
+                             leakage_thermal_odds=leakage_thermal_odds, integrate_decay=integrate_decay,
+                             thermal_strata=thermal_strata)
     blocks = run_blocks(spec, settings, realization=realization, workers=workers, store=store, progress=progress,
                         client=client)
     return assemble(spec, settings, blocks)

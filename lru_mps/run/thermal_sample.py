@@ -25,14 +25,36 @@ unbiased ways to spend the trajectories where the variance is
   ones), per unit cost.
 * :func:`thin_hot_tail` (``hot_tail`` f): Russian roulette on the rows with
   at least :data:`~lru_mps.defaults.HOT_TAIL_FROM` thermal excitations.
+* :class:`ThermalStrata` (``thermal_strata``): a fixed allocation of the
+  rows to the configurations of sites 2..L (strata), so that every
+  configuration above a stated weight is drawn by construction;
+  the row carries its stratum's natural probability and the ensemble
+  statistics combine the strata (:class:`~lru_mps.run.statistics.StratifiedAccumulator`).
 """
 
 from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..defaults import HOT_TAIL_FROM
 from ..physics.model import ArraySpec, Realization
+
+#: a configuration of sites 2..L with at least this nominal weight gets a stratum of its own (the others
+#: share one stratum, drawn from their Gibbs weights); docs/physics.md §6.5
+STRATUM_MIN_WEIGHT = 1e-7
+#: rows every stratum gets at least (the number of trajectory blocks: each block then holds every stratum, so that
+#: the leave-one-block-out estimates keep every stratum); fewer only when the run has under 4 x this per stratum
+STRATUM_MIN_ROWS = 16
+#: at most this many strata of their own (the most probable configurations)
+MAX_STRATA = 64
+#: the most sites (2..L) whose configurations are enumerated into strata (3^6 = 729 of them: L <= 7)
+MAX_SITES = 6
+#: realizations (from a fixed stream) over which the nominal weights that set the allocation are averaged
+NOMINAL_REALIZATIONS = 32
 
 
 def thermal_start(spec: ArraySpec, real: Realization, init: str, rng: np.random.Generator,
@@ -43,15 +65,174 @@ def thermal_start(spec: ArraySpec, real: Realization, init: str, rng: np.random.
     the settings stratify this initial state (:func:`stratified_levels`:
     L + 2 uniforms), then the hot tail's roulette (one more uniform for a
     tail row when ``hot_tail`` > 1).  With both off the draws are those of every earlier
-    version (the same numbers, bit for bit).
+    version (the same numbers, bit for bit).  A run with ``thermal_strata``
+    draws from its row's stratum instead (:meth:`ThermalStrata.draw`: 2 uniforms; see :func:`thermal_start_row`).
     """
+    return thermal_start_row(spec, real, init, rng, settings, None)[:2]
+
+
+def thermal_start_row(spec: ArraySpec, real: Realization, init: str, rng: np.random.Generator, settings,
+                      index: int | None) -> tuple[np.ndarray, float, int | None, float]:
+    """As :func:`thermal_start`, for trajectory ``index``: (levels, weight, stratum, stratum probability).
+
+    Under ``thermal_strata`` (:func:`strata_for`) the row's stratum is fixed by its index (the run's plan) and
+    its weight is the stratum's natural probability P(s | realization); the hot tail is not thinned there (the
+    short arrays it applies to are cheap, and the strata's estimate stays exactly normalized).  Otherwise the
+    stratum is None and the probability 1.
+    """
+    strata = strata_for(spec, settings, init) if index is not None else None
+    if strata is not None:
+        s = int(strata.plan[index])
+        levels, prob = strata.draw(s, spec.thermal_probabilities(real)[1:], rng.random(2))
+        return levels, prob, s, prob  # (no hot tail's roulette: a stratified start is normalized exactly)
     odds = settings.leakage_thermal_odds if init == "leakage" else 1.0
     if odds != 1.0:
         levels, weight = stratified_levels(spec.thermal_probabilities(real)[1:], rng.random(spec.L + 2), odds)
     else:
         levels, weight = spec.thermal_levels(real, rng), 1.0
     levels, tail = thin_hot_tail(levels, rng, settings.hot_tail)
-    return levels, weight * tail
+    return levels, weight * tail, None, 1.0
+
+
+@dataclass(frozen=True)
+class ThermalStrata:
+    """The strata of a run's thermal start and its row plan (docs/physics.md §6.5).
+
+    A stratum is a configuration of sites 2..L (``configs[s]``, one level per
+    site), or, for the last stratum when ``rest`` is not empty, every
+    configuration listed there (drawn in proportion to its Gibbs weight).
+    ``counts[s]`` rows go to stratum s, interleaved over the indices
+    (``plan[i]``: the stratum of trajectory i) so that every contiguous block
+    of trajectories holds each stratum in proportion.  ``nominal[s]``: the
+    stratum's weight averaged over :data:`NOMINAL_REALIZATIONS` realizations
+    (it sets the allocation only; the rows carry their own realization's
+    probability).  ``stated_weight``: every configuration of larger nominal
+    weight has a stratum of its own.  ``groups[s]``: strata that differ only
+    at the reset site share a group (their rows are alike after the first
+    measurement; the resolved mask uses it), -1 for the shared stratum.
+    """
+
+    configs: tuple
+    rest: tuple  # the configurations of the shared last stratum (empty: no such stratum)
+    counts: tuple
+    nominal: tuple
+    stated_weight: float
+    plan: np.ndarray
+    groups: tuple = ()
+
+    @property
+    def n_strata(self) -> int:
+        return len(self.counts)
+
+    def probability(self, s: int, p: np.ndarray) -> float:
+        """P(stratum s | realization) from the Gibbs weights ``p`` (L - 1, 3) of sites 2..L."""
+        configs = [self.configs[s]] if s < len(self.configs) else self.rest
+        return float(sum(_config_probability(p, c) for c in configs))
+
+    def draw(self, s: int, p: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, float]:
+        """Levels of sites 1..L in stratum s and P(s | realization); u[0] picks the configuration in a shared
+        stratum (in proportion to its Gibbs weight)."""
+        levels = np.zeros(p.shape[0] + 1, dtype=int)
+        if s < len(self.configs):
+            config = self.configs[s]
+            prob = _config_probability(p, config)
+        else:
+            w = np.array([_config_probability(p, c) for c in self.rest])
+            prob = float(w.sum())
+            k = min(int(np.searchsorted(np.cumsum(w), u[0] * prob, side="right")), len(self.rest) - 1)
+            while k > 0 and w[k] == 0.0:  # rounding at the top end
+                k -= 1
+            config = self.rest[k]
+        levels[1:] = config
+        return levels, float(prob)
+
+
+def _config_probability(p: np.ndarray, config) -> float:
+    return float(np.prod(p[np.arange(len(config)), list(config)]))
+
+
+def strata_for(spec: ArraySpec, settings, init: str) -> ThermalStrata | None:
+    """The run's strata for initial state ``init`` (None: the thermal start is not stratified).
+
+    Stratified when ``settings.thermal_strata`` is on, the array is warm and
+    3 <= L <= :data:`MAX_SITES` + 1 (the configurations of sites 2..L are
+    enumerated).  The allocation's excited strata take ``leakage_thermal_odds``
+    times their share for the leakage start.
+    """
+    if not getattr(settings, "thermal_strata", False) or spec.conditions.temperature_K == 0.0 \
+            or not 2 <= spec.L - 1 <= MAX_SITES:
+        return None
+    odds = settings.leakage_thermal_odds if init == "leakage" else 1.0
+    key = json.dumps(spec.as_dict(), sort_keys=True, default=str)
+    return _strata(key, spec, int(settings.trajectories), float(odds))
+
+
+_CACHE: dict = {}
+
+
+def _strata(key: str, spec: ArraySpec, trajectories: int, odds: float) -> ThermalStrata:
+    """:func:`build_strata`, kept per (spec, trajectories, odds): every row of a run asks for its plan."""
+    k = (key, trajectories, odds)
+    if k not in _CACHE:
+        if len(_CACHE) >= 32:
+            _CACHE.clear()
+        _CACHE[k] = build_strata(spec, trajectories, odds)
+    return _CACHE[k]
+
+
+def nominal_probabilities(spec: ArraySpec) -> np.ndarray:
+    """Gibbs weights of sites 2..L, averaged over realizations drawn from a fixed stream (allocation only)."""
+    rng = np.random.default_rng(np.random.SeedSequence(20261128))
+    return np.mean([spec.thermal_probabilities(spec.draw_realization(rng))[1:]
+                    for _ in range(NOMINAL_REALIZATIONS)], axis=0)
+
+
+def build_strata(spec: ArraySpec, trajectories: int, odds: float = 1.0) -> ThermalStrata:
+    """Strata, allocation and row plan for ``trajectories`` rows (see :class:`ThermalStrata`).
+
+    Own strata: the configurations of sites 2..L of nominal weight >= :data:`STRATUM_MIN_WEIGHT`,
+    most probable first, at most S_max = max(2, min(:data:`MAX_STRATA`, n // (4 x 16))) strata in all (the
+    minimum allocations take at most a quarter of the rows); the rest share one stratum.  Every stratum gets
+    m = min(:data:`STRATUM_MIN_ROWS`, n // (4 S)) rows (at least 1), the rest of the rows go in
+    proportion to nominal weight x (``odds`` for a stratum with a thermal excitation), by largest remainders.
+    """
+    n = int(trajectories)
+    p = nominal_probabilities(spec)
+    configs = list(itertools.product(range(3), repeat=spec.L - 1))
+    weights = np.array([_config_probability(p, c) for c in configs])
+    # own strata in order of weight, an excited interior (sites 2..L-1) taking the odds: for the leakage start a
+    # thermal excitation there blocks the stack and carries the late curve
+    priority = weights * np.array([odds if any(c[:-1]) else 1.0 for c in configs])
+    order = np.argsort(-priority, kind="stable")
+    big = [int(j) for j in order if weights[j] >= STRATUM_MIN_WEIGHT]
+    s_max = max(2, min(MAX_STRATA, n // (4 * STRATUM_MIN_ROWS)))  # a quarter of the rows on the minimum allocation
+    own = big if len(big) == len(configs) and len(big) <= s_max else big[: s_max - 1]
+    chosen = set(own)
+    rest_idx = [int(j) for j in order if int(j) not in chosen]
+    nominal = list(weights[own]) + ([float(weights[rest_idx].sum())] if rest_idx else [])
+    S = len(nominal)
+    m = max(1, min(STRATUM_MIN_ROWS, n // (4 * S)))
+    m = min(m, n // S)
+    # the odds go to every stratum with a thermal excitation: its rows are sampled (not on the branch), and a
+    # stratum with an excited reset site carries the late leakage through few of them
+    excited = [any(configs[j]) for j in own] + ([True] if rest_idx else [])
+    share = np.array([w * (odds if e else 1.0) for w, e in zip(nominal, excited)])
+    exact = (n - m * S) * share / share.sum()
+    counts = np.full(S, m) + np.floor(exact).astype(int)
+    left = n - int(counts.sum())
+    if left > 0:
+        counts[np.argsort(-(exact - np.floor(exact)), kind="stable")[:left]] += 1
+    # stratum s's j-th row at quantile (j + u_s) / n_s, u_s = frac((s + 1) x golden ratio): strata with equal
+    # counts interleave instead of meeting at the same positions
+    offsets = ((np.arange(S) + 1) * 0.6180339887498949) % 1.0
+    keys = np.concatenate([(np.arange(c) + offsets[s]) / c for s, c in enumerate(counts) if c > 0])
+    owner = np.concatenate([np.full(c, s) for s, c in enumerate(counts) if c > 0])
+    plan = owner[np.lexsort((owner, keys))]
+    interiors = sorted({configs[j][:-1] for j in own})
+    groups = tuple(interiors.index(configs[j][:-1]) for j in own) + ((-1,) if rest_idx else ())
+    stated = float(weights[rest_idx].max()) if rest_idx else 0.0
+    return ThermalStrata(tuple(configs[j] for j in own), tuple(configs[j] for j in rest_idx),
+                         tuple(int(c) for c in counts), tuple(float(w) for w in nominal), stated, plan, groups)
 
 
 def stratified_levels(p: np.ndarray, u: np.ndarray, odds: float) -> tuple[np.ndarray, float]:

@@ -36,7 +36,7 @@ from ..physics.initial_states import product_state
 from ..physics.model import ArraySpec, Realization
 from ..physics.rules import integrated_decay_rate, number_can_grow
 from .seeding import disorder_rng, event_rng
-from .thermal_sample import thermal_start
+from .thermal_sample import thermal_start_row
 
 #: trajectory indices advanced together by a batched store (rows = indices x initial states)
 DEFAULT_BATCH = 256
@@ -54,6 +54,8 @@ class Draw:
     nmax: int
     #: per initial state: the largest excitation number of its product state
     nmax_per_init: list[int] | None = None
+    #: per initial state: (stratum, its probability given the realization) of a stratified thermal start, else None
+    strata: list | None = None
 
 
 def draw(spec: ArraySpec, settings, index: int, realization: Realization | None = None) -> Draw:
@@ -61,10 +63,11 @@ def draw(spec: ArraySpec, settings, index: int, realization: Realization | None 
     real = realization if realization is not None else spec.draw_realization(disorder_rng(settings.seed, index))
     wq = spec.qubit_frequency(real)
     integrate = getattr(settings, "integrate_decay", False) and integrated_decay_rate(spec) is not None
-    products, rows, per_init = [], [], []
+    products, rows, per_init, strata = [], [], [], []
     for init in settings.inits:
         rng = event_rng(settings.seed, index, init)
-        levels, weight = thermal_start(spec, real, init, rng, settings)
+        levels, weight, stratum, prob = thermal_start_row(spec, real, init, rng, settings, index)
+        strata.append(None if stratum is None else (stratum, prob))
         sites = [np.asarray(v, dtype=complex) for v in product_state(init, levels)]
         per_init.append(sum(int(np.nonzero(v)[0].max()) for v in sites))
         products.append(sites)
@@ -75,7 +78,7 @@ def draw(spec: ArraySpec, settings, index: int, realization: Realization | None 
             rows.append(IntegratedRow(rng, wq, weight, number))
         else:
             rows.append(start_row(spec, rng, settings.estimator, wq, clock_rate, weight, guided))
-    return Draw(index, real, products, rows, max(per_init), per_init)
+    return Draw(index, real, products, rows, max(per_init), per_init, strata)
 
 
 def run_trajectories(
@@ -130,13 +133,13 @@ def run_trajectories(
                 out[j] = rec
             if on_index is not None:
                 on_index(len(chunk))
-        return out
+        return _tag(out, draws, settings)
     if isinstance(engine, PerTrajectoryEngine):
         for j, d in enumerate(draws):
             out[j] = _per_trajectory(engine, spec, settings, d, realization, keep_states)
             if on_index is not None:
                 on_index(1)
-        return out
+        return _tag(out, draws, settings)
     fixed_prop = engine.prepare(spec, realization) if realization is not None and _plain(draws) else None
     for j, d in enumerate(draws):
         qs = [q for q, r in enumerate(d.rows) if isinstance(r, Row)]
@@ -149,6 +152,14 @@ def run_trajectories(
         out[j] = {init: records[init] for init in settings.inits}
         if on_index is not None:
             on_index(1)
+    return _tag(out, draws, settings)
+
+
+def _tag(out: list, draws: Sequence[Draw], settings) -> list:
+    """Each record's thermal stratum (``record.stratum``: (stratum, probability) or None) from its draw."""
+    for rec, d in zip(out, draws):
+        for q, init in enumerate(settings.inits):
+            rec[init].stratum = d.strata[q] if d.strata else None
     return out
 
 

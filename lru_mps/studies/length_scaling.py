@@ -7,7 +7,10 @@ conditions one exact evolution per disorder realization, in realistic
 conditions ``trajectories`` per L, the empty-array ones on the branch
 (removals integrated out, dephasing on a clock), the thermal ones of the
 qubit state guided, the others sampled, the thermal hot tail thinned
-(``hot_tail``).  Per L it reports
+(``hot_tail``); on the short arrays the thermal start is drawn by strata
+(``short_thermal_strata``: every configuration of sites 2..L above a stated
+weight gets its rows, docs/physics.md §6.5), and a curve's points that a
+stratum carries through too few rows are NaN with a mask.  Per L it reports
 
 * T_prop = pi / (2 J_prop) (formula) and the transit (L-1) T_prop;
 * T_star, T1, T2 from fits A exp(-t/tau) of the ensemble curves P_star^(L),
@@ -58,6 +61,7 @@ from ..physics.units import time_to_us
 from ..run.result import OBSERVABLE_INIT
 from ..run.seeding import disorder_rng
 from ..run.settings import resolve_inits
+from ..run.thermal_sample import strata_for
 from ..run.trajectories import engine_mix
 from ..run.simulate import simulate
 from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, time_json
@@ -81,6 +85,8 @@ realistic ones, also when --conditions runs only one of them.
 """
 
 DECAYS = ("T_star", "T1", "T2")
+#: the ensemble curves kept per condition and L (results.nc: mean, sem and the resolved mask)
+CURVES = ("leakage_array", "leakage_site1", "qubit_population", "qubit_coherence")
 
 
 def _t_final(spec, cfg) -> float:
@@ -175,6 +181,24 @@ def _leakage_thermal_odds(cfg: dict, L: int) -> float:
     return float(odds)
 
 
+def _thermal_strata(cfg: dict, L: int) -> bool:
+    """Whether the realistic ensembles at L draw their thermal start by strata (``short_thermal_strata``, the short
+    arrays only; docs/physics.md §6.5).
+
+    At L = 3 the leakage tail late in the run (t > ~600/J) is carried by the
+    rows whose site 2 holds a thermal |1> (a blocked stack: 77 % of the exact
+    P_star^(L) at 668/J, natural weight 2.6 %) and by rarer classes (a thermal
+    |2>, 0.08 %); drawn at random they go undrawn or are few, and the error of
+    the mean does not see it.  The strata give every interior configuration
+    above :data:`~lru_mps.run.thermal_sample.STRATUM_MIN_WEIGHT` its rows.
+    """
+    from ..run.thermal_sample import MAX_SITES
+
+    on = cfg.get("short_thermal_strata", False)
+    require(isinstance(on, bool), "short_thermal_strata", on, "true or false")
+    return on and _short(cfg, L) and 2 <= L - 1 <= MAX_SITES
+
+
 def _integrate_decay(cfg: dict, L: int) -> bool:
     """Whether the leakage start's sampled rows integrate their hardware decay out at L (``long_leakage_integrate_decay``,
     the long arrays only).
@@ -188,7 +212,12 @@ def _integrate_decay(cfg: dict, L: int) -> bool:
     """
     on = cfg.get("long_leakage_integrate_decay", False)
     require(isinstance(on, bool), "long_leakage_integrate_decay", on, "true or false")
-    return on and not _short(cfg, L)
+    short = cfg.get("short_leakage_integrate_decay", False)
+    require(isinstance(short, (bool, str)), "short_leakage_integrate_decay", short,
+            "true, false or lengths such as \"3\" or \"3:4\"")
+    if isinstance(short, str):
+        short = L in parse_lengths(short) if short.strip() else False
+    return (on and not _short(cfg, L)) or (short and _short(cfg, L))
 
 
 def _ensembles(cfg: dict, L: int, ideal: bool, n_real: int) -> list[tuple[str | list, int, float, float, bool]]:
@@ -255,7 +284,8 @@ def _compute(cfg: dict, ctx: StudyContext):
     shape = (len(conds), len(all_L))
     fits = {k: np.full(shape + (2,), np.nan) for k in DECAYS}
     lives = LifetimeGrid(shape)
-    curves = {k: np.full(shape + (T, 2), np.nan) for k in ("leakage_array", "qubit_population", "qubit_coherence")}
+    curves = {k: np.full(shape + (T, 2), np.nan) for k in CURVES}
+    resolved = {k: np.zeros(shape + (T,), dtype=bool) for k in CURVES}
     time_J = np.full((len(all_L), T), np.nan)
     log_T1 = np.full((len(all_L), n_real), np.nan)
     log_T2 = np.full((len(all_L), n_real), np.nan)
@@ -263,6 +293,7 @@ def _compute(cfg: dict, ctx: StudyContext):
     method = np.full((len(all_L), n_real), "", dtype=object)
     engines = {}
     mixes = {}
+    stated: dict = {}  # the stated weight of the thermal strata per (condition, L): classes above it all drawn
     ctx.plan(sum(1 for c in conds for L in lengths[c] if L <= int(cfg["ensemble_max_length"])))
     for ci, cond in enumerate(conds):
         for L in lengths[cond]:
@@ -294,9 +325,14 @@ def _compute(cfg: dict, ctx: StudyContext):
                     hot_tail=hot,
                     leakage_thermal_odds=odds,
                     integrate_decay=integrate,
+                    thermal_strata=_thermal_strata(cfg, L) and not ideal,
                     **ctx.run_options(f"{cond} L={L}" + ("" if init == "all" else f" {'+'.join(resolve_inits(init))}")),
                 )
                 engines[(cond, L)] = res.settings.engine
+                strata = [strata_for(spec, res.settings, i) for i in res.settings.inits]
+                if any(s is not None for s in strata):
+                    stated[(cond, L)] = max(stated.get((cond, L), 0.0),
+                                            max(s.stated_weight for s in strata if s is not None))
                 mix = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
                 tally = mixes.setdefault((cond, L), {})
                 for k, v in mix.items():
@@ -305,8 +341,10 @@ def _compute(cfg: dict, ctx: StudyContext):
                 for name in curves:
                     if OBSERVABLE_INIT[name] in res.blocks:
                         ms = res.observable(name)
-                        curves[name][ci, li, :, 0] = ms.mean
-                        curves[name][ci, li, :, 1] = ms.sem
+                        ok = np.ones(T, dtype=bool) if ms.resolved is None else ms.resolved
+                        resolved[name][ci, li] = ok
+                        curves[name][ci, li, :, 0] = np.where(ok, ms.mean, np.nan)
+                        curves[name][ci, li, :, 1] = np.where(ok, ms.sem, np.nan)
                 for name, d in decay_times(res).items():
                     if name in fits and d is not None:
                         fits[name][ci, li] = (d.value, d.error)
@@ -315,7 +353,7 @@ def _compute(cfg: dict, ctx: StudyContext):
                 lives.put((ci, li), leakage_lifetimes(res))
 
     ds, summary = _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy,
-                            log_T2, lives)
+                            log_T2, lives, resolved)
     if "realistic" in conds:
         _realistic_summary(summary["by_conditions"]["realistic"], base_spec(cfg, length=2, conditions="realistic"),
                            [mixes.get(("realistic", L), {}) for L in lengths["realistic"]], ds)
@@ -325,6 +363,8 @@ def _compute(cfg: dict, ctx: StudyContext):
         entry["coherence_trajectories"] = [_coherence_trajectories(cfg, L) for L in lengths["realistic"]]
         entry["leakage_thermal_odds"] = [_leakage_thermal_odds(cfg, L) for L in lengths["realistic"]]
         entry["leakage_integrate_decay"] = [_integrate_decay(cfg, L) for L in lengths["realistic"]]
+        entry["thermal_strata"] = [_thermal_strata(cfg, L) for L in lengths["realistic"]]
+        entry["thermal_strata_stated_weight"] = [stated.get(("realistic", L)) for L in lengths["realistic"]]
     return ds, summary
 
 
@@ -355,6 +395,23 @@ def _realistic_summary(entry: dict, spec, mixes: list, ds) -> None:
     entry["engine_mix"] = mixes
     for k, v in limits.items():
         ds.attrs[f"{k}_J"] = finite_or_none(v) or "inf"
+
+
+def _resolved_json(resolved: dict, ci: int, sel: list, time_J: np.ndarray) -> dict:
+    """Per curve and L: how many stored points are resolved and the first time that is not (None: all are)."""
+    out = {}
+    for name, mask in resolved.items():
+        counts, first = [], []
+        for li in sel:
+            m = mask[ci, li]
+            measured = np.isfinite(time_J[li]).all()
+            counts.append(int(np.count_nonzero(m)) if measured else None)
+            bad = np.flatnonzero(~m) if measured else np.array([], dtype=int)
+            first.append(finite_or_none(float(time_J[li, bad[0]])) if bad.size else None)
+        out[name] = {"resolved_points": counts, "first_unresolved_J": first}
+    out["note"] = ("points whose error cannot be trusted (a stratum carries them through too few rows: docs/physics.md "
+                   "§6.5) are NaN in results.nc, with the mask <curve>_resolved")
+    return out
 
 
 def _typical(log_values: np.ndarray) -> tuple[float, float]:
@@ -412,7 +469,7 @@ def _slope(lengths, values, errors) -> dict:
 
 
 def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy, log_T2,
-              lives):
+              lives, resolved=None):
     J_hz = spec0.J_hz
     T_prop = spec0.T_prop
     typ = np.array([_typical(log_T1[li]) for li in range(len(all_L))])  # (L, 2): mean ln T1, error
@@ -439,6 +496,8 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
             entry[name] = [time_json(fits[name][ci, li, 0], fits[name][ci, li, 1], J_hz) for li in sel]
         entry.update(lives.lists([(ci, li) for li in sel], J_hz))
         entry["engines"] = [engines[(cond, L)] for L in Ls]
+        if resolved is not None:
+            entry["curves_resolved"] = _resolved_json(resolved, ci, sel, time_J)
         entry["T_star_slope"] = _slope(np.array(Ls, float), fits["T_star"][ci, sel, 0], fits["T_star"][ci, sel, 1])
         if cond == "ideal":
             entry["T1_typical"] = [
@@ -491,6 +550,9 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
             "time_J": (("L", "t"), time_J, {"units": "1/J"}),
             **{f"{k}_mean": (("conditions", "L", "t"), v[..., 0]) for k, v in curves.items()},
             **{f"{k}_sem": (("conditions", "L", "t"), v[..., 1]) for k, v in curves.items()},
+            **({f"{k}_resolved": (("conditions", "L", "t"), v, {
+                "long_name": "point resolved (else mean and sem are NaN): docs/physics.md §6.5"})
+                for k, v in resolved.items()} if resolved is not None else {}),
         },
         coords={"conditions": list(conds), "L": all_L, "realization": np.arange(log_T1.shape[1])},
         attrs={

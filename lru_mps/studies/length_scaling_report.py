@@ -63,12 +63,18 @@ def table(summary: dict, J_hz: float) -> str:
             lines.append("engines: " + "; ".join(
                 f"L={L}: " + format_mix(m) for L, m in zip(e["lengths"], e["engine_mix"])))
         if "trajectories" in e:
-            lines.append("trajectories, leakage / qubit / coherence start (odds of excited interiors; D: hardware "
-                         "decay integrated out): " + "; ".join(
-                             f"L={L}: {nl}/{n}/{nc} (x{r:g}{', D' if d else ''})" for L, nl, n, nc, r, d in zip(
+            lines.append("trajectories, leakage / qubit / coherence start (odds of excited interiors; S: thermal start "
+                         "by strata; D: hardware decay integrated out): " + "; ".join(
+                             f"L={L}: {nl}/{n}/{nc} (x{r:g}{', S' if s else ''}{', D' if d else ''})"
+                             for L, nl, n, nc, r, s, d in zip(
                                  e["lengths"], e.get("leakage_trajectories", e["trajectories"]), e["trajectories"],
                                  e.get("coherence_trajectories", e["trajectories"]), e["leakage_thermal_odds"],
+                                 e.get("thermal_strata", [False] * len(e["lengths"])),
                                  e.get("leakage_integrate_decay", [False] * len(e["lengths"])))))
+            unresolved = [f"{name} at L={L} from {t:.0f}/J" for name, c in e.get("curves_resolved", {}).items()
+                          if name != "note" for L, t in zip(e["lengths"], c["first_unresolved_J"]) if t is not None]
+            if unresolved:
+                lines.append("curve points not resolved (NaN in results.nc): " + "; ".join(unresolved))
         lines.append(LEGEND)
         s = e["T_star_slope"]
         if s["value"] is not None:
