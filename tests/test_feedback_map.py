@@ -228,7 +228,7 @@ def test_summary_states_the_feedback_path():
 
     ideal = ArraySpec.from_user(length=3, reset="periodic", rate="30J", conditions="ideal")
     res = simulate(ideal, init="leakage", t_final=10.0, time_points=3, trajectories=2, workers=1)
-    assert "feedback measurements: fast path" in format_summary(res)
+    assert "feedback measurements: fast (" in format_summary(res)
     assert feedback_path(ideal, make_settings(ideal, feedback="reference")) == "reference"
     assert feedback_path(ideal, make_settings(ideal, engine="sector")) == "reference"  # no trains in its store
     assert feedback_path(ideal, make_settings(ideal, batched=False)) == "reference"

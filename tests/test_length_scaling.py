@@ -78,7 +78,7 @@ def test_quick_study_outputs(tmp_path):
 def _check_lifetimes(folder, s, ds):
     """tau_1, tau_L and eta per condition and L (issue 23): leakage_lifetimes(simulate(...)) of that ensemble with
     the study's settings (loaded from its store), in summary.json and results.nc; eta = 1 in ideal conditions."""
-    from lru_mps.studies.length_scaling_plan import _ensembles, _t_final
+    from lru_mps.studies.length_scaling_plan import _ensembles, _t_final, _thermal_strata
 
     cfg = read_config(folder)
     for cond, e in s["by_conditions"].items():
@@ -89,7 +89,8 @@ def _check_lifetimes(folder, s, ds):
                                                   if r[0] in ("all", "leakage")]
             want = stored_lifetimes(folder, spec, cfg, init=init, t_final=_t_final(spec, cfg),
                                     time_points=cfg["time_points"], trajectories=n, leakage_thermal_odds=odds,
-                                    hot_tail=hot, integrate_decay=integrate)
+                                    hot_tail=hot, integrate_decay=integrate,
+                                    thermal_strata=_thermal_strata(cfg, L) and cond != "ideal")
             check_lifetimes({name: e[name][k] for name in LIFETIME_KEYS}, ds.sel(conditions=cond, L=L), want,
                             cond == "ideal")
 
