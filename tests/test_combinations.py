@@ -53,6 +53,7 @@ FACTORS = {
     "thermal_bath": (False, True),
     "readout": ("ideal", "error", "confusion"),
     "integrate_decay": (False, True),
+    "thermal_strata": (False, True),
     "estimator": ("auto", "sampled", "branch"),
     "engine": ("exact", "sector", "auto"),
 }
@@ -169,7 +170,7 @@ def _run(case: dict, n: int):
     try:
         res = simulate(spec, realization=real, t_final=T_FINAL, time_points=POINTS, trajectories=n, seed=5,
                        engine=case["engine"], estimator=case["estimator"], integrate_decay=case["integrate_decay"],
-                       )
+                       thermal_strata=case["thermal_strata"])
     except ParameterError as err:
         return spec, err
     return (spec, real), res
