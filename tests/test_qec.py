@@ -19,7 +19,8 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import long_scale
-from lru_mps.analysis.qec import (bare_T2, cycle_indices, cycle_total, geometric_tail, mean_leakage_cycles,
+from lru_mps.physics.conditions import bare_T2
+from lru_mps.analysis.qec import (cycle_indices, cycle_total, geometric_tail, mean_leakage_cycles,
                                   pauli_errors, seepage, steady_state_leakage, survival)
 from lru_mps.errors import ParameterError
 from lru_mps.io.datasets import load_dataset

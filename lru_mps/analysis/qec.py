@@ -136,12 +136,6 @@ def qubit_channel(result: SimulationResult, t_c: float) -> dict:
     return {q: {"value": float(v), "error": float(e)} for q, v, e in zip(names, value, error)}
 
 
-def bare_T2(T1q: float, Tphi: float) -> float:
-    """1 / (1/(2 T1q) + 1/Tphi): a bare transmon's T2 (inf without either)."""
-    rate = (0.5 / T1q if math.isfinite(T1q) else 0.0) + (1.0 / Tphi if math.isfinite(Tphi) else 0.0)
-    return 1.0 / rate if rate > 0 else math.inf
-
-
 # ------------------------------------------------------------------ from a result
 def cycle_indices(times, t_c: float) -> np.ndarray:
     """The grid indices of the boundaries k t_c, k = 0..K, K = the whole cycles in the run.

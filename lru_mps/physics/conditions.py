@@ -109,11 +109,23 @@ class Conditions:
         leakage tail (the scalar T1q when it is the same everywhere)."""
         return float(max(self.T1q)) if isinstance(self.T1q, tuple) else self.T1q
 
+    @property
+    def T2q(self) -> float:
+        """The bare T2 of one transmon, 1 / (1/(2 T1q) + 1/Tphi) (1/J), with site 1's T1q and Tphi where they
+        differ between sites (:func:`bare_T2`)."""
+        return bare_T2(float(self.t1_sites(1)[0]), float(self.tphi_sites(1)[0]))
+
     def describe(self) -> str:
         """T1q=..., Tphi=..., temperature=... K in units of 1/J (one value, or one per site)."""
         def txt(v):
             return "(" + ", ".join(f"{x:g}" for x in v) + ")" if isinstance(v, tuple) else f"{v:g}"
         return f"T1q={txt(self.T1q)}, Tphi={txt(self.Tphi)}, temperature={self.temperature_K:g} K"
+
+
+def bare_T2(T1q: float, Tphi: float) -> float:
+    """A bare transmon's T2 = 1 / (1/(2 T1q) + 1/Tphi) (the unit of T1q and Tphi; inf without either)."""
+    rate = (0.5 / T1q if math.isfinite(T1q) else 0.0) + (1.0 / Tphi if math.isfinite(Tphi) else 0.0)
+    return 1.0 / rate if rate > 0 else math.inf
 
 
 def _sites(value, L: int, key: str) -> np.ndarray:

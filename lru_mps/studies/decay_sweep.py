@@ -35,6 +35,7 @@ import xarray as xr
 from ..analysis.decay import decay_times
 from ..analysis.lifetimes import leakage_lifetimes
 from ..errors import require
+from ..physics.conditions import bare_T2
 from ..physics.model import ArraySpec, Reset
 from ..physics.units import to_time
 from .base import Study, StudyContext, finite_or_none, save_figure, time_json
@@ -212,7 +213,7 @@ class DecaySweep(Study):
             rs = specs[conds.index("realistic")][0]
             t1q, tphi = rs.conditions.T1q * us_per_J(rs), rs.conditions.Tphi * us_per_J(rs)
             extra["T1q_us"] = t1q if math.isfinite(t1q) else "inf"
-            extra["T2q_us"] = 1.0 / (1.0 / (2.0 * t1q) + 1.0 / tphi) if math.isfinite(t1q) or math.isfinite(tphi) else "inf"
+            extra["T2q_us"] = bare_T2(t1q, tphi) if math.isfinite(t1q) or math.isfinite(tphi) else "inf"
         if dim == "hopping":
             extra["rate_scaling"] = str(cfg.get("rate_scaling", "jprop"))
         attrs = dataset_attrs(spec0, cfg, **extra)

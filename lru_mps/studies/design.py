@@ -38,7 +38,7 @@ import numpy as np
 from ..analysis.design import KINDS, disagreement, paired_difference, pareto_front, seed_rate
 from ..errors import ParameterError, require
 from ..physics import disorder as disorder_patterns
-from ..physics.units import parse_frequency_hz, time_to_us, to_time
+from ..physics.units import parse_frequency_hz, time_to_us
 from .base import Study, StudyContext, finite_or_none, parse_lengths, time_json
 from .common import as_list, conditions_of, positive_int, refuse_bath, refuse_readout, spec_of
 from .qec import cycle_grid, cycle_time

@@ -54,7 +54,8 @@ import xarray as xr
 
 from ..analysis.decay import decay_times
 from ..analysis.lifetimes import leakage_lifetimes
-from ..analysis.qec import (bare_T2, mean_leakage_cycles, pauli_errors, qubit_channel, seepage_per_cycle,
+from ..physics.conditions import bare_T2
+from ..analysis.qec import (mean_leakage_cycles, pauli_errors, qubit_channel, seepage_per_cycle,
                             steady_state_leakage, survival, survival_rises, survival_tail)
 from ..atomic import atomic_write_bytes
 from ..errors import ParameterError, require

@@ -23,7 +23,6 @@ T2q = 1/(1/(2 T1q) + 1/Tphi) and T1q/2 (the lifetime of |2>).
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import xarray as xr
@@ -34,7 +33,7 @@ from ..errors import require
 from ..physics.units import to_kelvin, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
-from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of, us_per_J
+from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
 from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells, time_cell
 
 HELP = """T_star, T1 and T2 vs the temperature of the array (0 to 300 mK) at L = 3, 6, 12.
@@ -56,7 +55,7 @@ def _temperatures(cfg: dict) -> list[tuple[str, float]]:
 
 def _limits(spec) -> dict[str, float]:
     c = spec.conditions
-    T2q = 1.0 / (1.0 / (2.0 * c.T1q) + 1.0 / c.Tphi) if math.isfinite(c.T1q) or math.isfinite(c.Tphi) else math.inf
+    T2q = c.T2q
     return {"T1q": c.T1q, "T2q": T2q, "T_leak_own": 0.5 * c.T1q}
 
 

@@ -56,7 +56,7 @@ from ..errors import require
 from ..physics.units import to_energy, to_fraction, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
-from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of, us_per_J
+from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
 from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
 from .tolerance_fit import doubling_crossing, doubling_fit, fit_points, which_holds  # noqa: F401  (re-exported)
 
