@@ -149,9 +149,18 @@ def test_long_leakage_keys_are_checked(tmp_path):
                                                 ("coherence", 120, 1.0, 4.0, False)]
     assert _ensembles(per_l, 12, False, 64)[0] == ("leakage", 720, 1.0, 1.0, True)
     assert _ensembles(per_l, 4, False, 64) == [("all", 720, 8.0, 4.0, False)]
+    # the qubit and coherence starts' own factor at named lengths (short or long; the leakage start keeps its rows)
+    q = {**cfg, "qubit_factor_at": {"3": 4, "20": 2}, "long_coherence_factor": 0.5}
+    assert _ensembles(q, 3, False, 64) == [("leakage", 720, 8.0, 4.0, False),
+                                           (["qubit", "coherence"], 2880, 1.0, 4.0, False)]
+    assert _ensembles(q, 20, False, 64) == [("leakage", 720, 1.0, 1.0, True), ("qubit", 480, 1.0, 4.0, False),
+                                            ("coherence", 240, 1.0, 4.0, False)]
+    assert _ensembles(q, 4, False, 64) == [("all", 720, 8.0, 4.0, False)]
+    assert _ensembles(q, 3, True, 64) == [("all", 64, 1.0, 4.0, False)]  # ideal: one branch per realization
     for key, bad in (("long_leakage_factor", 0.5), ("long_leakage_hot_tail", 0), ("long_leakage_thermal_odds", -1),
                      ("long_leakage_integrate_decay", "yes"), ("long_coherence_factor", 1.5),
                      ("long_coherence_factor", 0), ("long_leakage_factor_at", 5),
-                     ("long_leakage_factor_at.20", {"20": 0.5}), ("long_leakage_factor_at.x", {"x": 2})):
+                     ("long_leakage_factor_at.20", {"20": 0.5}), ("long_leakage_factor_at.x", {"x": 2}),
+                     ("qubit_factor_at", 4), ("qubit_factor_at.20", {"20": 0}), ("qubit_factor_at.1", {"1": 2})):
         with pytest.raises(ParameterError, match=key.replace(".", r"\.")):
             _ensembles({**cfg, key.split(".")[0]: bad}, 20, False, 64)

@@ -174,16 +174,19 @@ def test_fixed_realization_against_master_equation():
         assert np.all(dev <= 4.0 * ms.sem[ok] + 1e-12), (name, np.max(dev / (ms.sem[ok] + 1e-300)))
 
 
-def _study_run(init, n, seed, integrate=False):
+def _study_run(init, n, seed, integrate=False, odds=None, hot=4.0):
     spec = _spec(3)
     t_final = 2 * spec.T_prop + 1256.6370614359173  # the study's (L - 1) T_prop + 40 us
+    if odds is None:
+        odds = 8.0 if init == "leakage" else 1.0
     return simulate(spec, init=init, t_final=t_final, time_points=201, trajectories=n, seed=seed, engine="exact",
-                    estimator="branch", hot_tail=4.0, leakage_thermal_odds=8.0 if init == "leakage" else 1.0,
-                    thermal_strata=True, integrate_decay=integrate)
+                    estimator="branch", hot_tail=hot, leakage_thermal_odds=odds, thermal_strata=True,
+                    integrate_decay=integrate)
 
 
-def _disorder_average(init, times, n_real, seed=777):
-    """The master equation's curves averaged over n_real realizations drawn as the trajectories draw theirs."""
+def _disorder_average(init, times, n_real, seed=777, groups=10):
+    """The master equation's curves averaged over n_real realizations drawn as the trajectories draw theirs:
+    {observable: (mean, standard error, [the means of ``groups`` disjoint groups of realizations])}."""
     from lru_mps.run.seeding import disorder_rng
 
     spec = _spec(3)
@@ -192,31 +195,65 @@ def _disorder_average(init, times, n_real, seed=777):
         real = spec.draw_realization(disorder_rng(seed, i))
         curves.append(reference_curves({init: lindblad_observables(spec, real, init, times, t0_nodes=40)}))
     names = curves[0].keys()
-    return {k: (np.mean([c[k] for c in curves], axis=0),
-                np.std([np.asarray(c[k]) for c in curves], axis=0, ddof=1) / np.sqrt(n_real)) for k in names}
+    out = {}
+    for k in names:
+        c = np.array([np.asarray(x[k]) for x in curves])
+        out[k] = (c.mean(axis=0), c.std(axis=0, ddof=1) / np.sqrt(n_real),
+                  [g.mean(axis=0) for g in np.array_split(c, groups)])
+    return out
+
+
+def _study_plan_at_3():
+    """The length-scaling study's realistic L = 3 runs as its row plan sets them (studies/length-scaling.toml)."""
+    from lru_mps.studies.base import study_defaults
+    from lru_mps.studies.length_scaling_plan import _ensembles
+
+    cfg = study_defaults("length-scaling")[0]
+    return _ensembles(cfg, 3, False, int(cfg["realizations"]))
 
 
 @pytest.mark.long
 def test_study_l3_against_disorder_average():
-    """The length-scaling study's realistic L = 3 ensembles (720 rows each, strata; the leakage start with its
-    decay integrated out) against the disorder-averaged master equation: every resolved stored point within 4
-    standard errors (both errors added in quadrature; the reference's over its realizations)."""
+    """The length-scaling study's realistic L = 3 ensembles (its own row plan: strata, the leakage start's odds and
+    integrated decay, the qubit starts' factor) against the disorder-averaged master equation: every stored point
+    (the resolved ones; the study writes NaN elsewhere) within 4 standard errors (both errors added in
+    quadrature; the reference's over its realizations), and T_star, T1 and T2 against the same fit (window,
+    weights) of the reference curve within 3 errors (the study's jackknife and the reference's over groups of
+    realizations, in quadrature)."""
+    from lru_mps.analysis.decay import decay_times, fit_decay
+    from lru_mps.analysis.fitting import jackknife_error
+
     s = long_scale()
-    n = max(576, int(720 * s))  # >= 576: every configuration of sites 2, 3 has a stratum of its own
     n_real = max(100, int(1500 * s**2))  # the reference's own error enters the pulls
-    for init, names, integrate in (("leakage", ("leakage_array", "leakage_site1"), True),
-                                   ("qubit", ("qubit_population",), False),
-                                   ("coherence", ("qubit_coherence",), False)):
-        res = _study_run(init, n, seed=0, integrate=integrate)
-        ref = _disorder_average(init, res.times, n_real if init != "leakage" else max(100, n_real // 2))
-        for name in names:
-            ms = res.observable(name)
-            mean, err = ref[name]
-            ok = ms.resolved
-            pull = (ms.mean - mean) / (np.sqrt(ms.sem**2 + err**2) + 1e-12)  # (1e-12: rounding at t = 0)
-            assert ok.mean() > 0.5, (name, ok.mean())
-            assert np.all(np.abs(pull[ok]) <= 4.0), (name, res.times[ok][np.argmax(np.abs(pull[ok]))],
-                                                     np.max(np.abs(pull[ok])))
+    plan = _study_plan_at_3()
+    assert sorted(x for e in plan for x in ([e[0]] if isinstance(e[0], str) else e[0])) == \
+        ["coherence", "leakage", "qubit"]
+    for inits, n_plan, odds, hot, integrate in plan:
+        n = max(576, int(n_plan * s))  # >= 576: every configuration of sites 2, 3 has a stratum of its own
+        for init in ([inits] if isinstance(inits, str) else inits):
+            res = _study_run(init, n, seed=0, integrate=integrate, odds=odds, hot=hot)
+            ref = _disorder_average(init, res.times, n_real if init != "leakage" else max(100, n_real // 2))
+            names = {"leakage": ("leakage_array", "leakage_site1"), "qubit": ("qubit_population",),
+                     "coherence": ("qubit_coherence",)}[init]
+            for name in names:
+                ms = res.observable(name)
+                mean, err, _ = ref[name]
+                ok = ms.resolved
+                pull = (ms.mean - mean) / (np.sqrt(ms.sem**2 + err**2) + 1e-12)  # (1e-12: rounding at t = 0)
+                assert ok.mean() > 0.5, (name, ok.mean())
+                assert np.all(np.abs(pull[ok]) <= 4.0), (name, res.times[ok][np.argmax(np.abs(pull[ok]))],
+                                                         np.max(np.abs(pull[ok])))
+            fitted = decay_times(res)
+            tau = {"leakage": "T_star", "qubit": "T1", "coherence": "T2"}[init]
+            obs = names[0]
+            mine = fitted[tau]
+            assert mine is not None, tau
+            exact = fit_decay(tau, res, curve=ref[obs][0]).tau
+            groups = ref[obs][2]
+            loo = [fit_decay(tau, res, curve=(len(groups) * ref[obs][0] - g) / (len(groups) - 1)).tau for g in groups]
+            err_ref = float(jackknife_error(np.array(loo)))
+            z = (mine.value - exact) / np.hypot(mine.error, err_ref)
+            assert abs(z) <= 3.0, (tau, mine.value, mine.error, exact, err_ref)
 
 
 @pytest.mark.long

@@ -66,7 +66,7 @@ from ..run.trajectories import engine_mix
 from ..run.simulate import simulate
 from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, time_json
 from .common import ensemble_settings
-from .length_scaling_plan import _t_final, _trajectories, _leakage_trajectories, _coherence_trajectories, _leakage_thermal_odds, _thermal_strata, _integrate_decay, _ensembles
+from .length_scaling_plan import _t_final, _qubit_trajectories, _leakage_trajectories, _coherence_trajectories, _leakage_thermal_odds, _thermal_strata, _integrate_decay, _ensembles
 from .lifetimes import LifetimeGrid
 from .length_scaling_report import plot as report_plot, table as report_table
 
@@ -201,7 +201,7 @@ def _compute(cfg: dict, ctx: StudyContext):
         _realistic_summary(summary["by_conditions"]["realistic"], base_spec(cfg, length=2, conditions="realistic"),
                            [mixes.get(("realistic", L), {}) for L in lengths["realistic"]], ds)
         entry = summary["by_conditions"]["realistic"]
-        entry["trajectories"] = [_trajectories(cfg, L) for L in lengths["realistic"]]
+        entry["trajectories"] = [_qubit_trajectories(cfg, L) for L in lengths["realistic"]]
         entry["leakage_trajectories"] = [_leakage_trajectories(cfg, L) for L in lengths["realistic"]]
         entry["coherence_trajectories"] = [_coherence_trajectories(cfg, L) for L in lengths["realistic"]]
         entry["leakage_thermal_odds"] = [_leakage_thermal_odds(cfg, L) for L in lengths["realistic"]]
@@ -218,7 +218,7 @@ STOPS_PAYING_SIGMAS = 2.0
 def _realistic_summary(entry: dict, spec, mixes: list, ds) -> None:
     """Hardware limits, where leakage removal stops paying, and the engine mix per L (realistic conditions)."""
     c, J_hz = spec.conditions, spec.J_hz
-    T2q = 1.0 / (1.0 / (2.0 * c.T1q) + 1.0 / c.Tphi) if math.isfinite(c.T1q) or math.isfinite(c.Tphi) else math.inf
+    T2q = c.T2q
     limits = {"T1q": c.T1q, "T2q": T2q, "T_leak_own": 0.5 * c.T1q}
     entry["hardware_limits"] = {k: time_json(v, 0.0, J_hz) for k, v in limits.items()}
     entry["hardware_limits"]["note"] = ("T1 and T2 of the qubit cannot exceed T1q and T2q = 1/(1/(2 T1q) + 1/Tphi); "

@@ -66,15 +66,37 @@ def _leakage_trajectories(cfg: dict, L: int) -> int:
     factor = cfg.get("long_leakage_factor", 1)
     require(_is_number(factor) and 1 <= factor < math.inf, "long_leakage_factor", factor,
             "a number >= 1 (leakage-start trajectories off short_lengths = long_leakage_factor x trajectories)")
-    at = cfg.get("long_leakage_factor_at", {})
-    require(isinstance(at, dict), "long_leakage_factor_at", at,
-            "a table of lengths and factors, e.g. { 20 = 5 } (the lengths not named take long_leakage_factor)")
-    for key, value in at.items():
-        require(str(key).isdigit() and int(key) >= 2, f"long_leakage_factor_at.{key}", key, "a length L >= 2")
-        require(_is_number(value) and 1 <= value < math.inf, f"long_leakage_factor_at.{key}", value,
-                "a number >= 1 (a factor of trajectories)")
-    factor = {int(k): v for k, v in at.items()}.get(L, factor)
+    factor = _per_length(cfg, "long_leakage_factor_at", "long_leakage_factor").get(L, factor)
     return int(round(n * factor))
+
+
+def _per_length(cfg: dict, key: str, others: str) -> dict[int, float]:
+    """A study key's table of lengths and factors (``{ 20 = 5 }``), checked: {L: factor >= 1}."""
+    at = cfg.get(key, {})
+    require(isinstance(at, dict), key, at,
+            f"a table of lengths and factors, e.g. {{ 20 = 5 }} (the lengths not named take {others})")
+    for k, value in at.items():
+        require(str(k).isdigit() and int(k) >= 2, f"{key}.{k}", k, "a length L >= 2")
+        require(_is_number(value) and 1 <= value < math.inf, f"{key}.{k}", value,
+                "a number >= 1 (a factor of trajectories)")
+    return {int(k): v for k, v in at.items()}
+
+
+def _qubit_factor(cfg: dict, L: int) -> float:
+    """The factor of the qubit and coherence starts' trajectories at L (``qubit_factor_at``; 1 where L is not named).
+
+    At L = 3, the paper's working point, the spread of T1 between seeds
+    comes mostly from the disorder realizations of the rows whose array is
+    empty (the qubit's hybridization with site 2 sets how fast it leaks to
+    the reset site; per realization <n_1> late in the run spreads 0.6 of its
+    mean): only more realizations cut it, and at L = 3 a row costs ~5 ms.
+    """
+    return float(_per_length(cfg, "qubit_factor_at", "1").get(L, 1))
+
+
+def _qubit_trajectories(cfg: dict, L: int) -> int:
+    """Trajectories of the qubit start at L: those of :func:`_trajectories` times ``qubit_factor_at``'s factor."""
+    return int(round(_trajectories(cfg, L) * _qubit_factor(cfg, L)))
 
 
 def _coherence_trajectories(cfg: dict, L: int) -> int:
@@ -84,9 +106,9 @@ def _coherence_trajectories(cfg: dict, L: int) -> int:
     BENCHMARKS.md, against the issue's 3 %), so the long arrays run fewer of
     its rows and spend the time on the leakage start.
     """
-    n = _trajectories(cfg, L)
+    n = _trajectories(cfg, L) * _qubit_factor(cfg, L)
     if _short(cfg, L):
-        return n
+        return int(round(n))
     factor = cfg.get("long_coherence_factor", 1)
     require(_is_number(factor) and 0 < factor <= 1, "long_coherence_factor", factor,
             "a number in (0, 1] (coherence-start trajectories off short_lengths = long_coherence_factor x trajectories)")
@@ -150,9 +172,10 @@ def _integrate_decay(cfg: dict, L: int) -> bool:
 def _ensembles(cfg: dict, L: int, ideal: bool, n_real: int) -> list[tuple[str | list, int, float, float, bool]]:
     """The runs at one L: (initial states, trajectories, leakage odds, hot tail, decay integrated).
 
-    Separate runs where the starts get different rows on the long arrays (the
+    Separate runs where the starts get different rows (on the long arrays the
     leakage start ``long_leakage_factor`` or its per-L ``long_leakage_factor_at``,
-    the coherence start ``long_coherence_factor``); the leakage run thins its hot tail by ``long_leakage_hot_tail`` instead of
+    the coherence start ``long_coherence_factor``; at the lengths of
+    ``qubit_factor_at`` the qubit and coherence starts that factor); the leakage run thins its hot tail by ``long_leakage_hot_tail`` instead of
     ``hot_tail``: a thinned hot row carries weight f, and at L = 16 one such
     leakage row (four thermal excitations blocking the stack) doubled the
     spread of tau_L (BENCHMARKS.md), while running them all costs ~10 %.
@@ -163,9 +186,10 @@ def _ensembles(cfg: dict, L: int, ideal: bool, n_real: int) -> list[tuple[str | 
     n, n_leak, odds = _trajectories(cfg, L), _leakage_trajectories(cfg, L), _leakage_thermal_odds(cfg, L)
     n_coh = _coherence_trajectories(cfg, L)
     integrate = _integrate_decay(cfg, L)
+    n = _qubit_trajectories(cfg, L)
     if n_leak == n == n_coh:
         return [("all", n, odds, hot, integrate)]
-    leak_hot = cfg.get("long_leakage_hot_tail", hot)
+    leak_hot = cfg.get("long_leakage_hot_tail", hot) if not _short(cfg, L) else hot
     require(_is_number(leak_hot) and 1 <= leak_hot < math.inf, "long_leakage_hot_tail", leak_hot,
             "a number >= 1 (1 = every hot row runs)")
     qubits = [(["qubit", "coherence"], n, 1.0, hot, False)] if n_coh == n else \
