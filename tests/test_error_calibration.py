@@ -203,7 +203,7 @@ def test_integrated_decay_errors_are_the_scatter_over_seeds(tmp_path):
     values, errors = [], []
     for k in range(K):
         s = _study(tmp_path, 9500 + k, conditions="realistic", realistic_lengths="3", short_lengths="2:2", trajectories=48,
-                   long_leakage_factor=2, long_leakage_integrate_decay=True, time_points=101,
+                   long_leakage_factor=2, long_leakage_integrate_decay=True, time_points=101, qubit_factor_at={},
                    model={"temperature": "250mK"})
         assert s["by_conditions"]["realistic"]["leakage_integrate_decay"] == [True]
         picks = [s["T_star"][0], s["leakage_lifetime_qubit"][0], s["leakage_lifetime_array"][0]]

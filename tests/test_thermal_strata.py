@@ -184,21 +184,25 @@ def _study_run(init, n, seed, integrate=False, odds=None, hot=4.0):
                     integrate_decay=integrate)
 
 
-def _disorder_average(init, times, n_real, seed=777, groups=10):
-    """The master equation's curves averaged over n_real realizations drawn as the trajectories draw theirs:
+def _disorder_average(counts, times, seed=777, groups=10):
+    """The master equation's curves averaged over realizations drawn as the trajectories draw theirs, ``counts``
+    = {init: number of realizations} (the first ones shared: one realization's initial states reuse its sectors):
     {observable: (mean, standard error, [the means of ``groups`` disjoint groups of realizations])}."""
     from lru_mps.run.seeding import disorder_rng
 
     spec = _spec(3)
-    curves = []
-    for i in range(n_real):
+    curves: dict = {}
+    for i in range(max(counts.values())):
         real = spec.draw_realization(disorder_rng(seed, i))
-        curves.append(reference_curves({init: lindblad_observables(spec, real, init, times, t0_nodes=40)}))
-    names = curves[0].keys()
+        for init, n_real in counts.items():
+            if i < n_real:
+                ref = reference_curves({init: lindblad_observables(spec, real, init, times, t0_nodes=40)})
+                for k, v in ref.items():
+                    curves.setdefault(k, []).append(np.asarray(v))
     out = {}
-    for k in names:
-        c = np.array([np.asarray(x[k]) for x in curves])
-        out[k] = (c.mean(axis=0), c.std(axis=0, ddof=1) / np.sqrt(n_real),
+    for k, rows in curves.items():
+        c = np.array(rows)
+        out[k] = (c.mean(axis=0), c.std(axis=0, ddof=1) / np.sqrt(len(c)),
                   [g.mean(axis=0) for g in np.array_split(c, groups)])
     return out
 
@@ -228,32 +232,36 @@ def test_study_l3_against_disorder_average():
     plan = _study_plan_at_3()
     assert sorted(x for e in plan for x in ([e[0]] if isinstance(e[0], str) else e[0])) == \
         ["coherence", "leakage", "qubit"]
+    runs = {}
     for inits, n_plan, odds, hot, integrate in plan:
         n = max(576, int(n_plan * s))  # >= 576: every configuration of sites 2, 3 has a stratum of its own
         for init in ([inits] if isinstance(inits, str) else inits):
-            res = _study_run(init, n, seed=0, integrate=integrate, odds=odds, hot=hot)
-            ref = _disorder_average(init, res.times, n_real if init != "leakage" else max(100, n_real // 2))
-            names = {"leakage": ("leakage_array", "leakage_site1"), "qubit": ("qubit_population",),
-                     "coherence": ("qubit_coherence",)}[init]
-            for name in names:
-                ms = res.observable(name)
-                mean, err, _ = ref[name]
-                ok = ms.resolved
-                pull = (ms.mean - mean) / (np.sqrt(ms.sem**2 + err**2) + 1e-12)  # (1e-12: rounding at t = 0)
-                assert ok.mean() > 0.5, (name, ok.mean())
-                assert np.all(np.abs(pull[ok]) <= 4.0), (name, res.times[ok][np.argmax(np.abs(pull[ok]))],
-                                                         np.max(np.abs(pull[ok])))
-            fitted = decay_times(res)
-            tau = {"leakage": "T_star", "qubit": "T1", "coherence": "T2"}[init]
-            obs = names[0]
-            mine = fitted[tau]
-            assert mine is not None, tau
-            exact = fit_decay(tau, res, curve=ref[obs][0]).tau
-            groups = ref[obs][2]
-            loo = [fit_decay(tau, res, curve=(len(groups) * ref[obs][0] - g) / (len(groups) - 1)).tau for g in groups]
-            err_ref = float(jackknife_error(np.array(loo)))
-            z = (mine.value - exact) / np.hypot(mine.error, err_ref)
-            assert abs(z) <= 3.0, (tau, mine.value, mine.error, exact, err_ref)
+            runs[init] = _study_run(init, n, seed=0, integrate=integrate, odds=odds, hot=hot)
+    times = runs["leakage"].times
+    assert all(np.array_equal(r.times, times) for r in runs.values())
+    ref = _disorder_average({"leakage": max(100, n_real // 2), "qubit": n_real, "coherence": n_real}, times)
+    for init, res in runs.items():
+        names = {"leakage": ("leakage_array", "leakage_site1"), "qubit": ("qubit_population",),
+                 "coherence": ("qubit_coherence",)}[init]
+        for name in names:
+            ms = res.observable(name)
+            mean, err, _ = ref[name]
+            ok = ms.resolved
+            pull = (ms.mean - mean) / (np.sqrt(ms.sem**2 + err**2) + 1e-12)  # (1e-12: rounding at t = 0)
+            assert ok.mean() > 0.5, (name, ok.mean())
+            assert np.all(np.abs(pull[ok]) <= 4.0), (name, res.times[ok][np.argmax(np.abs(pull[ok]))],
+                                                     np.max(np.abs(pull[ok])))
+        fitted = decay_times(res)
+        tau = {"leakage": "T_star", "qubit": "T1", "coherence": "T2"}[init]
+        obs = names[0]
+        mine = fitted[tau]
+        assert mine is not None, tau
+        exact = fit_decay(tau, res, curve=ref[obs][0]).tau
+        groups = ref[obs][2]
+        loo = [fit_decay(tau, res, curve=(len(groups) * ref[obs][0] - g) / (len(groups) - 1)).tau for g in groups]
+        err_ref = float(jackknife_error(np.array(loo)))
+        z = (mine.value - exact) / np.hypot(mine.error, err_ref)
+        assert abs(z) <= 3.0, (tau, mine.value, mine.error, exact, err_ref)
 
 
 @pytest.mark.long
