@@ -16,8 +16,8 @@ into the curve, a row records
 
 with f_0 the decay-free path's value, tau drawn from the clock along that
 path, and f_tau the continuation from the path's state at tau after the
-decay, computed the same way (each level lowers N by one, so at most N
-levels).  E[f(t)] is the ensemble value (the first term is the expectation
+decay, computed the same way (each generation lowers N by one, so at most N
+generations).  E[f(t)] is the ensemble value (the first term is the expectation
 of f_0(t) 1{tau > t} over tau given the path); the variance loses the
 randomness of when the first decay comes, which carried most of the leakage
 lifetimes' variance: a leakage stack blocked by a thermal excitation lives
@@ -28,7 +28,7 @@ with a stop at tau (a trajectory's numbers depend only on its stream, not
 on the grid it stops at; tested).  The decay clock and the decayed site draw
 from a child stream of the row (``rng.spawn``), the continuation from its
 children.  Cost: the path, its replay up to tau and the continuation, i.e.
-about (1 + 2 x levels) runs of the span, all on one propagator of the
+about (1 + 2 x generations) runs of the span, all on one propagator of the
 decay-free model.
 
 Exact where the hazard is state-independent (:func:`~lru_mps.physics.rules.integrated_decay_rate`): every
@@ -114,14 +114,14 @@ def run_integrated(prop, spec: ArraySpec, times, product, row: IntegratedRow) ->
     free = without_decay(spec)
     if row.weight == 0.0:  # a thinned row contributes nothing (lru_mps.run.thermal_sample.thin_hot_tail)
         return TrajectoryRecord(times, np.zeros((len(times), spec.L, 3)), np.zeros(len(times), dtype=complex))
-    level = _Level(prop, free, gamma, row.qubit_frequency, row.weight)
+    generation = _DecayGeneration(prop, free, gamma, row.qubit_frequency, row.weight)
     drng = row.rng.spawn(1)[0]  # the decay clock's stream: the row's own numbers do not move
-    pops, coh, diag = level.run(lambda: prop.state(product), times, row.rng, drng, row.number, None)
+    pops, coh, diag = generation.run(lambda: prop.state(product), times, row.rng, drng, row.number, None)
     return TrajectoryRecord(times, pops, coh, diagnostics=diag)
 
 
-class _Level:
-    """The decay-free path of one level, its decay clock, and the continuation after the first decay."""
+class _DecayGeneration:
+    """One decay generation (N excitations, before the next hardware decay): the decay-free path, its decay clock, and the continuation after the first decay."""
 
     def __init__(self, prop, free: ArraySpec, gamma: float, qubit_frequency: float, weight: float):
         self.prop, self.free, self.gamma = prop, free, gamma
@@ -135,7 +135,7 @@ class _Level:
         return row
 
     def run(self, make_state: Callable, times: np.ndarray, rng, drng, number: int, clock_next):
-        """(populations (T, L, 3), coherence (T,), diagnostics) of this level on ``times`` (from 0)."""
+        """(populations (T, L, 3), coherence (T,), diagnostics) of this generation on ``times`` (from 0)."""
         replay = copy.deepcopy(rng)
         row = self._row(rng, clock_next)
         first_measurement = row.clock.next

@@ -128,7 +128,7 @@ def run_trajectories(
             part = [draws[j] for j in chunk]
             store = _batch_store(store_cls, spec, settings, part, realization is not None,
                                  backend or settings.backend)
-            for j, d, rec in zip(chunk, part, _regroup(part, settings, store, spec, keep_states)):
+            for j, d, rec in zip(chunk, part, _run_batch(part, settings, store, spec, keep_states)):
                 rec.update(_run_integrated_rows(engine, spec, settings, d, realization, props=props))
                 out[j] = rec
             if on_index is not None:
@@ -258,7 +258,7 @@ def _batch_store(store_cls, spec, settings, part: Sequence[Draw], fixed: bool, b
     return store_cls.for_backend(backend)(spec, settings, reals, per_realization, products, nmax, backend)
 
 
-def _regroup(part: Sequence[Draw], settings, store, spec, keep_states) -> list[dict[str, TrajectoryRecord]]:
+def _run_batch(part: Sequence[Draw], settings, store, spec, keep_states) -> list[dict[str, TrajectoryRecord]]:
     """The rows of a batched store; a decay-integrated row holds its place with a placeholder of weight 0 (its
     record is then replaced by :func:`_run_integrated_rows`)."""
     rows = [row if isinstance(row, Row) else _placeholder(spec, settings, row) for d in part for row in d.rows]
