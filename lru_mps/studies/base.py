@@ -16,6 +16,9 @@ Running a study writes into one output folder:
 ``work/``           finished blocks of trajectories; rerunning the same
                     command after an interruption continues from them and
                     ends with exactly the numbers of an uninterrupted run.
+
+A folder belongs to one configuration: rerunning into it with other options
+is refused with the keys that differ (:func:`claim_folder`).
 """
 
 from __future__ import annotations
@@ -206,6 +209,55 @@ def to_toml(cfg: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def claim_folder(ctx: StudyContext, cfg: dict) -> None:
+    """Take ``ctx.out`` for the study of ``cfg``: refuse a folder that holds a run with other options, else write
+    its config.toml now (a rerun with the same options resumes; an interrupted run is claimed too).
+
+    A folder's config.toml is the resolved configuration it was run with;
+    rerunning with different options would replace its results, so the
+    keys that differ are named instead and nothing is written.
+    """
+    path = ctx.out / "config.toml"
+    new = tomllib.loads(to_toml(cfg))
+    if path.exists():
+        try:
+            with open(path, "rb") as fh:
+                old = tomllib.load(fh)
+        except tomllib.TOMLDecodeError:
+            raise ParameterError("out", str(ctx.out), "a new folder, or a study folder with its config.toml",
+                                 "its config.toml cannot be read: pass another --out, or delete the folder") from None
+        if old.get("study") != new.get("study"):
+            raise ParameterError("out", str(ctx.out), "a new folder, or one of the same study",
+                                 f"it holds a {old.get('study')} study's results, not {new.get('study')}'s: "
+                                 "pass another --out")
+        differ = _differing(old, new)
+        if differ:
+            shown = "; ".join(f"{k} = {o!r} there, {n!r} now" for k, o, n in differ[:4]) + \
+                (f"; and {len(differ) - 4} more" if len(differ) > 4 else "")
+            raise ParameterError(
+                "out", str(ctx.out), "a new folder, or this one with the options it was run with",
+                f"it holds a {old.get('study', 'study')} run whose {', '.join(k for k, _, _ in differ)} "
+                f"{'differs' if len(differ) == 1 else 'differ'} ({shown}); "
+                "pass another --out to keep both, or delete the folder to replace it")
+    ctx.out.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, to_toml(cfg).encode())
+
+
+def _differing(old: dict, new: dict) -> list[tuple[str, object, object]]:
+    """(key, old value, new value) where two configs differ; tables by their keys (``model.t1``)."""
+    def flat(d, prefix=""):
+        out = {}
+        for k, v in d.items():
+            if isinstance(v, dict):
+                out.update(flat(v, f"{prefix}{k}."))
+            else:
+                out[f"{prefix}{k}"] = v
+        return out
+
+    a, b = flat(old), flat(new)
+    return [(k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+
+
 def write_outputs(ctx: StudyContext, cfg: dict, dataset, summary: dict) -> None:
     """config.toml, results.nc and summary.json, each written atomically."""
     ctx.out.mkdir(parents=True, exist_ok=True)
@@ -302,7 +354,9 @@ class Study(ABC):
         return study_defaults(self.NAME)[1]
 
     def run(self, cfg: dict, ctx: StudyContext) -> StudyResult:
-        """Compute, then write config.toml, results.nc, summary.json and the figures into ``ctx.out``."""
+        """Claim ``ctx.out`` (:func:`claim_folder`: a folder of other options is refused), compute, then write
+        config.toml, results.nc, summary.json and the figures into it."""
+        claim_folder(ctx, cfg)
         dataset, summary = self.compute(cfg, ctx)
         table = self.table(summary)
         write_outputs(ctx, cfg, dataset, summary)
