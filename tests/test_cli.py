@@ -113,3 +113,40 @@ def test_a_study_folder_of_other_options_is_refused_by_name(tmp_path):
     assert (out / "config.toml").read_bytes() == before and not (out / "results.nc").exists()
     with pytest.raises(ParameterError, match="holds a dynamics study's results, not tolerance's"):
         run_study("tolerance", StudyContext(out=out), quick=True)
+
+
+@pytest.mark.parametrize("args, shown", [
+    (["temperature-sweep", "--temperature", "50mK", "--temperatures", "0,50mK"],
+     "--temperature=50mK is not allowed: one of --temperature and --temperatures"),
+    (["length-scaling", "-L", "3", "--lengths", "3"], "--length=3 is not allowed: one of --length and --lengths"),
+    (["tolerance", "-L", "6", "--lengths", "3,6"], "--length=6 is not allowed: one of --length and --lengths"),
+    (["design", "--disorder", "150MHz", "--disorders", "100MHz"],
+     "--disorder=150MHz is not allowed: one of --disorder and --disorders"),
+    (["rate-sweep", "--rate", "1J"], "--rate=1J is not allowed: not an option of the rate-sweep study"),
+    (["design", "--rate", "1J"], "--rate=1J is not allowed: not an option of the design study"),
+])
+def test_a_single_value_and_its_list_are_one_rule(tmp_path, args, shown):
+    """Every pair of a swept option and its list follows one rule: both together are refused with one line (as is
+    a single value the study has no list form of); the single value alone runs alone (below)."""
+    res = CliRunner().invoke(main, ["study", *args, "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    (line,) = [x for x in res.output.splitlines() if x.startswith("Error:")]
+    assert line.startswith(f"Error: {shown}"), line
+
+
+@pytest.mark.parametrize("name, option, value, lists", [
+    ("length-scaling", "length", "5", {"lengths": "5", "realistic_lengths": "5"}),
+    ("temperature-sweep", "temperature", "50mK", {"temperatures": ["50mK"]}),
+    ("design", "reset", "dissipation", {"resets": ["dissipation"]}),
+    ("disorder-sweep", "disorder", "150MHz", {"disorders": ["150MHz"]}),
+    ("dynamics", "rate", "1J", {"rates": ["1J"]}),
+])
+def test_a_single_value_runs_alone(name, option, value, lists):
+    from lru_mps.studies import SWEPT_OPTIONS, get_study, single_values, study_names
+    from lru_mps.studies.base import load_config
+
+    study = get_study(name)
+    cfg = load_config(name, study.DEFAULTS, None, {option: value})
+    single_values(name, cfg, {option})
+    assert {k: cfg[k] for k in lists} == lists and cfg["model"][option] is None
+    assert set(SWEPT_OPTIONS) == set(study_names())  # every study has its row

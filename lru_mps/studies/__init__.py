@@ -31,6 +31,26 @@ _MODULES = {
     "design": "design",
 }
 
+#: the model options each study sweeps, and the study key of their list: one rule for every pair (``-L``/``--lengths``,
+#: ``--temperature``/``--temperatures``, ...): the single value runs alone (a list of one), both together are
+#: refused with one line; None: the option has no list form here (the study sweeps it its own way) and is refused
+SWEPT_OPTIONS = {
+    "length-scaling": {"length": ("lengths", "realistic_lengths")},
+    "rate-sweep": {"reset": ("resets",), "rate": None},
+    "disorder-sweep": {"disorder": ("disorders",)},
+    "hopping-sweep": {"hopping": ("hoppings",)},
+    "dynamics": {"rate": ("rates",)},
+    "temperature-sweep": {"length": ("lengths",), "temperature": ("temperatures",)},
+    "tolerance": {"length": ("lengths",)},
+    "qec": {},
+    "design": {"length": ("lengths",), "disorder": ("disorders",), "hopping": ("hoppings",),
+               "anharmonicity": ("anharmonicities",), "disorder_pattern": ("disorder_patterns",), "reset": ("resets",),
+               "rate": None},
+}
+#: how a study sweeps the options it takes no single value of
+_SWEPT_HOW = {("rate-sweep", "rate"): "the rate from rate_min to rate_max (--rate has no effect here)",
+              ("design", "rate"): "the rates as rate_factors x each candidate's analytic optimum (--rate-factors)"}
+
 __all__ = ["Study", "StudyContext", "StudyResult", "get_study", "replot", "run_study", "study_names"]
 
 
@@ -56,7 +76,9 @@ def run_study(name: str, ctx: StudyContext, config_file=None, overrides: dict | 
             base[k] = {**base.get(k, {}), **v} if isinstance(v, dict) else v
         base["quick"] = True
     cfg = load_config(name, base, config_file, overrides or {})
-    study.check_given(cfg, given_keys(config_file, overrides or {}))
+    given = given_keys(config_file, overrides or {})
+    single_values(name, cfg, given)
+    study.check_given(cfg, given)
     from .common import refuse_device  # (the studies that sweep what a device file fixes refuse it)
 
     refuse_device(cfg, name)
@@ -64,14 +86,40 @@ def run_study(name: str, ctx: StudyContext, config_file=None, overrides: dict | 
 
 
 def given_keys(config_file, overrides: dict) -> set:
-    """The keys the user set: those of the config file (already read by load_config) and the overrides given."""
+    """The keys the user set: those of the config file (already read by load_config, its [model] table's too) and
+    the overrides given."""
     keys = {k for k, v in overrides.items() if v is not None}
     if config_file is not None:
         import tomllib
 
         with open(config_file, "rb") as fh:
-            keys |= set(tomllib.load(fh))
+            data = tomllib.load(fh)
+        keys |= set(data) | set(data.get("model", {}) if isinstance(data.get("model"), dict) else {})
     return keys
+
+
+def single_values(name: str, cfg: dict, given: set) -> None:
+    """Apply :data:`SWEPT_OPTIONS`: a single value of an option the study sweeps (set by the user, ``given``) runs
+    alone: its list becomes that one value; given with its list, or where it has no list form, it is refused."""
+    from .base import MODEL_KEYS
+
+    for option, lists in SWEPT_OPTIONS.get(name, {}).items():
+        if option not in given or cfg["model"].get(option) is None:
+            continue
+        value = cfg["model"][option]
+        flag = "--" + option.replace("_", "-")
+        if lists is None:
+            raise ParameterError(option, value, f"not an option of the {name} study, which sweeps "
+                                 + _SWEPT_HOW[(name, option)])
+        both = [k for k in lists if k in given]
+        if both:
+            raise ParameterError(option, value, f"one of {flag} and --{both[0].replace('_', '-')}",
+                                 f"{flag} runs one value alone; give the list only, e.g. "
+                                 f"--{both[0].replace('_', '-')} {value}")
+        for key in lists:
+            cfg[key] = [value] if isinstance(cfg.get(key), list) else str(value)
+        cfg["model"][option] = None  # the resolved config holds the list (config.toml, the study's own checks)
+    assert all(o in MODEL_KEYS for opts in SWEPT_OPTIONS.values() for o in opts)
 
 
 def replot(folder) -> list[Path]:
