@@ -28,7 +28,7 @@ def _study_options(name: str):
                          help="Array library of the batched engines (torch/cupy: a GPU)."),
             click.option("--seed", default=None, type=int, help="Seed [default: the study's]."),
             click.option("--out", default=None, type=click.Path(file_okay=False),
-                         help=f"Output folder [default: runs/{name}]; rerunning into it resumes."),
+                         help=f"Output folder [default: runs/{name}]; rerunning into it with the same options resumes."),
             click.option("--config", "config_file", default=None, type=click.Path(dir_okay=False),
                          help=f"A study TOML file (copy studies/{name}.toml and edit it)."),
             click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object."),
@@ -66,6 +66,35 @@ def _run(name, out, workers, scheduler, backend, as_json, quick, config_file, dt
         click.echo(f"results: {out}/results.nc, {out}/summary.json, figures in {out}/figures/")
 
 
+#: the options every study shares that say how it runs (not the model): the help's second section
+_RUN_OPTIONS = ("realizations", "trajectories", "workers", "scheduler", "backend", "seed", "out", "config_file",
+                "as_json", "quick")
+
+
+class StudyCommand(click.Command):
+    """A study's command: its help lists the study's own options first, then how it runs, then the model and
+    engine options it shares with `lru-mps simulate`, each under its own heading."""
+
+    own: tuple = ()
+
+    def format_options(self, ctx, formatter):
+        sections = {"own": [], "run": [], "model": []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            running = param.name in _RUN_OPTIONS or param is self.get_help_option(ctx)
+            key = "own" if param.name in self.own else "run" if running else "model"
+            sections[key].append(record)
+        titles = {"own": "Options of this study",
+                  "run": "Running and output",
+                  "model": "Model and engine (the options of `lru-mps simulate`; the study's own values by default)"}
+        for key, title in titles.items():
+            if sections[key]:
+                with formatter.section(title):
+                    formatter.write_dl(sections[key])
+
+
 @click.group(name="study")
 def study_group():
     """Run a study: results.nc, summary.json and figures go to an output folder; a rerun resumes."""
@@ -81,7 +110,10 @@ def _make(name: str, extra: list):
     for opt in reversed(extra):
         command = opt(command)
     command.__doc__ = get_study(name).HELP
-    return study_group.command(name=name, short_help=get_study(name).HELP.split("\n")[0].rstrip("."))(command)
+    cmd = study_group.command(name=name, cls=StudyCommand,
+                              short_help=get_study(name).HELP.split("\n")[0].rstrip("."))(command)
+    cmd.own = tuple(p.name for p in cmd.params[:len(extra)])
+    return cmd
 
 
 _make(

@@ -150,3 +150,23 @@ def test_a_single_value_runs_alone(name, option, value, lists):
     single_values(name, cfg, {option})
     assert {k: cfg[k] for k in lists} == lists and cfg["model"][option] is None
     assert set(SWEPT_OPTIONS) == set(study_names())  # every study has its row
+
+
+def test_study_help_leads_with_the_study():
+    """Each study's --help: its own options under their heading first, then running and output, then the model and
+    engine options it shares with simulate (every option listed once)."""
+    from lru_mps.studies import study_names
+
+    for name in study_names():
+        res = CliRunner().invoke(main, ["study", name, "--help"])
+        assert res.exit_code == 0, name
+        text = res.output
+        heads = ["Running and output:", "Model and engine"]
+        if name not in ("rate-sweep", "disorder-sweep", "hopping-sweep", "dynamics"):  # studies with options of their own
+            heads.insert(0, "Options of this study:")
+        at = [text.index(h) for h in heads]
+        assert at == sorted(at), name
+        assert at[-2] < text.index("\n  --quick ") < text.index("\n  -h, --help") < at[-1], name
+        assert text.index("\n  --tphi ") > at[-1] and text.count("\n  --tphi ") == 1, name
+        if name == "temperature-sweep":
+            assert at[0] < text.index("\n  --temperatures ") < at[1]
