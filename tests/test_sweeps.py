@@ -23,7 +23,7 @@ from lru_mps.physics.units import to_time
 from lru_mps.errors import ParameterError
 from lru_mps.io.datasets import load_dataset
 from lru_mps.studies import StudyContext, get_study, run_study
-from lru_mps.studies.base import MODEL_KEYS
+from lru_mps.studies.base import MODEL_KEYS, QUICK_MARK
 from lru_mps.studies.common import spec_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,6 +95,26 @@ def test_quick_outputs_exist(quick, name):
         for ext in (".png", ".pdf"):
             assert (out / "figures" / f"{stem}{ext}").stat().st_size > 1000
     assert isinstance(res.table, str) and res.table.count("\n") >= 4
+    # a first look says so: the table's first line, the JSON, the figures (redrawn by `lru-mps plot` too)
+    assert res.table.startswith(QUICK_MARK) and res.summary["quick"] is True
+
+
+def test_quick_mark_on_the_figures(tmp_path):
+    """save_figure marks the figures drawn under figure_mark (a --quick run's, and their redraw), and only those."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lru_mps.studies.base import figure_mark, save_figure
+
+    texts = []
+    for mark in ("quick: a first look", None):
+        fig = plt.figure()
+        fig.savefig = lambda *a, _fig=fig, **k: texts.append([t.get_text() for t in _fig.texts])
+        with figure_mark(mark):
+            save_figure(fig, tmp_path, "f")
+    assert texts == [["quick: a first look"]] * 2 + [[]] * 2
 
 
 def test_rate_sweep_outputs(quick):

@@ -131,4 +131,7 @@ def replot(folder) -> list[Path]:
     cfg = read_config(folder)
     study = get_study(cfg["study"])
     summary = json.loads((folder / "summary.json").read_text())
-    return study.plot(load_dataset(folder / "results.nc"), summary, folder / "figures")
+    from .base import QUICK_MARK, figure_mark
+
+    with figure_mark(QUICK_MARK.split(" (")[0] if summary.get("quick") else None):
+        return study.plot(load_dataset(folder / "results.nc"), summary, folder / "figures")

@@ -316,9 +316,30 @@ def read_config(folder) -> dict:
         return tomllib.load(fh)
 
 
+#: the line a --quick run's table starts with, and the mark on its figures
+QUICK_MARK = "quick: a first look (a small sample; run without --quick for the study's numbers)"
+#: the mark save_figure puts on the figures being drawn (set by :func:`figure_mark`)
+_FIGURE_MARK: list[str] = []
+
+
+class figure_mark:
+    """While active, every figure :func:`save_figure` writes carries ``text`` in its lower right corner (None: none)."""
+
+    def __init__(self, text: str | None):
+        self.text = text
+
+    def __enter__(self):
+        _FIGURE_MARK.append(self.text)
+
+    def __exit__(self, *exc):
+        _FIGURE_MARK.pop()
+
+
 def save_figure(fig, figdir: Path, name: str) -> list[Path]:
-    """Save a matplotlib figure as PNG and PDF; returns the paths."""
+    """Save a matplotlib figure as PNG and PDF (with the mark of :func:`figure_mark`, if any); returns the paths."""
     figdir.mkdir(parents=True, exist_ok=True)
+    if _FIGURE_MARK and _FIGURE_MARK[-1]:
+        fig.text(0.995, 0.005, _FIGURE_MARK[-1], ha="right", va="bottom", fontsize=7, color="C3")
     paths = []
     for ext in ("png", "pdf"):
         path = figdir / f"{name}.{ext}"
@@ -358,9 +379,14 @@ class Study(ABC):
         config.toml, results.nc, summary.json and the figures into it."""
         claim_folder(ctx, cfg)
         dataset, summary = self.compute(cfg, ctx)
+        if cfg.get("quick"):
+            summary["quick"] = True
         table = self.table(summary)
+        if summary.get("quick"):
+            table = f"{QUICK_MARK}\n\n{table}"
         write_outputs(ctx, cfg, dataset, summary)
-        self.plot(dataset, summary, ctx.out / "figures")
+        with figure_mark(QUICK_MARK.split(" (")[0] if summary.get("quick") else None):
+            self.plot(dataset, summary, ctx.out / "figures")
         return StudyResult(self.NAME, ctx.out, summary, table, dataset)
 
     def check_given(self, cfg: dict, given: set) -> None:
