@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import require
 from .mps.engine import MPSEngine
-from .sector.engine import EIG_MAX_DIM, SectorEngine, SectorState, sector_basis, sector_dimension
+from .sector.engine import EIG_MAX_DIM, SectorEngine, SectorState, sector_dimension
 
 #: above this many states in a trajectory's largest sector the MPS engine takes it
 SECTOR_AUTO_MAX_DIM = 1_000_000
@@ -103,69 +103,64 @@ class HandoverState:
     feedback map) would give it a component in a sector of more than ``max_dim`` states (module docstring).
 
     ``mps_propagator``: a callable returning the realization's MPS propagator
-    (built on the first hand-over, shared by the rows of an index).  Every
-    other attribute (``vecs``, ``dense``, ``tensors`` ...) is the current
-    state's.
+    (built on the first hand-over, shared by the rows of an index).
+    ``current`` is the state that holds the row now (a sector state, then an
+    MPS state); the trajectory methods act on it.
     """
 
     def __init__(self, inner, mps_propagator: Callable[[], object], max_dim: int):
-        self.inner = inner
+        self.current = inner
         self.mps_propagator = mps_propagator
         self.max_dim = int(max_dim)
 
     @property
     def handed_over(self) -> bool:
         """Whether the row has moved to MPS (its state is no longer a sector state)."""
-        return not isinstance(self.inner, SectorState)
-
-    def __getattr__(self, name):
-        if name == "inner":  # (not yet set: copy, unpickling)
-            raise AttributeError(name)
-        return getattr(self.inner, name)
+        return not isinstance(self.current, SectorState)
 
     @property
     def time_step(self):
-        return self.inner.time_step
+        return self.current.time_step
 
     def evolve(self, dt: float) -> None:
-        self.inner.evolve(dt)
+        self.current.evolve(dt)
 
     def norm2(self) -> float:
-        return self.inner.norm2()
+        return self.current.norm2()
 
     def site_populations(self) -> np.ndarray:
-        return self.inner.site_populations()
+        return self.current.site_populations()
 
     def site_rdm(self, site: int) -> np.ndarray:
-        return self.inner.site_rdm(site)
+        return self.current.site_rdm(site)
 
     def scale(self, factor: float) -> None:
-        self.inner.scale(factor)
+        self.current.scale(factor)
+
+    def dense(self) -> np.ndarray:
+        """The current state's full 3^L vector (small L only)."""
+        return self.current.dense()
 
     def copy(self) -> "HandoverState":
-        return HandoverState(self.inner.copy(), self.mps_propagator, self.max_dim)
+        return HandoverState(self.current.copy(), self.mps_propagator, self.max_dim)
 
     def apply_local(self, op: np.ndarray, site: int) -> None:
         """op on ``site``; a sector state first moves to MPS if op would reach a sector of more than max_dim."""
         if not self.handed_over and self._outgrows(op):
             self.hand_over()
-        self.inner.apply_local(op, site)
+        self.current.apply_local(op, site)
 
     def _outgrows(self, op: np.ndarray) -> bool:
-        L = self.inner.prop.L
         shifts = {i - j for i in range(3) for j in range(3) if op[i, j] != 0 and i > j}
-        return any(sector_dimension(L, N + d) > self.max_dim for N in self.inner.vecs for d in shifts)
+        L = self.current.L
+        return any(sector_dimension(L, N + d) > self.max_dim for N in self.current.numbers() for d in shifts)
 
     def hand_over(self) -> None:
         """The sector state, exactly as it is, becomes an MPS state (cut at the MPS engine's cutoff and bond)."""
-        state: SectorState = self.inner
-        L = state.prop.L
-        occ = np.concatenate([sector_basis(L, N).occ for N in state.vecs])
-        amps = np.concatenate(list(state.vecs.values()))
-        self.inner = self.mps_propagator().state_from_configurations(occ, amps)
+        self.current = self.mps_propagator().state_from_configurations(*self.current.configurations())
 
     def diagnostics(self) -> dict:
         """The MPS state's diagnostics after a hand-over (with ``handed_over`` = 1), else none."""
         if not self.handed_over:
             return {"handed_over": 0.0}
-        return {**self.inner.diagnostics(), "handed_over": 1.0}
+        return {**self.current.diagnostics(), "handed_over": 1.0}

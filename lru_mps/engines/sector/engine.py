@@ -269,6 +269,21 @@ class SectorState:
     def copy(self) -> "SectorState":
         return SectorState(self.prop, {N: v.copy() for N, v in self.vecs.items()})
 
+    @property
+    def L(self) -> int:
+        """Sites of the array."""
+        return self.prop.L
+
+    def numbers(self) -> list[int]:
+        """The excitation numbers N the state has a component in (its sectors)."""
+        return list(self.vecs)
+
+    def configurations(self) -> tuple[np.ndarray, np.ndarray]:
+        """The state as (occupations (M, L), amplitudes (M,)): every basis configuration of its sectors (levels
+        0..2 of sites 1..L) and its amplitude, sector after sector."""
+        occ = np.concatenate([sector_basis(self.prop.L, N).occ for N in self.vecs])
+        return occ, np.concatenate(list(self.vecs.values()))
+
     def dense(self) -> np.ndarray:
         """The full 3^L vector (small L only; site 1 most significant)."""
         L = self.prop.L
