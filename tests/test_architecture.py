@@ -8,9 +8,10 @@ them.  A module may import from its own layer or any layer below, never
 above; function-level imports count too.
 
 The engines are packages: one per engine family (exact, sector, mps), the
-shared numerics (common), the per-trajectory policy (auto.py) and the Engine
-protocol (protocol.py); every engine implements the protocol and names its
-batched store.
+shared numerics (common), the per-trajectory policy (auto.py), what the rows of
+a trajectory index need from an engine (rows.py) and the Engine protocol
+(protocol.py); every engine implements the protocol and names its batched
+store.
 """
 
 import ast
@@ -130,9 +131,10 @@ ENGINE_PACKAGES = {
 
 
 def test_engines_are_packages():
-    """engines/ holds the Engine protocol, the auto policy and one package per engine family (+ common), nothing else."""
+    """engines/ holds the Engine protocol, what a trajectory's rows need from an engine (rows), the auto policy and one
+    package per engine family (+ common), nothing else."""
     flat = {m.rpartition(".")[2] for m in MODULES if m.count(".") == 2 and m.startswith("lru_mps.engines.")}
-    assert flat == {"protocol", "auto", "common", "exact", "sector", "mps"}, flat
+    assert flat == {"protocol", "rows", "auto", "common", "exact", "sector", "mps"}, flat
     for package, members in ENGINE_PACKAGES.items():
         assert MODULES[package].name == "__init__.py", package
         have = {m.rpartition(".")[2] for m in MODULES if m.rpartition(".")[0] == package}

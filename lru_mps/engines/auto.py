@@ -37,7 +37,9 @@ from typing import Callable
 import numpy as np
 
 from ..errors import require
+from ..physics.rules import number_can_grow
 from .mps.engine import MPSEngine
+from .rows import IndexRows, RowPreparer, RowState
 from .sector.engine import EIG_MAX_DIM, SectorEngine, SectorState, sector_dimension
 
 #: above this many states in a trajectory's largest sector the MPS engine takes it
@@ -81,6 +83,10 @@ class PerTrajectoryEngine:
     def engine(self, name: str):
         return self.sector if name == "sector" else self.mps
 
+    def row_preparer(self, spec, free_spec=None, fixed=None) -> "AutoRowPreparer":
+        """The rows of a run under this policy (:mod:`lru_mps.engines.rows`)."""
+        return AutoRowPreparer(self, spec, free_spec, fixed)
+
     def diagnostics(self, name: str, L: int, nmax: int, diag: dict) -> dict:
         """A trajectory's diagnostics on the common keys (:data:`DIAGNOSTIC_KEYS`; 0 where an engine has none)."""
         out = {k: float(diag.get(k, 0.0)) for k in DIAGNOSTIC_KEYS}
@@ -96,6 +102,42 @@ class PerTrajectoryEngine:
     def describe(self) -> dict:
         return {"engine": self.name, "sector_max_dim": self.sector_max_dim, "sector": self.sector.describe(),
                 "mps": self.mps.describe()}
+
+
+class AutoRowPreparer(RowPreparer):
+    """The rows of a run under the per-trajectory policy: each row on the engine of its initial sector."""
+
+    def for_index(self, real, nmax_per_init) -> "AutoIndexRows":
+        return AutoIndexRows(self, self.fixed if self.fixed is not None else real, nmax_per_init)
+
+
+class AutoIndexRows(IndexRows):
+    """One index's rows: the sector engine where a row's largest sector is small, MPS otherwise; where events can
+    raise N (``number_can_grow``) a sector row is a :class:`HandoverState` in a store of its own."""
+
+    def engine_of(self, q: int) -> str:
+        return self.preparer.engine.choose(self.preparer.spec.L, self.nmax[q])
+
+    def _mps(self):
+        p = self.preparer
+        return p.propagator(self._cache, "mps", p.engine.mps, p.spec, self.real)
+
+    def state(self, q: int, product) -> RowState:
+        p = self.preparer
+        if self.engine_of(q) == "mps":
+            return RowState(self._mps().state(product))
+        state = p.propagator(self._cache, "sector", p.engine.sector, p.spec, self.real).state(product)
+        if number_can_grow(p.spec):
+            return RowState(p.engine.handing_over(state, self._mps), alone=True)
+        return RowState(state)
+
+    def free_propagator(self, q: int):
+        p = self.preparer
+        name = self.engine_of(q)
+        return p.propagator(self._cache, f"free {name}", p.engine.engine(name), p.free_spec, self.real)
+
+    def diagnostics(self, q: int, diag: dict) -> dict:
+        return self.preparer.engine.diagnostics(self.engine_of(q), self.preparer.spec.L, self.nmax[q], diag)
 
 
 class HandoverState:

@@ -2,20 +2,20 @@
 
 :func:`run_trajectories` is the one entry point: it draws the rows of the
 given trajectory indices (:mod:`lru_mps.run.seeding`, in the order the
-algorithm fixes), puts their states into a state store (the engine's batched
-store, or a :class:`~lru_mps.mcwf.states.StateList` of ordinary states) and
-runs :func:`lru_mps.mcwf.loop.run_rows`.  Batched or not, trajectory i gives
-the same numbers (bit for bit for the sector engine, to rounding for the
-batched exact and MPS stores: tested).
+algorithm fixes) and runs them: batched, the plain rows of a chunk of
+indices in the engine's batched store (:func:`lru_mps.mcwf.loop.run_rows`);
+unbatched, index by index on the states the engine gives each row
+(:mod:`lru_mps.engines.rows`, :func:`lru_mps.mcwf.index_rows.run_index`).
+Decay-integrated rows run on the engine's decay-free propagator either way.
+Batched or not, trajectory i gives the same numbers (bit for bit for the
+sector engine, to rounding for the batched exact and MPS stores: tested).
 
-With the per-trajectory engine (``engine = "auto"`` at T > 0 on long arrays,
-:class:`~lru_mps.engines.auto.PerTrajectoryEngine`) each row
-(index, initial state) goes to the sector or the MPS engine by its own
-sampled initial state, i.e. by its seed: the rows of one index that share an
-engine run together on that engine's ordinary states (the sector engine's
-blocks are shared by the initial states of the index), and every record
-carries the choice in its diagnostics (``engine_mps``, counted by
-:func:`engine_mix`).
+Which engine holds a row is the engine's answer: with the per-trajectory
+policy (``engine = "auto"`` at T > 0 on long arrays,
+:class:`~lru_mps.engines.auto.PerTrajectoryEngine`) each row goes to the
+sector or the MPS engine by its own sampled initial state, i.e. by its seed,
+and every record carries the choice in its diagnostics (``engine_mps``,
+counted by :func:`engine_mix`).
 """
 
 from __future__ import annotations
@@ -26,15 +26,15 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from ..engines import batch_store, get_engine
-from ..engines.auto import PerTrajectoryEngine
+from ..engines.rows import row_preparer
 from ..errors import require
-from ..mcwf.integrated_decay import IntegratedRow, integrable_number, run_integrated, without_decay
+from ..mcwf.index_rows import run_index, run_integrated_rows
+from ..mcwf.integrated_decay import IntegratedRow, integrable_number, without_decay
 from ..mcwf.kernels import branch_clock, guided_init
 from ..mcwf.loop import Row, TrajectoryRecord, run_rows, start_row
-from ..mcwf.states import StateList
 from ..physics.initial_states import product_state
 from ..physics.model import ArraySpec, Realization
-from ..physics.rules import integrated_decay_rate, number_can_grow
+from ..physics.rules import integrated_decay_rate
 from .seeding import disorder_rng, event_rng
 from .thermal_sample import thermal_start_row
 
@@ -118,7 +118,8 @@ def run_trajectories(
     require(int(batch_size) == batch_size and batch_size >= 1, "batch_size", batch_size, "an integer >= 1")
     draws = [draw(spec, settings, int(i), realization) for i in indices]
     out: list = [None] * len(draws)
-    props: dict = {}  # the decay-free propagator of a fixed realization
+    integrated = any(isinstance(r, IntegratedRow) for d in draws for r in d.rows)
+    preparer = row_preparer(engine, spec, without_decay(spec) if integrated else None, realization)
     if batched:
         if settings.engine == "exact":  # an exact batch holds the N-blocks 0..N_max: group by N_max
             chunks = _chunks([d.nmax for d in draws], int(batch_size))
@@ -129,27 +130,17 @@ def run_trajectories(
             store = _batch_store(store_cls, spec, settings, part, realization is not None,
                                  backend or settings.backend)
             for j, d, rec in zip(chunk, part, _run_batch(part, settings, store, spec, keep_states)):
-                rec.update(_run_integrated_rows(engine, spec, settings, d, realization, props=props))
+                rows_of = preparer.for_index(d.realization, d.nmax_per_init)
+                for q, r in run_integrated_rows(rows_of, spec, settings.times, d.products, d.rows).items():
+                    rec[settings.inits[q]] = r
                 out[j] = rec
             if on_index is not None:
                 on_index(len(chunk))
         return _tag(out, draws, settings)
-    if isinstance(engine, PerTrajectoryEngine):
-        for j, d in enumerate(draws):
-            out[j] = _per_trajectory(engine, spec, settings, d, realization, keep_states)
-            if on_index is not None:
-                on_index(1)
-        return _tag(out, draws, settings)
-    fixed_prop = engine.prepare(spec, realization) if realization is not None and _plain(draws) else None
-    for j, d in enumerate(draws):
-        qs = [q for q, r in enumerate(d.rows) if isinstance(r, Row)]
-        records = _run_integrated_rows(engine, spec, settings, d, realization, props=props)
-        if qs:
-            prop = fixed_prop if fixed_prop is not None else engine.prepare(spec, realization or d.realization)
-            store = StateList([prop.state(d.products[q]) for q in qs], spec)
-            recs = run_rows(store, spec, settings.times, [d.rows[q] for q in qs], settings.estimator, keep_states)
-            records.update({settings.inits[q]: rec for q, rec in zip(qs, recs)})
-        out[j] = {init: records[init] for init in settings.inits}
+    for j, d in enumerate(draws):  # one index at a time, each row on the state its engine gives it
+        rows_of = preparer.for_index(d.realization, d.nmax_per_init)
+        recs = run_index(rows_of, spec, settings.times, d.products, d.rows, settings.estimator, keep_states)
+        out[j] = dict(zip(settings.inits, recs))
         if on_index is not None:
             on_index(1)
     return _tag(out, draws, settings)
@@ -161,68 +152,6 @@ def _tag(out: list, draws: Sequence[Draw], settings) -> list:
         for q, init in enumerate(settings.inits):
             rec[init].stratum = d.strata[q] if d.strata else None
     return out
-
-
-def _plain(draws: Sequence[Draw]) -> bool:
-    """Whether some row of the draws runs with the model's own propagator (not only decay-integrated rows)."""
-    return any(isinstance(r, Row) for d in draws for r in d.rows)
-
-
-def _run_integrated_rows(engine, spec, settings, d: Draw, realization, qs=None,
-                         props=None) -> dict[str, TrajectoryRecord]:
-    """The decay-integrated rows of an index (positions ``qs``, default all), on the engine's ordinary states of
-    the decay-free model (:mod:`lru_mps.mcwf.integrated_decay`): {init: record}.  ``props``: a dict that keeps
-    the propagator of a fixed ``realization`` across calls."""
-    qs = [q for q, r in enumerate(d.rows) if isinstance(r, IntegratedRow)] if qs is None else qs
-    if not qs:
-        return {}
-    if realization is not None and props is not None:
-        if "free" not in props:
-            props["free"] = engine.prepare(without_decay(spec), realization)
-        prop = props["free"]
-    else:
-        prop = engine.prepare(without_decay(spec), realization if realization is not None else d.realization)
-    return {settings.inits[q]: run_integrated(prop, spec, settings.times, d.products[q], d.rows[q]) for q in qs}
-
-
-def _per_trajectory(engine: PerTrajectoryEngine, spec, settings, d: Draw, realization, keep_states):
-    """One index under the per-trajectory policy: each initial state on its own engine, records in init order.
-
-    Where N can grow, a sector row runs in a store of its own, as a state that hands itself over to MPS
-    (:class:`~lru_mps.engines.auto.HandoverState`): its time step changes at the hand-over.
-    """
-    real = realization if realization is not None else d.realization
-    names = [engine.choose(spec.L, n) for n in d.nmax_per_init]
-    records: dict[str, TrajectoryRecord] = {}
-    mps_props: list = []
-
-    def mps_propagator():
-        if not mps_props:
-            mps_props.append(engine.mps.prepare(spec, real))
-        return mps_props[0]
-
-    for name in ("sector", "mps"):
-        ints = [q for q, n in enumerate(names) if n == name and isinstance(d.rows[q], IntegratedRow)]
-        for init, rec in _run_integrated_rows(engine.engine(name), spec, settings, d, realization, ints).items():
-            rec.diagnostics = engine.diagnostics(name, spec.L, d.nmax_per_init[settings.inits.index(init)],
-                                                 rec.diagnostics)
-            records[init] = rec
-        qs = [q for q, n in enumerate(names) if n == name and isinstance(d.rows[q], Row)]
-        if not qs:
-            continue
-        prop = mps_propagator() if name == "mps" else engine.sector.prepare(spec, real)
-        states = [prop.state(d.products[q]) for q in qs]
-        groups = [qs]
-        if name == "sector" and number_can_grow(spec):
-            states = [engine.handing_over(s, mps_propagator) for s in states]
-            groups = [[q] for q in qs]
-        for group in groups:
-            store = StateList([states[qs.index(q)] for q in group], spec)
-            recs = run_rows(store, spec, settings.times, [d.rows[q] for q in group], settings.estimator, keep_states)
-            for q, rec in zip(group, recs):
-                rec.diagnostics = engine.diagnostics(name, spec.L, d.nmax_per_init[q], rec.diagnostics)
-                records[settings.inits[q]] = rec
-    return {init: records[init] for init in settings.inits}
 
 
 def engine_mix(diagnostics: dict) -> dict[str, int]:
@@ -260,7 +189,7 @@ def _batch_store(store_cls, spec, settings, part: Sequence[Draw], fixed: bool, b
 
 def _run_batch(part: Sequence[Draw], settings, store, spec, keep_states) -> list[dict[str, TrajectoryRecord]]:
     """The rows of a batched store; a decay-integrated row holds its place with a placeholder of weight 0 (its
-    record is then replaced by :func:`_run_integrated_rows`)."""
+    record is then replaced by :func:`~lru_mps.mcwf.index_rows.run_integrated_rows`)."""
     rows = [row if isinstance(row, Row) else _placeholder(spec, settings, row) for d in part for row in d.rows]
     records = run_rows(store, spec, settings.times, rows, settings.estimator, keep_states)
     n_init = len(settings.inits)
