@@ -91,30 +91,39 @@ class RunSettings:
             ArrayLib(self.backend)  # installed, and a GPU where one is named
 
 
-def make_settings(
-    spec: ArraySpec,
-    *,
-    init=RUN["init"],
-    t_final=RUN["t_final"],
-    time_points: int = RUN["time_points"],
-    trajectories: int = RUN["trajectories"],
-    seed: int = RUN["seed"],
-    engine: str = RUN["engine"],
-    estimator: str = RUN["estimator"],
-    engine_options: dict | None = None,
-    batched: bool = True,
-    backend: str = RUN["backend"],
-    feedback: str = FEEDBACK_PATHS[0],
-    hot_tail: float = RUN["hot_tail"],
-    leakage_thermal_odds: float = RUN["leakage_thermal_odds"],
-    integrate_decay: bool = RUN["integrate_decay"],
-    thermal_strata: bool = RUN["thermal_strata"],
-) -> RunSettings:
-    """Validated run settings: 'auto' resolved, MPS options completed from :data:`lru_mps.defaults.MPS`.
+#: the options of a run as a user sets them (``simulate``'s keywords, ``lru-mps simulate``'s options), with their
+#: defaults: the one list :func:`make_settings` and :func:`~lru_mps.run.simulate.simulate` take
+RUN_OPTIONS = {
+    "init": RUN["init"],  # 'all', one initial state or a list of them
+    "t_final": RUN["t_final"],  # 1/J, or with a unit ('30us', '1000/J')
+    "time_points": RUN["time_points"],
+    "trajectories": RUN["trajectories"],
+    "seed": RUN["seed"],
+    "engine": RUN["engine"],  # exact, sector, mps or auto
+    "estimator": RUN["estimator"],  # sampled, branch or auto
+    "engine_options": None,  # MPS: dt, order, max_bond, cutoff, kernel (unset ones from lru_mps.defaults.MPS)
+    "batched": True,
+    "backend": RUN["backend"],
+    "feedback": FEEDBACK_PATHS[0],
+    "hot_tail": RUN["hot_tail"],
+    "leakage_thermal_odds": RUN["leakage_thermal_odds"],
+    "integrate_decay": RUN["integrate_decay"],
+    "thermal_strata": RUN["thermal_strata"],
+}
+
+
+def make_settings(spec: ArraySpec, **options) -> RunSettings:
+    """Validated run settings from the options of :data:`RUN_OPTIONS` (the others at their defaults): 'auto'
+    resolved, MPS options completed from :data:`lru_mps.defaults.MPS`.
 
     ``t_final`` in 1/J or with a unit ('30us', '1000/J').  Options that only
     the MPS engine takes are dropped for the exact engines.
     """
+    unknown = sorted(set(options) - set(RUN_OPTIONS))
+    require(not unknown, unknown[0] if unknown else "", options.get(unknown[0]) if unknown else None,
+            f"an option of a run: {', '.join(RUN_OPTIONS)}")
+    o = {**RUN_OPTIONS, **options}
+    engine, engine_options = o["engine"], o["engine_options"]
     if engine == "auto":
         engine, _ = choose_engine(spec)
     options = dict(engine_options or {})
@@ -123,20 +132,15 @@ def make_settings(
     else:
         options = {k: v for k, v in options.items() if k not in MPS_ONLY_OPTIONS}
     return RunSettings(
-        times=time_grid(to_time(t_final, "t_final", spec.J_hz), time_points),
-        trajectories=trajectories,
-        seed=seed,
+        times=time_grid(to_time(o["t_final"], "t_final", spec.J_hz), o["time_points"]),
+        trajectories=o["trajectories"],
+        seed=o["seed"],
         engine=engine,
-        estimator=resolve_estimator(spec, estimator),
-        inits=resolve_inits(init),
+        estimator=resolve_estimator(spec, o["estimator"]),
+        inits=resolve_inits(o["init"]),
         engine_options=options,
-        batched=batched,
-        backend=backend,
-        feedback=feedback,
-        hot_tail=hot_tail,
-        leakage_thermal_odds=leakage_thermal_odds,
-        integrate_decay=integrate_decay,
-        thermal_strata=thermal_strata,
+        **{k: o[k] for k in ("batched", "backend", "feedback", "hot_tail", "leakage_thermal_odds", "integrate_decay",
+                             "thermal_strata")},
     )
 
 
@@ -156,3 +160,18 @@ def feedback_path(spec: ArraySpec, settings: RunSettings) -> str:
     store = batch_store(get_engine(settings.engine, **settings.engine_options)) if settings.batched else None
     fast = settings.feedback == "fast" and store is not None and store.offers("feedback_trains")
     return "fast" if fast and spec.readout is None else "reference"
+
+
+def with_options(spec: ArraySpec, settings: RunSettings, **options) -> RunSettings:
+    """``settings`` with some run options (:data:`RUN_OPTIONS`) replaced; the others, its time grid included, kept."""
+    kept = {"init": settings.inits, "t_final": float(settings.times[-1]), "time_points": len(settings.times),
+            "trajectories": settings.trajectories, "seed": settings.seed, "engine": settings.engine,
+            "estimator": settings.estimator, "engine_options": settings.engine_options, "batched": settings.batched,
+            "backend": settings.backend, "feedback": settings.feedback, "hot_tail": settings.hot_tail,
+            "leakage_thermal_odds": settings.leakage_thermal_odds, "integrate_decay": settings.integrate_decay,
+            "thermal_strata": settings.thermal_strata}
+    assert set(kept) == set(RUN_OPTIONS)
+    new = make_settings(spec, **{**kept, **options})
+    if "t_final" not in options and "time_points" not in options:
+        new.times = settings.times
+    return new

@@ -2,43 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable
 
-from ..defaults import RUN
-from ..engines.exact.feedback import FEEDBACK_PATHS
 from ..physics.model import ArraySpec, Realization
 from .executors import run_blocks
 from .result import SimulationResult, assemble
-from .settings import make_settings
+from .settings import RunSettings, make_settings, with_options
 
 
 def simulate(
     spec: ArraySpec,
+    settings: RunSettings | None = None,
     *,
-    init: str | Iterable[str] = RUN["init"],
-    t_final=RUN["t_final"],
-    time_points: int = RUN["time_points"],
-    trajectories: int = RUN["trajectories"],
-    seed: int = RUN["seed"],
-    engine: str = RUN["engine"],
-    estimator: str = RUN["estimator"],
     realization: Realization | None = None,
-    engine_options: dict | None = None,
     progress: Callable[[int, int], None] | None = None,
     workers: int = 1,
     store=None,
     client=None,
-    batched: bool = True,
-    backend: str = RUN["backend"],
-    feedback: str = FEEDBACK_PATHS[0],
-    hot_tail: float = RUN["hot_tail"],
-    leakage_thermal_odds: float = RUN["leakage_thermal_odds"],
-    integrate_decay: bool = RUN["integrate_decay"],
-    thermal_strata: bool = RUN["thermal_strata"],
+    **options,
 ) -> SimulationResult:
     """Run one ensemble: ``trajectories`` trajectories, each with its own disorder realization.
 
-    Defaults: :data:`lru_mps.defaults.RUN` (the same as ``lru-mps simulate``).
+    How it runs is ``settings`` (:func:`~lru_mps.run.settings.make_settings`)
+    or the run options as keywords (:data:`~lru_mps.run.settings.RUN_OPTIONS`:
+    init, t_final, time_points, trajectories, seed, engine, estimator,
+    engine_options, batched, backend, feedback, hot_tail,
+    leakage_thermal_odds, integrate_decay, thermal_strata); with both, the
+    keywords replace those of ``settings``.  Defaults:
+    :data:`lru_mps.defaults.RUN` (the same as ``lru-mps simulate``).
     Times in 1/J, or with a unit (``t_final='30us'``).  ``realization`` fixes
     the disorder for every trajectory (checks against the density-matrix
     reference).  ``estimator`` is 'sampled', 'branch' (removal-free branch,
@@ -84,11 +75,10 @@ def simulate(
     (:class:`lru_mps.run.thermal_sample.ThermalStrata`; L = 3..7).
     ``progress(done, total)`` is called as trajectories finish.
     """
-    settings = make_settings(spec, init=init, t_final=t_final, time_points=time_points, trajectories=trajectories,
-                             seed=seed, engine=engine, estimator=estimator, engine_options=engine_options,
-                             batched=batched, backend=backend, feedback=feedback, hot_tail=hot_tail,
-                             leakage_thermal_odds=leakage_thermal_odds, integrate_decay=integrate_decay,
-                             thermal_strata=thermal_strata)
+    if settings is None:
+        settings = make_settings(spec, **options)
+    elif options:
+        settings = with_options(spec, settings, **options)
     blocks = run_blocks(spec, settings, realization=realization, workers=workers, store=store, progress=progress,
                         client=client)
     return assemble(spec, settings, blocks)
