@@ -46,6 +46,11 @@ def test_simulate_json_contract(tmp_path):
     assert ds.attrs["L"] == 2 and ds.attrs["reset"] == "periodic"
     assert ds.attrs["leakage_lifetime_array_value_J"] == pytest.approx(data["leakage_lifetime_array"]["value_J"])
     assert ds["site_population_qubit_mean"].shape == (31, 2)
+    # times also in us (a coordinate next to time_J), a units attribute on every variable and coordinate
+    np.testing.assert_allclose(ds["time_us"].values, ds["time_J"].values * 0.0318309886, rtol=1e-8)
+    assert ds["time_us"].attrs["units"] == "us" and "time_us" in ds.coords
+    assert all("units" in ds[k].attrs for k in ds.variables), [k for k in ds.variables if "units" not in ds[k].attrs]
+    assert ds["leakage_array_mean"].attrs["units"] == "1" and ds["site"].attrs["units"] == "sites"
 
 
 def test_simulate_summary_and_units():

@@ -97,6 +97,13 @@ def test_quick_outputs_exist(quick, name):
     assert isinstance(res.table, str) and res.table.count("\n") >= 4
     # a first look says so: the table's first line, the JSON, the figures (redrawn by `lru-mps plot` too)
     assert res.table.startswith(QUICK_MARK) and res.summary["quick"] is True
+    # results.nc: a units attribute on every variable, every time in 1/J also in us
+    ds = load_dataset(out / "results.nc")
+    assert all("units" in ds[k].attrs for k in ds.variables), [k for k in ds.variables if "units" not in ds[k].attrs]
+    for k in ds.variables:
+        if ds[k].attrs["units"] == "1/J":
+            us = k[:-2] + "_us" if k.endswith("_J") else k + "_us"
+            np.testing.assert_allclose(ds[us].values, ds[k].values * ds.attrs["time_us_per_J"], rtol=1e-12)
 
 
 def test_quick_mark_on_the_figures(tmp_path):

@@ -123,10 +123,59 @@ def _attr(v):
 
 
 def save_netcdf(result: SimulationResult, path: str | os.PathLike) -> Path:
-    """Write the result's Dataset to ``path`` (NetCDF4 via h5netcdf), atomically."""
+    """Write the result's Dataset to ``path`` (NetCDF4 via h5netcdf, with :func:`physical_units`), atomically."""
+    return write_dataset(to_dataset(result), path)
+
+
+def write_dataset(ds: xr.Dataset, path: str | os.PathLike) -> Path:
+    """Write ``ds`` with :func:`physical_units` to ``path`` (NetCDF4 via h5netcdf), atomically."""
     with atomic_target(path) as tmp:
-        to_dataset(result).to_netcdf(tmp, engine="h5netcdf")
+        physical_units(ds).to_netcdf(tmp, engine="h5netcdf")
     return Path(path)
+
+
+#: the units attribute of a variable that has none: a dimensionless number, or a label (text)
+DIMENSIONLESS, LABEL = "1", "label"
+
+
+def physical_units(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` with every quantity in code units also in physical ones, and a units attribute on every variable.
+
+    A variable or coordinate in 1/J (``units = "1/J"``) gets a sibling in
+    microseconds (``T1_J`` -> ``T1_us``, ``time_J`` -> ``time_us``; the
+    factor is the dataset's ``time_us_per_J``), one in J (an energy or a
+    rate, ``units = "J"``) a sibling in MHz (f = E/2pi, from
+    ``J_over_2pi_Hz``); where the dataset has no such factor, or the sibling
+    exists, nothing is added.  A variable without units is dimensionless
+    (``"1"``: populations, coherences, ratios, counts, masks) or a text label
+    (``"label"``).  Values are not changed.
+    """
+    ds = ds.copy()
+    us = ds.attrs.get("time_us_per_J")
+    hz = ds.attrs.get("J_over_2pi_Hz")
+    for name in list(ds.variables):
+        var = ds[name]
+        units = var.attrs.get("units")
+        base = name[:-2] if name.endswith("_J") else name
+        if units == "1/J" and isinstance(us, (int, float)) and f"{base}_us" not in ds.variables:
+            _sibling(ds, name, f"{base}_us", float(us), "us")
+        elif units == "J" and isinstance(hz, (int, float)) and f"{base}_MHz" not in ds.variables:
+            _sibling(ds, name, f"{base}_MHz", float(hz) / 1e6, "MHz")
+    for name in ds.variables:
+        var = ds[name]
+        if "units" not in var.attrs:
+            var.attrs["units"] = "sites" if name in ("L", "site") else LABEL if var.dtype.kind in "USO" else DIMENSIONLESS
+    return ds
+
+
+def _sibling(ds: xr.Dataset, name: str, new: str, factor: float, units: str) -> None:
+    """``new`` = ``name`` x factor in ``units``: a coordinate next to a coordinate, else a variable."""
+    var = ds[name]
+    value = (var.dims, np.asarray(var.values) * factor, {"units": units})
+    if name in ds.coords:
+        ds.coords[new] = value
+    else:
+        ds[new] = value
 
 
 def load_dataset(path: str | os.PathLike) -> xr.Dataset:

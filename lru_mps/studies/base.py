@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import ParameterError, require
 from ..physics.model import ArraySpec
-from ..atomic import atomic_target, atomic_write_bytes
+from ..atomic import atomic_write_bytes
 
 #: model fields of a study config, with the names of `lru-mps simulate`'s options
 MODEL_KEYS = ("length", "hopping", "anharmonicity", "frequency", "disorder", "reset", "rate", "conditions", "t1",
@@ -261,9 +261,10 @@ def _differing(old: dict, new: dict) -> list[tuple[str, object, object]]:
 def write_outputs(ctx: StudyContext, cfg: dict, dataset, summary: dict) -> None:
     """config.toml, results.nc and summary.json, each written atomically."""
     ctx.out.mkdir(parents=True, exist_ok=True)
+    from ..io.datasets import write_dataset
+
     atomic_write_bytes(ctx.out / "config.toml", to_toml(cfg).encode())
-    with atomic_target(ctx.out / "results.nc") as tmp:
-        dataset.to_netcdf(tmp, engine="h5netcdf")
+    write_dataset(dataset, ctx.out / "results.nc")
     atomic_write_bytes(ctx.out / "summary.json", (json.dumps(summary, indent=2, default=_json_default) + "\n").encode())
 
 
