@@ -41,7 +41,10 @@ def test_quick_temperature_sweep(quick):
     assert hw["T1q"]["value_us"] == pytest.approx(16.7) and hw["T_leak_own"]["value_J"] == pytest.approx(
         hw["T1q"]["value_J"] / 2)
     assert hw["T2q"]["value_us"] == pytest.approx(1 / (1 / 33.4 + 1 / 10.0))
-    assert s["engine_mix"][0][0] == {"exact": 36}  # 12 trajectories x 3 initial states
+    assert s["engine_mix"][0][0] == {"exact": 192}  # 64 trajectories x 3 initial states
+    # the thermal start by strata: the quick form's thermal rows are drawn, so the temperature shows (tau_1 grows)
+    tau1 = [t["value_us"] for t in s["leakage_lifetime_qubit"][1]]
+    assert tau1[2] > tau1[0] and s["T2"][0][1]["value_us"] != s["T2"][0][0]["value_us"]
     ds = load_dataset(tmp_path / "results.nc")
     assert ds["T1_J"].dims == ("L", "temperature") and ds["temperature"].attrs["units"] == "mK"
     assert (tmp_path / "figures" / "decay_times_vs_temperature.png").stat().st_size > 1000
@@ -57,7 +60,7 @@ def test_temperature_sweep_reports_leakage_lifetimes(quick):
             spec = spec_of(cfg, length=L, temperature=label)
             t_final = (L - 1) * spec.T_prop + to_time(cfg["t_after"], "t_after", spec.J_hz)
             want = stored_lifetimes(out, spec, cfg, init="all", t_final=t_final, time_points=cfg["time_points"],
-                                    trajectories=cfg["trajectories"])
+                                    trajectories=cfg["trajectories"], thermal_strata=cfg["thermal_strata"])
             check_lifetimes({k: s[k][li][ti] for k in LIFETIME_KEYS}, ds.isel(L=li, temperature=ti), want, False)
     assert ds["leakage_lifetime_array_J"].dims == ds["removal_efficiency"].dims == ("L", "temperature")
     assert "tau_leak(1)" in res.table and "tau_leak(L)" in res.table
@@ -73,10 +76,18 @@ def test_long_arrays_stop_at_max_temperature_long(tmp_path):
     assert s["engine_mix"][1][0] == {"sector": 6}  # L = 8 at T = 0: the sector engine (N <= 2)
 
 
-def test_temperature_in_the_model_table_is_refused(tmp_path):
-    with pytest.raises(ParameterError, match="temperature"):
+def test_a_single_temperature_runs_alone_and_with_the_list_is_refused(tmp_path):
+    """--temperature (or model.temperature) is a list of one temperature; with --temperatures it is refused."""
+    from lru_mps.studies import get_study, single_values
+    from lru_mps.studies.base import load_config
+
+    study = get_study("temperature-sweep")
+    cfg = load_config(study.NAME, study.DEFAULTS, None, {"temperature": "100mK"})
+    single_values(study.NAME, cfg, {"temperature"})
+    assert cfg["temperatures"] == ["100mK"] and _temperatures(cfg) == [("100mK", 0.1)]
+    with pytest.raises(ParameterError, match="one of --temperature and --temperatures"):
         run_study("temperature-sweep", StudyContext(out=tmp_path, workers=1), quick=True,
-                  overrides={"temperature": "100mK"})
+                  overrides={"temperature": "100mK", "temperatures": "0,100mK"})
 
 
 COVER = 150.0  # 1/J: past the fit window (L - 1) T_prop = 118/J

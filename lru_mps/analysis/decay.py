@@ -217,3 +217,64 @@ def decay_times(result: SimulationResult) -> dict[str, DecayTime | None]:
 
 def _finite(x):
     return float(x) if x is not None and math.isfinite(x) else None
+
+
+def unresolved_reason(name: str, result: SimulationResult) -> str | None:
+    """Why decay time ``name`` of ``result`` is not resolved, and how many trajectories would resolve it (None where
+    :func:`decay_times` resolves it or the observable was not run).
+
+    The fit needs its window's points to stand RESOLVED_SIGMAS standard
+    errors above zero until the curve has decayed (:func:`fit_window`); the
+    estimate is :func:`_trajectories_to_resolve`.
+    """
+    obs = DECAY_OBSERVABLE[name][0]
+    if OBSERVABLE_INIT[obs] not in result.blocks or decay_times(result).get(name) is not None:
+        return None
+    t = result.times
+    start, end = fit_window(name, result)
+    ms = result.observable(obs)
+    n = result.completed
+    inside = np.flatnonzero(t >= start)[:3]
+    m = np.abs(ms.mean[inside])
+    if len(inside) < 3:
+        return f"not resolved: the run ends before the fit window's third point (window from {start:.4g}/J)"
+    if m[0] <= 0:
+        return (f"not resolved: no trajectory carries the curve at the window's start "
+                f"({time_to_us(start, result.spec.J_hz):.3g} us); "
+                "run more trajectories or a longer array")
+    need = _trajectories_to_resolve(ms.mean, ms.sem, np.flatnonzero(t >= start), n)
+    at = f"{time_to_us(start, result.spec.J_hz):.3g} us"
+    fit = fit_decay(name, result)
+    if end < start or np.count_nonzero((t >= start) & (t <= end)) < 3:
+        why = f"the curve falls under {RESOLVED_SIGMAS:g} standard errors before the fit window (from {at}) has 3 points"
+    elif not fit.ok:
+        return (f"not resolved: the curve decays too little in the fit window ({at} to "
+                f"{time_to_us(end, result.spec.J_hz):.3g} us) to tell its rate from zero; a longer run (or more "
+                f"trajectories: ran {n:,}) resolves it")
+    elif need > n:
+        why = f"the fit window's first points (from {at}) stand less than {RESOLVED_SIGMAS:g} standard errors above zero"
+    else:
+        return ("not resolved: a leave-one-block-out fit of its error loses the decay (few trajectories carry it); "
+                f"more trajectories resolve it (ran {n:,}; try {2 * n:,})")
+    return f"not resolved: {why}; at least about {max(need, n + 1):,} trajectories would resolve it (ran {n:,})"
+
+
+def _trajectories_to_resolve(mean, sem, inside, n: int) -> int:
+    """About how many trajectories put every window point (``inside``) until the curve has fallen to 1/e of its first
+    value RESOLVED_SIGMAS standard errors above zero: a point of mean m and error s needs n (3 s / m)^2 (the error
+    falls as 1/sqrt(n)); where the measured curve is already at or under 1/e, its value there is taken as m0/e and
+    its error as the larger of the measured one and that of the last point that stood out; 20 % to spare."""
+    m0 = float(mean[inside[0]])
+    target = m0 / math.e
+    below = inside[mean[inside] <= target]
+    upto = inside[inside <= (below[0] if below.size else inside[-1])]
+    worst = 0.0
+    last_s = float(sem[inside[0]])
+    for k in upto:
+        m, s = float(mean[k]), float(sem[k])
+        if m > target and s > 0:
+            last_s = s
+        m_eff = max(m, target)
+        s_eff = max(s, last_s * math.sqrt(m_eff / max(float(mean[inside[0]]), m_eff))) if m <= target else s
+        worst = max(worst, (RESOLVED_SIGMAS * s_eff / m_eff) ** 2)
+    return int(math.ceil(1.2 * n * worst))

@@ -284,17 +284,21 @@ def finite_or_none(x):
     return x if math.isfinite(x) else None
 
 
-def time_json(value_J, error_J, J_hz: float) -> dict:
-    """{"value_J", "error_J", "value_us", "error_us"} with None where not available."""
+def time_json(value_J, error_J, J_hz: float, reason: str | None = None) -> dict:
+    """{"value_J", "error_J", "value_us", "error_us"} with None where not available, and where the value is None and
+    a ``reason`` is known, "reason": why it is not there and what would give it."""
     from ..physics.units import time_to_us
 
     v, e = finite_or_none(value_J), finite_or_none(error_J)
-    return {
+    out = {
         "value_J": v,
         "error_J": e,
         "value_us": None if v is None else time_to_us(v, J_hz),
         "error_us": None if e is None else time_to_us(e, J_hz),
     }
+    if v is None and reason:
+        out["reason"] = reason
+    return out
 
 
 @dataclass

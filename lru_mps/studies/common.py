@@ -226,3 +226,24 @@ def dataset_attrs(spec: ArraySpec, cfg: dict, **extra) -> dict:
     return out
 
 
+
+
+#: the legend entry of a point that ran but is not resolved (:func:`mark_unresolved`)
+UNRESOLVED_LABEL = "not resolved (x at the axis; reason in summary.json)"
+
+
+def unresolved_handle():
+    """The legend handle of the unresolved marks (:func:`mark_unresolved`)."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], ls="none", marker="x", color="0.3")
+
+
+def mark_unresolved(ax, x, color, marker: str = "x") -> None:
+    """Mark the abscissae ``x`` of points that ran but are not resolved: an x at the bottom of the axes, in the
+    series' color (not dropped silently)."""
+    x = np.asarray(x, dtype=float)
+    if not x.size:
+        return
+    ax.plot(x, np.full(x.size, 0.02), ls="none", marker="x", color=color, ms=7, mew=1.5,
+            transform=ax.get_xaxis_transform(), clip_on=False)

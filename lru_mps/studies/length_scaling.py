@@ -51,7 +51,7 @@ import math
 import numpy as np
 import xarray as xr
 
-from ..analysis.decay import decay_times
+from ..analysis.decay import decay_times, unresolved_reason
 from ..analysis.fitting import fit_line
 from ..analysis.lifetimes import leakage_lifetimes
 from ..analysis.localization import asymptotic_localization_length, typical, xi_theory
@@ -136,6 +136,7 @@ def _compute(cfg: dict, ctx: StudyContext):
     method = np.full((len(all_L), n_real), "", dtype=object)
     engines = {}
     mixes = {}
+    reasons: dict = {}  # (decay time, condition, L): why it is not resolved
     stated: dict = {}  # the stated weight of the thermal strata per (condition, L): classes above it all drawn
     ctx.plan(sum(1 for c in conds for L in lengths[c] if L <= int(cfg["ensemble_max_length"])))
     for ci, cond in enumerate(conds):
@@ -191,12 +192,14 @@ def _compute(cfg: dict, ctx: StudyContext):
                 for name, d in decay_times(res).items():
                     if name in fits and d is not None:
                         fits[name][ci, li] = (d.value, d.error)
+                    elif name in fits:
+                        reasons[(name, ci, li)] = unresolved_reason(name, res)
                 if "leakage" not in res.blocks:
                     continue
                 lives.put((ci, li), leakage_lifetimes(res))
 
     ds, summary = _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy,
-                            log_T2, lives, resolved)
+                            log_T2, lives, resolved, reasons)
     if "realistic" in conds:
         _realistic_summary(summary["by_conditions"]["realistic"], base_spec(cfg, length=2, conditions="realistic"),
                            [mixes.get(("realistic", L), {}) for L in lengths["realistic"]], ds)
@@ -312,8 +315,9 @@ def _slope(lengths, values, errors) -> dict:
 
 
 def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy, log_T2,
-              lives, resolved=None):
+              lives, resolved=None, reasons=None):
     J_hz = spec0.J_hz
+    reasons = reasons or {}
     T_prop = spec0.T_prop
     typ = np.array([_typical(log_T1[li]) for li in range(len(all_L))])  # (L, 2): mean ln T1, error
     typ2 = np.array([_typical(log_T2[li]) for li in range(len(all_L))])
@@ -336,7 +340,8 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
         sel = [all_L.index(L) for L in Ls]
         entry = {"lengths": Ls, "T_prop": [time_json(T_prop, 0.0, J_hz) for _ in Ls]}
         for name in DECAYS:
-            entry[name] = [time_json(fits[name][ci, li, 0], fits[name][ci, li, 1], J_hz) for li in sel]
+            entry[name] = [time_json(fits[name][ci, li, 0], fits[name][ci, li, 1], J_hz, reasons.get((name, ci, li)))
+                           for li in sel]
         entry.update(lives.lists([(ci, li) for li in sel], J_hz))
         entry["engines"] = [engines[(cond, L)] for L in Ls]
         if resolved is not None:

@@ -11,26 +11,30 @@ import numpy as np
 from ..physics.units import time_to_us
 from ..run.trajectories import format_mix
 from .base import save_figure
-from .lifetimes import HEAD, LEGEND, cells, time_cell
+from .lifetimes import HEAD, LEGEND, cells, reason_lines, time_cell
 
 
 def table(summary: dict, J_hz: float) -> str:
     lines = []
     for cond, e in summary["by_conditions"].items():
-        lines.append(f"{cond} conditions (times in 1/J; 1/J = {time_to_us(1.0, J_hz) * 1e3:.2f} ns)")
+        lines.append(f"{cond} conditions (times in us; 1/J = {time_to_us(1.0, J_hz) * 1e3:.2f} ns)")
         head = f"{'L':>4} {'engine':>7} {'T_prop':>9} {'T_star':>17} {HEAD} {'T1 (fit)':>17} {'T2 (fit)':>17}"
+        unresolved = {}
         if "T1_typical" in e:
             head += f" {'ln T1_typ':>16}"
         lines.append(head)
         for k, L in enumerate(e["lengths"]):
-            lives = cells(e["leakage_lifetime_qubit"][k], e["leakage_lifetime_array"][k], e["removal_efficiency"][k])
-            row = (f"{L:4d} {e['engines'][k]:>7} {e['T_prop'][k]['value_J']:9.4g} {time_cell(e['T_star'][k])} {lives} "
-                   f"{time_cell(e['T1'][k])} {time_cell(e['T2'][k])}")
+            lives = cells(e["leakage_lifetime_qubit"][k], e["leakage_lifetime_array"][k], e["removal_efficiency"][k],
+                          unit="us")
+            row = (f"{L:4d} {e['engines'][k]:>7} {e['T_prop'][k]['value_us']:9.4g} {time_cell(e['T_star'][k], 'us')} "
+                   f"{lives} {time_cell(e['T1'][k], 'us')} {time_cell(e['T2'][k], 'us')}")
+            unresolved.update({f"{q} at L = {L}": e[q][k] for q in ("T_star", "T1", "T2")})
             if "T1_typical" in e:
                 t = e["T1_typical"][k]
                 mark = "*" if t["method"] == "log-space" else " "
                 row += f" {t['log_value']:9.3f}+-{(t['log_error'] or 0):<5.2g}{mark}" if t["log_value"] is not None else f" {'-':>16}"
             lines.append(row)
+        lines += reason_lines(unresolved)
         if "xi" in e:
             xi = e["xi"]
             lines.append(
@@ -56,7 +60,7 @@ def table(summary: dict, J_hz: float) -> str:
         if "hardware_limits" in e:
             hw = e["hardware_limits"]
             lines.append("hardware limits: " + ", ".join(
-                f"{k} = {hw[k]['value_J']:.4g}/J" for k in ("T1q", "T2q", "T_leak_own") if hw[k]["value_J"] is not None))
+                f"{k} = {hw[k]['value_us']:.4g} us" for k in ("T1q", "T2q", "T_leak_own") if hw[k]["value_us"] is not None))
             rp = e["removal_stops_paying"]
             lines.append(f"leakage removal stops paying (T_star >= T1q/2) at L = {rp['measured_L'] or '> ' + str(max(e['lengths']))}"
                          f" (transit estimate L = {rp['transit_estimate_L']:.3g})")

@@ -95,10 +95,23 @@ class LifetimeGrid:
 
 
 def time_cell(t: dict | None, unit: str = "J") -> str:
-    """A table cell 'value+-error' (17 characters) of a time's JSON, in 1/J (``unit`` = 'J') or us; '-' without one."""
+    """A table cell 'value+-error' (17 characters) of a time's JSON, in 1/J (``unit`` = 'J') or us; 'not resolved*'
+    where the JSON gives the reason (listed under the table, :func:`reason_lines`), '-' without one."""
+    if t and t.get(f"value_{unit}") is None and t.get("reason"):
+        return f"{'not resolved*':>17s}"
     if not t or t.get(f"value_{unit}") is None:
         return f"{'-':>17s}"
     return f"{t[f'value_{unit}']:9.4g}+-{(t[f'error_{unit}'] or 0):<6.2g}"
+
+
+def reason_lines(points: dict) -> list[str]:
+    """'* <labels>: <reason>' for the points ({label: a time's JSON}) that carry a reason (not resolved), the points
+    with the same reason on one line."""
+    by_reason: dict[str, list[str]] = {}
+    for label, t in points.items():
+        if t and t.get("reason"):
+            by_reason.setdefault(t["reason"], []).append(label)
+    return [f"* {'; '.join(labels)}: {reason}" for reason, labels in by_reason.items()]
 
 
 def cells(qubit: dict | None, array: dict | None, eta: dict | None, unit: str = "J") -> str:

@@ -27,14 +27,14 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ..analysis.decay import decay_times
+from ..analysis.decay import decay_times, unresolved_reason
 from ..analysis.lifetimes import LIFETIMES, leakage_lifetimes
 from ..errors import require
 from ..physics.units import to_kelvin, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
-from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
-from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells, time_cell
+from .common import UNRESOLVED_LABEL, mark_unresolved, unresolved_handle, PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
+from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells, time_cell
 
 HELP = """T_star, T1 and T2 vs the temperature of the array (0 to 300 mK) at L = 3, 6, 12.
 
@@ -78,6 +78,7 @@ class TemperatureSweep(Study):
         lives = LifetimeGrid(shape)
         mixes: list[list[dict]] = [[{} for _ in temps] for _ in lengths]
         run = np.zeros(shape, dtype=bool)
+        reasons: dict = {}  # (decay time, li, ti): why it is not resolved
         todo = [(li, ti) for li, L in enumerate(lengths) for ti, (_, tk) in enumerate(temps)
                 if L < long_length or tk <= t_max_long]
         ctx.plan(len(todo))
@@ -85,17 +86,22 @@ class TemperatureSweep(Study):
             L, (label, _) = lengths[li], temps[ti]
             spec = spec_of(cfg, length=L, temperature=label)
             t_final = (L - 1) * spec.T_prop + to_time(cfg["t_after"], "t_after", spec.J_hz)
-            res = run_ensemble(spec, cfg, ctx, f"L={L} T={label}", init="all", t_final=t_final, time_points=T)
+            strata = cfg.get("thermal_strata", False)
+            require(isinstance(strata, bool), "thermal_strata", strata, "true or false")
+            res = run_ensemble(spec, cfg, ctx, f"L={L} T={label}", init="all", t_final=t_final, time_points=T,
+                               thermal_strata=strata)
             run[li, ti] = True
             mixes[li][ti] = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
             for name, d in decay_times(res).items():
                 if name in fits and d is not None:
                     fits[name][li, ti] = (d.value, d.error)
+                elif name in fits:
+                    reasons[(name, li, ti)] = unresolved_reason(name, res)
             lives.put((li, ti), leakage_lifetimes(res))
         spec0 = spec_of(cfg, length=lengths[0])
-        return self._assemble(cfg, spec0, lengths, temps, fits, lives, mixes, run)
+        return self._assemble(cfg, spec0, lengths, temps, fits, lives, mixes, run, reasons)
 
-    def _assemble(self, cfg, spec0, lengths, temps, fits, lives, mixes, run):
+    def _assemble(self, cfg, spec0, lengths, temps, fits, lives, mixes, run, reasons):
         J_hz = spec0.J_hz
         limits = _limits(spec0)
         mK = np.array([tk * 1e3 for _, tk in temps])
@@ -111,7 +117,7 @@ class TemperatureSweep(Study):
             "study": self.NAME,
             "lengths": lengths,
             "temperatures_mK": [float(x) for x in mK],
-            **{k: [[time_json(fits[k][li, ti, 0], fits[k][li, ti, 1], J_hz) if run[li, ti] else None
+            **{k: [[time_json(fits[k][li, ti, 0], fits[k][li, ti, 1], J_hz, reasons.get((k, li, ti))) if run[li, ti] else None
                     for ti in range(len(temps))] for li in range(len(lengths))] for k in DECAYS},
             **lives.nested(J_hz, where=run),
             "T_prop": time_json(spec0.T_prop, 0.0, J_hz),
@@ -125,21 +131,23 @@ class TemperatureSweep(Study):
         return ds, summary
 
     def table(self, summary: dict) -> str:
-        lines = [f"{self.NAME}: decay times (1/J, +- jackknife error) vs the array's temperature"]
+        lines = [f"{self.NAME}: decay times (us, +- jackknife error) vs the array's temperature"]
         hw = summary["hardware_limits"]
-        lines.append("hardware limits: " + ", ".join(f"{k} = {hw[k]['value_J']:.4g}/J" for k in hw
-                                                     if hw[k]["value_J"] is not None))
+        lines.append("hardware limits: " + ", ".join(f"{k} = {hw[k]['value_us']:.4g} us" for k in hw
+                                                     if hw[k]["value_us"] is not None))
+        unresolved = {}
         for li, L in enumerate(summary["lengths"]):
             lines += ["", f"L = {L}", f"{'T (mK)':>8} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}  engines"]
             for ti, t in enumerate(summary["temperatures_mK"]):
                 if summary["T1"][li][ti] is None:
                     lines.append(f"{t:8.4g} {'(not run)':>17}")
                     continue
-                times = " ".join(time_cell(summary[k][li][ti]) for k in DECAYS)
-                lives = cells(*(summary[k][li][ti] for k in LIFETIMES))
+                times = " ".join(time_cell(summary[k][li][ti], "us") for k in DECAYS)
+                lives = cells(*(summary[k][li][ti] for k in LIFETIMES), unit="us")
                 mix = format_mix(summary["engine_mix"][li][ti])
                 lines.append(f"{t:8.4g} {times} {lives}  {mix}")
-        return "\n".join(lines + ["", LEGEND]) + "\n"
+                unresolved.update({f"{k} at L = {L}, {t:g} mK": summary[k][li][ti] for k in DECAYS})
+        return "\n".join(lines + [""] + reason_lines(unresolved) + [LEGEND]) + "\n"
 
     def plot(self, ds, summary: dict, figdir) -> list:
         plt = pyplot()
@@ -148,12 +156,22 @@ class TemperatureSweep(Study):
         with plt.rc_context(PLOT_STYLE):
             fig, axes = plt.subplots(1, len(ds.L), figsize=(4.4 * len(ds.L), 3.6), squeeze=False, sharey=True)
             for ax, L in zip(axes[0], ds.L.values):
-                for name, marker in (("T_star", "o"), ("T1", "s"), ("T2", "^")):
+                ran = ds["run"].sel(L=L).values.astype(bool)
+                for name, marker, label in (("T_star", "o", "T_star"), ("T1", "s", "T1"), ("T2", "^", "T2"),
+                                            ("leakage_lifetime_qubit", "v", r"$\tau_1$ (leakage lifetime)"),
+                                            ("leakage_lifetime_array", "D", r"$\tau_L$")):
+                    if f"{name}_J" not in ds:
+                        continue
                     v = ds[f"{name}_J"].sel(L=L).values * us
                     e = ds[f"{name}_error_J"].sel(L=L).values * us
                     ok = np.isfinite(v)
                     if ok.any():
-                        ax.errorbar(x[ok], v[ok], yerr=np.nan_to_num(e[ok]), fmt=marker + "-", capsize=2, label=name)
+                        line = ax.errorbar(x[ok], v[ok], yerr=np.nan_to_num(e[ok]), fmt=marker + "-", capsize=2,
+                                           label=label)
+                        color = line[0].get_color()
+                    else:
+                        color = "0.4"
+                    mark_unresolved(ax, x[ran & ~ok], color, marker)
                 for key, color, lab in (("T1q_J", "C1", "T1q"), ("T2q_J", "C2", "T2q"), ("T_leak_own_J", "C0", "T1q/2")):
                     v = ds.attrs.get(key)
                     if isinstance(v, (int, float, np.floating)) and np.isfinite(v):
@@ -162,7 +180,9 @@ class TemperatureSweep(Study):
                 ax.set_xlabel("temperature (mK)")
                 ax.set_title(f"L = {int(L)}")
             axes[0, 0].set_ylabel(r"time ($\mu$s)")
-            axes[0, 0].legend(fontsize=7)
+            handles, labels = axes[0, 0].get_legend_handles_labels()
+            fig.legend(handles + [unresolved_handle()], labels + [UNRESOLVED_LABEL], fontsize=7, loc="center left",
+                       bbox_to_anchor=(1.0, 0.5))
             fig.tight_layout()
             return save_figure(fig, figdir, "decay_times_vs_temperature")
 
