@@ -19,7 +19,8 @@ from helpers import batched, one, records_differ
 from lru_mps.run.blocks import run_block
 from lru_mps.run.settings import RunSettings, make_settings, time_grid
 from lru_mps.errors import ParameterError
-from lru_mps.physics.model import INIT_STATES, ArraySpec, Conditions, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import INIT_STATES, ArraySpec
 
 NOISY = Conditions(T1q=50.0, Tphi=30.0, temperature_K=0.3)
 #: initial states of definite excitation number: the padded store (no charge labels) has the bonds of the row
