@@ -11,7 +11,7 @@ from lru_mps.physics import operators as ops
 from lru_mps.engines.exact import hamiltonian_eff, number_of_excitations
 from lru_mps.errors import ParameterError
 from lru_mps.physics.conditions import Conditions, Reset
-from lru_mps.physics.model import ArraySpec, Realization
+from lru_mps.physics.model import ArraySpec
 
 
 # ------------------------------------------------------------------------ disorder

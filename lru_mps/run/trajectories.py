@@ -30,7 +30,8 @@ from ..engines.auto import PerTrajectoryEngine
 from ..errors import require
 from ..mcwf.integrated_decay import IntegratedRow, integrable_number, run_integrated, without_decay
 from ..mcwf.kernels import branch_clock, guided_init
-from ..mcwf.loop import Row, TrajectoryRecord, run_rows, start_row
+from ..mcwf.loop import Row, run_rows, start_row
+from ..mcwf.records import TrajectoryRecord
 from ..mcwf.states import StateList
 from ..physics.initial_states import product_state
 from ..physics.model import ArraySpec, Realization
