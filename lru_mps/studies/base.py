@@ -150,8 +150,10 @@ def load_config(name: str, defaults: dict, config_file: str | os.PathLike | None
 
 
 def _merge(cfg: dict, data: dict, where: str) -> None:
+    from ..run.settings import MPS_USER_OPTIONS  # the MPS options a study accepts (command line or TOML)
+
     for key, value in data.items():
-        if key in ENGINE_KEYS:
+        if key in MPS_USER_OPTIONS:
             cfg[key] = value
             continue
         if key == "quick":  # a copied study file keeps its [quick] table: only --quick reads it
@@ -168,20 +170,6 @@ def _merge(cfg: dict, data: dict, where: str) -> None:
                 cfg[key][k] = v
         else:
             cfg[key] = value
-
-
-#: MPS engine options a study accepts (command line or TOML); unset ones come from lru_mps.defaults.MPS
-ENGINE_KEYS = ("dt", "order", "max_bond", "cutoff")
-
-
-def engine_options(cfg: dict, spec: ArraySpec) -> dict:
-    """The MPS options set in a study config (dt with units parsed); the engine takes the rest from its defaults."""
-    from ..physics.units import to_time
-
-    out = {k: cfg[k] for k in ENGINE_KEYS if cfg.get(k) is not None}
-    if "dt" in out:
-        out["dt"] = to_time(out["dt"], "dt", spec.J_hz)
-    return out
 
 
 def base_spec(cfg: dict, **changes) -> ArraySpec:

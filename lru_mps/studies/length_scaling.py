@@ -60,11 +60,11 @@ from ..errors import require
 from ..physics.units import time_to_us
 from ..run.result import OBSERVABLE_INIT
 from ..run.seeding import disorder_rng
-from ..run.settings import resolve_inits
+from ..run.settings import mps_options, resolve_inits
 from ..run.thermal_sample import strata_for
 from ..run.trajectories import engine_mix
 from ..run.simulate import simulate
-from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, time_json
+from .base import Study, StudyContext, base_spec, finite_or_none, parse_lengths, time_json
 from .common import ensemble_settings
 from .length_scaling_plan import _t_final, _qubit_trajectories, _leakage_trajectories, _coherence_trajectories, _leakage_thermal_odds, _thermal_strata, _integrate_decay, _ensembles
 from .lifetimes import LifetimeGrid
@@ -164,7 +164,7 @@ def _compute(cfg: dict, ctx: StudyContext):
                     seed=seed,
                     engine=cfg["engine"],
                     estimator=ensemble_settings(spec, {"realizations": n_real, "trajectories": cfg["trajectories"]})[0],
-                    engine_options=engine_options(cfg, spec),
+                    engine_options=mps_options(cfg, spec.J_hz),
                     hot_tail=hot,
                     leakage_thermal_odds=odds,
                     integrate_decay=integrate,
