@@ -37,7 +37,6 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ParameterError, require
-from ..physics.model import ArraySpec
 from ..atomic import atomic_target, atomic_write_bytes
 
 #: model fields of a study config, with the names of `lru-mps simulate`'s options
@@ -170,12 +169,6 @@ def _merge(cfg: dict, data: dict, where: str) -> None:
                 cfg[key][k] = v
         else:
             cfg[key] = value
-
-
-def base_spec(cfg: dict, **changes) -> ArraySpec:
-    """The ArraySpec of the config's model table (with changes, e.g. length or conditions)."""
-    model = {**cfg["model"], **changes}
-    return ArraySpec.from_user(**{k: model[k] for k in MODEL_KEYS if k in model})
 
 
 def to_toml(cfg: dict) -> str:

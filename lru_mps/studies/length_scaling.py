@@ -64,8 +64,8 @@ from ..run.settings import mps_options, resolve_inits
 from ..run.thermal_sample import strata_for
 from ..run.trajectories import engine_mix
 from ..run.simulate import simulate
-from .base import Study, StudyContext, base_spec, finite_or_none, parse_lengths, time_json
-from .common import ensemble_settings
+from .base import Study, StudyContext, finite_or_none, parse_lengths, time_json
+from .common import ensemble_settings, spec_of
 from .length_scaling_plan import _t_final, _qubit_trajectories, _leakage_trajectories, _coherence_trajectories, _leakage_thermal_odds, _thermal_strata, _integrate_decay, _ensembles
 from .lifetimes import LifetimeGrid
 from .length_scaling_report import plot as report_plot, table as report_table
@@ -122,7 +122,7 @@ def _compute(cfg: dict, ctx: StudyContext):
     T = int(cfg["time_points"])
     n_real = int(cfg["realizations"])
     seed = int(cfg["seed"])
-    spec0 = base_spec(cfg, length=all_L[0], conditions=conds[0])
+    spec0 = spec_of(cfg, length=all_L[0], conditions=conds[0])
 
     shape = (len(conds), len(all_L))
     fits = {k: np.full(shape + (2,), np.nan) for k in DECAYS}
@@ -141,7 +141,7 @@ def _compute(cfg: dict, ctx: StudyContext):
     for ci, cond in enumerate(conds):
         for L in lengths[cond]:
             li = all_L.index(L)
-            spec = base_spec(cfg, length=L, conditions=cond)
+            spec = spec_of(cfg, length=L, conditions=cond)
             ideal = spec.conditions.ideal
             if ideal:
                 for i in range(n_real):
@@ -198,7 +198,7 @@ def _compute(cfg: dict, ctx: StudyContext):
     ds, summary = _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy,
                             log_T2, lives, resolved)
     if "realistic" in conds:
-        _realistic_summary(summary["by_conditions"]["realistic"], base_spec(cfg, length=2, conditions="realistic"),
+        _realistic_summary(summary["by_conditions"]["realistic"], spec_of(cfg, length=2, conditions="realistic"),
                            [mixes.get(("realistic", L), {}) for L in lengths["realistic"]], ds)
         entry = summary["by_conditions"]["realistic"]
         entry["trajectories"] = [_qubit_trajectories(cfg, L) for L in lengths["realistic"]]
