@@ -33,7 +33,8 @@ from lru_mps.defaults import MPS
 from lru_mps.engines.mps import MPSEngine
 from lru_mps.engines.mps.tebd import bond_hamiltonians
 from lru_mps.engines.sector import SectorPropagator
-from lru_mps.physics.model import ArraySpec, Conditions, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import ArraySpec
 
 
 from lru_mps.physics.initial_states import product_state

@@ -32,7 +32,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from lru_mps.defaults import MPS  # noqa: E402
-from lru_mps.engines.mps import tebd  # noqa: E402
+from lru_mps.engines.mps import kernels  # noqa: E402
 from lru_mps.engines.mps import MPSState  # noqa: E402
 from lru_mps.physics.model import ArraySpec  # noqa: E402
 from lru_mps.run.settings import make_settings  # noqa: E402
@@ -71,8 +71,8 @@ def shapes_of_step(state: MPSState, dt: float, log: list) -> None:
             r, q = int(np.sum(rk == key)), int(np.sum(ck == key))
             if q:
                 log.append((0, r, 0, q))
-        d, mb = tebd.sweep(state.arrs, state.qs, state.pc, gates[s:s + 1], g.bonds[s:s + 1], g.right[s:s + 1],
-                           eng.cutoff, eng.max_bond)
+        d, mb = kernels.sweep(state.arrs, state.qs, state.pc, gates[s:s + 1], g.bonds[s:s + 1], g.right[s:s + 1],
+                              eng.cutoff, eng.max_bond)
         disc, maxb = disc + d, max(maxb, mb)
     state.swept(disc, maxb)
 

@@ -17,7 +17,6 @@ Run:  python benchmarks/scaling.py   (needs dask[distributed] for part 1c)
 from __future__ import annotations
 
 import platform
-import resource
 import subprocess
 import sys
 import time

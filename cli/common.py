@@ -144,8 +144,16 @@ def model_options(defaults: bool = True):
     return deco
 
 
+def _as_int(ctx, param, value):
+    """A choice of numbers (click gives the string typed) as the int the library takes."""
+    return None if value is None else int(value)
+
+
 def engine_options(defaults: bool = True):
-    """--engine and the MPS options (defaults: lru_mps.defaults.RUN and MPS; a study's engine from its TOML)."""
+    """--engine and the MPS options (defaults: lru_mps.defaults.RUN and MPS; a study's engine from its TOML).
+
+    The values go to the library as typed (``--order`` as an int): :func:`lru_mps.run.settings.mps_options`
+    parses them, the engine checks them."""
     opts = [
         click.option("--engine", type=click.Choice(ENGINES), default=RUN["engine"] if defaults else None,
                      help="State backend: exact (3^L space, L <= 7), sector (exact fixed-N sectors), mps (TEBD on a "
@@ -153,7 +161,7 @@ def engine_options(defaults: bool = True):
                           + (f" [default: {RUN['engine']}]." if defaults else " [default: the study's]."),
                      show_default=False),
         click.option("--dt", default=None, help=f"MPS time step [default: {MPS['dt']:g}/J]."),
-        click.option("--order", default=None, type=click.Choice([str(o) for o in MPS_ORDERS]),
+        click.option("--order", default=None, type=click.Choice([str(o) for o in MPS_ORDERS]), callback=_as_int,
                      help=f"MPS Trotter order (Suzuki 2, 4; Kahan-Li 6) [default: {MPS['order']}]."),
         click.option("--max-bond", default=None, type=int, help=f"MPS maximum bond dimension [default: {MPS['max_bond']}]."),
         click.option("--cutoff", default=None, type=float,
@@ -166,19 +174,6 @@ def engine_options(defaults: bool = True):
         return f
 
     return deco
-
-
-def mps_options(J_hz: float, dt, order, max_bond, cutoff) -> dict:
-    """The MPS options the user gave, units parsed (the rest come from lru_mps.defaults.MPS)."""
-    from lru_mps.physics.units import to_time
-
-    given = {
-        "dt": to_time(dt, "dt", J_hz) if dt is not None else None,
-        "order": int(order) if order is not None else None,
-        "max_bond": max_bond,
-        "cutoff": cutoff,
-    }
-    return {k: v for k, v in given.items() if v is not None}
 
 
 def progress(as_json: bool):

@@ -16,7 +16,7 @@ from click.core import ParameterSource
 from lru_mps.defaults import RUN
 from lru_mps.errors import ParameterError, ParameterWarning
 
-from .common import BACKENDS, engine_options, fail, model_options, mps_options, progress
+from .common import BACKENDS, engine_options, fail, model_options, progress
 
 
 def build_spec(length, hopping, anharmonicity, frequency, disorder, reset, rate, conditions, t1, tphi, temperature,
@@ -101,6 +101,7 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
              integrate_decay, workers, scheduler, backend, out, as_json, **model):
     """Run one ensemble of trajectories and print a summary."""
     from lru_mps.engines import choose_engine
+    from lru_mps.run.settings import mps_options
     from lru_mps.run.simulate import simulate as run
     from lru_mps.run.executors import default_workers
     from lru_mps.io.datasets import save_netcdf, to_json
@@ -123,7 +124,8 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
                 engine=engine,
                 estimator=estimator,
                 integrate_decay=integrate_decay,
-                engine_options=mps_options(spec.J_hz, dt, order, max_bond, cutoff),
+                engine_options=mps_options({"dt": dt, "order": order, "max_bond": max_bond, "cutoff": cutoff},
+                                           spec.J_hz),
                 progress=bars.stage("trajectories"),
                 workers=workers if workers is not None else default_workers(),
                 client=scheduler,

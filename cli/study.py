@@ -50,7 +50,7 @@ def _run(name, out, workers, scheduler, backend, as_json, quick, config_file, dt
 
     matplotlib.use("Agg")  # the command line writes figures to files and never shows them
     out = Path(out or f"runs/{name}{'-quick' if quick else ''}")
-    mps = {"dt": dt, "order": None if order is None else int(order), "max_bond": max_bond, "cutoff": cutoff}
+    mps = {"dt": dt, "order": order, "max_bond": max_bond, "cutoff": cutoff}  # parsed by the study (mps_options)
     overrides.update({k: v for k, v in mps.items() if v is not None})
     try:
         with progress(as_json) as bars:

@@ -23,9 +23,9 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "ParameterError": "lru_mps.errors",
     "ArraySpec": "lru_mps.physics.model",
-    "Conditions": "lru_mps.physics.model",
+    "Conditions": "lru_mps.physics.conditions",
     "Realization": "lru_mps.physics.model",
-    "Reset": "lru_mps.physics.model",
+    "Reset": "lru_mps.physics.conditions",
     "simulate": "lru_mps.run.simulate",
     "SimulationResult": "lru_mps.run.result",
     "decay_times": "lru_mps.analysis.decay",

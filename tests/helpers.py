@@ -66,14 +66,14 @@ def stored_lifetimes(folder, spec, cfg: dict, **kw) -> dict:
     and the call fails if that writes a block: the study ran the point with other settings."""
     from lru_mps.analysis.lifetimes import leakage_lifetimes
     from lru_mps.run.simulate import simulate
-    from lru_mps.studies.base import engine_options
+    from lru_mps.run.settings import mps_options
 
     def blocks():
         return {str(p): p.stat().st_mtime_ns for p in (Path(folder) / "work").rglob("block_*.npz")}
 
     before = blocks()
     res = simulate(spec, seed=int(cfg["seed"]), engine=cfg["engine"], estimator="branch",
-                   engine_options=engine_options(cfg, spec), store=Path(folder) / "work", **kw)
+                   engine_options=mps_options(cfg, spec.J_hz), store=Path(folder) / "work", **kw)
     assert blocks() == before, "the study did not run this ensemble (other settings)"
     return {k: v.as_json(spec.J_hz) for k, v in leakage_lifetimes(res).items()}
 

@@ -19,7 +19,8 @@ from lru_mps.physics import analytic as an
 from lru_mps.physics import operators as ops
 from lru_mps.engines.exact import ExactPropagator, embed, hamiltonian_eff
 from lru_mps.analysis.fitting import fit_exponential
-from lru_mps.physics.model import ArraySpec, Conditions, Realization, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import ArraySpec, Realization
 
 from lru_mps.physics.initial_states import product_state
 SQ2 = math.sqrt(2.0)

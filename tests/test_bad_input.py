@@ -72,7 +72,8 @@ def _length_scaling_config(tmp_path, monkeypatch, *args):
         raise ParameterError("conditions", cfg["conditions"], "(stopped by the test before it computes)")
 
     monkeypatch.setattr(length_scaling, "_compute", compute)
-    res = cli("study", "length-scaling", "--out", tmp_path / "run", "--workers", "1", *args)
+    out = tmp_path / f"run{len(list(tmp_path.glob('run*')))}"  # a folder per config (a folder holds one)
+    res = cli("study", "length-scaling", "--out", out, "--workers", "1", *args)
     return res, seen
 
 
@@ -82,17 +83,17 @@ def test_realistic_conditions_run_at_the_realistic_lengths(tmp_path, monkeypatch
     from lru_mps.studies.base import StudyContext
 
     seen = {"specs": []}
-    real_base_spec = length_scaling.base_spec
+    real_spec_of = length_scaling.spec_of
 
-    def base_spec(cfg, **changes):
+    def spec_of(cfg, **changes):
         seen["specs"].append(changes)
-        return real_base_spec(cfg, **changes)
+        return real_spec_of(cfg, **changes)
 
     def plan(self, stages):
         seen["stages"] = stages
         raise ParameterError("conditions", "-", "(stopped by the test where the study plans its ensembles)")
 
-    monkeypatch.setattr(length_scaling, "base_spec", base_spec)
+    monkeypatch.setattr(length_scaling, "spec_of", spec_of)
     monkeypatch.setattr(StudyContext, "plan", plan)
     res = cli("study", "length-scaling", "--out", tmp_path / "run", "--workers", "1",
               "--conditions", "realistic", "--realistic-lengths", "3,5")

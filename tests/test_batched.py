@@ -21,7 +21,8 @@ from helpers import batched, one, records_differ
 from lru_mps.run.blocks import run_block
 from lru_mps.run.settings import RunSettings, make_settings, time_grid
 from lru_mps.errors import ParameterError
-from lru_mps.physics.model import ArraySpec, Conditions, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import ArraySpec
 
 NOISY = Conditions(T1q=50.0, Tphi=30.0, temperature_K=0.3)
 

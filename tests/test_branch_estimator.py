@@ -38,7 +38,8 @@ import pytest
 
 from conftest import long_scale
 from lru_mps.references.lindblad import lindblad_observables
-from lru_mps.physics.model import ArraySpec, Realization, Reset
+from lru_mps.physics.conditions import Reset
+from lru_mps.physics.model import ArraySpec, Realization
 from lru_mps.run.result import OBSERVABLE_INIT
 from lru_mps.run.simulate import simulate
 from lru_mps.run.statistics import ObservableAccumulator

@@ -50,7 +50,8 @@ from lru_mps.analysis.localization import typical
 from lru_mps.analysis.rates import qubit_rates
 from lru_mps.references.lindblad import lindblad_observables
 from lru_mps.physics import analytic as an
-from lru_mps.physics.model import ArraySpec, Reset
+from lru_mps.physics.conditions import Reset
+from lru_mps.physics.model import ArraySpec
 from lru_mps.run.blocks import block_range
 from lru_mps.run.seeding import disorder_rng
 from lru_mps.run.simulate import simulate

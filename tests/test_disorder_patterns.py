@@ -55,7 +55,8 @@ from scipy import stats
 from lru_mps import simulate
 from lru_mps.errors import ParameterError
 from lru_mps.physics import disorder
-from lru_mps.physics.model import ArraySpec, Conditions, Realization, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import ArraySpec, Realization
 from lru_mps.run.seeding import disorder_rng
 from lru_mps_cli.main import main
 

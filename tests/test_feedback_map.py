@@ -21,7 +21,8 @@ from lru_mps.engines.common import eigen
 from lru_mps.engines.exact.feedback import ExactFeedbackTrains, PoissonSteps
 from lru_mps.errors import ParameterError
 from lru_mps.mcwf.kernels import AHEAD_CHUNK, Clocks, MeasurementClock, UniformDraws
-from lru_mps.physics.model import ArraySpec, Conditions, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import ArraySpec
 from lru_mps.run.settings import RunSettings, time_grid
 from lru_mps.run.trajectories import run_trajectories
 

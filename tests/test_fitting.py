@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from lru_mps.analysis.fitting import FitResult, T_prop, fit_exponential
+from lru_mps.analysis.fitting import FitResult, fit_exponential
+from lru_mps.physics.analytic import T_prop
 
 N_REPLICAS = 100
 

@@ -37,7 +37,8 @@ from lru_mps.errors import ParameterError
 from lru_mps.physics import disorder
 from lru_mps.physics import operators as ops
 from lru_mps.physics.analytic import lyapunov_exponent
-from lru_mps.physics.model import ArraySpec, Conditions, Realization, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import ArraySpec, Realization
 from lru_mps.references import lindblad
 from lru_mps.run.settings import RunSettings, time_grid
 from lru_mps.run.simulate import simulate

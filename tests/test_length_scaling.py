@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +14,8 @@ import pytest
 from helpers import LIFETIME_KEYS, check_lifetimes, stored_lifetimes
 from lru_mps.io.datasets import load_dataset
 from lru_mps.studies import run_study
-from lru_mps.studies.base import StudyContext, base_spec, read_config
+from lru_mps.studies.base import StudyContext, read_config
+from lru_mps.studies.common import spec_of
 
 TIME_KEYS = {"value_J", "error_J", "value_us", "error_us"}
 
@@ -86,7 +86,7 @@ def _check_lifetimes(folder, s, ds):
     cfg = read_config(folder)
     for cond, e in s["by_conditions"].items():
         for k, L in enumerate(e["lengths"]):
-            spec = base_spec(cfg, length=L, conditions=cond)
+            spec = spec_of(cfg, length=L, conditions=cond)
             # the run with the leakage start: all three starts, or the leakage start alone (long_leakage_factor)
             ((init, n, odds, hot, integrate),) = [r for r in _ensembles(cfg, L, cond == "ideal", cfg["realizations"])
                                                   if r[0] in ("all", "leakage")]

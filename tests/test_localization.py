@@ -24,7 +24,8 @@ from lru_mps.analysis.rates import (
     qubit_rates,
     reset_factor,
 )
-from lru_mps.physics.model import ArraySpec, Conditions, Realization, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import ArraySpec, Realization
 
 KINDS = ("dissipation", "periodic", "random")
 

@@ -40,7 +40,8 @@ from conftest import long_scale
 from lru_mps.analysis.localization import fit_localization_length, localization_length, xi_theory
 from lru_mps.analysis.rates import qubit_rates
 from lru_mps.physics import analytic
-from lru_mps.physics.model import ArraySpec, Reset
+from lru_mps.physics.conditions import Reset
+from lru_mps.physics.model import ArraySpec
 from lru_mps.run.seeding import disorder_rng
 
 #: W (units of J) -> array lengths of the fit (xi ~ 1.85 at 4 J, 0.56 at 10 J, 0.33 at 20 J, 0.23 at 40 J)

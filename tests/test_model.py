@@ -10,7 +10,8 @@ from scipy.constants import Boltzmann, Planck
 from lru_mps.physics import operators as ops
 from lru_mps.engines.exact import hamiltonian_eff, number_of_excitations
 from lru_mps.errors import ParameterError
-from lru_mps.physics.model import ArraySpec, Conditions, Realization, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import ArraySpec
 
 
 # ------------------------------------------------------------------------ disorder

@@ -10,7 +10,8 @@ from helpers import one
 from lru_mps.run.settings import RunSettings, time_grid
 from lru_mps.run.simulate import simulate
 from lru_mps.errors import ParameterError
-from lru_mps.physics.model import ArraySpec, Conditions, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import ArraySpec
 
 from lru_mps.physics.initial_states import product_state
 RESETS = ("periodic", "random", "dissipation")

@@ -19,7 +19,8 @@ from helpers import batched, one, records_differ
 from lru_mps.run.blocks import run_block
 from lru_mps.run.settings import RunSettings, make_settings, time_grid
 from lru_mps.errors import ParameterError
-from lru_mps.physics.model import INIT_STATES, ArraySpec, Conditions, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import INIT_STATES, ArraySpec
 
 NOISY = Conditions(T1q=50.0, Tphi=30.0, temperature_K=0.3)
 #: initial states of definite excitation number: the padded store (no charge labels) has the bonds of the row
@@ -201,7 +202,7 @@ def test_simulate_mps_batched_equals_unbatched_and_cli_backend(monkeypatch):
     a, b = simulate(spec, **kw), simulate(spec, batched=False, **kw)
     assert np.allclose(a.observable("leakage_array").mean, b.observable("leakage_array").mean, atol=1e-10)
     try:
-        import torch  # noqa: F401
+        import torch  # noqa: F401  (an availability check: which branch of the test runs)
     except ImportError:
         res = CliRunner().invoke(main, ["simulate", "-L", "2", "--trajectories", "2", "--backend", "torch"])
         assert res.exit_code == 2 and "backend" in res.output and "pip install torch" in res.output
@@ -214,7 +215,7 @@ def test_study_backend_option(tmp_path):
     from lru_mps_cli.main import main
 
     try:
-        import torch  # noqa: F401
+        import torch  # noqa: F401  (an availability check: which branch of the test runs)
     except ImportError:
         res = CliRunner().invoke(main, ["study", "dynamics", "--quick", "--backend", "torch", "--workers", "1",
                                         "--out", str(tmp_path / "d")])

@@ -39,7 +39,8 @@ from lru_mps.errors import ParameterError
 from lru_mps.physics.rules import branch_verdict
 from lru_mps.physics import operators as ops
 from lru_mps.physics import readout as readouts
-from lru_mps.physics.model import ArraySpec, Conditions, Realization, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import ArraySpec, Realization
 from lru_mps.physics.initial_states import product_state
 from lru_mps.references.lindblad import lindblad_observables
 from lru_mps.run.cache import run_key

@@ -9,7 +9,8 @@ from lru_mps.engines.exact import ExactPropagator
 from lru_mps.engines.mps import MPSEngine, MPSState
 from lru_mps.engines.mps import kernels as mps_kernels
 from lru_mps.physics import operators as ops
-from lru_mps.physics.model import ArraySpec, Conditions, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import ArraySpec
 
 
 from lru_mps.physics.initial_states import product_state
@@ -60,7 +61,7 @@ def test_block_split_is_the_dense_split(rows, cols, keys):
     M[rkey == min(1, keys - 1)] *= 1e-7  # a block of small values
     dense = np.linalg.svd(M, compute_uv=False)
     for cutoff, max_bond, absorb_right in ((1e-12, 64, True), (1e-6, 64, False), (1e-12, 4, True)):
-        left, right, qk, disc, kept = tebd.block_svd(M, rkey, ckey, cutoff, max_bond, absorb_right)
+        left, right, qk, disc, kept = mps_kernels.block_svd(M, rkey, ckey, cutoff, max_bond, absorb_right)
         n_dense = min(max(int(np.sum(dense > cutoff)), 1), max_bond)
         assert kept == n_dense
         assert disc == pytest.approx(np.sum(dense[n_dense:] ** 2), rel=1e-10, abs=1e-28)  # dense: noise ~1e-16

@@ -12,7 +12,6 @@ import pytest
 from helpers import LIFETIME_KEYS, check_lifetimes, load_study, stored_lifetimes
 from lru_mps.errors import ParameterError
 from lru_mps.io.datasets import load_dataset
-from lru_mps.physics.model import ArraySpec
 from lru_mps.studies import run_study, study_names
 from lru_mps.physics.units import to_time
 from lru_mps.studies.base import StudyContext

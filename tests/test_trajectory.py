@@ -12,7 +12,8 @@ from lru_mps.run.settings import RunSettings, time_grid
 
 from lru_mps.run.simulate import simulate
 from lru_mps.errors import ParameterError
-from lru_mps.physics.model import ArraySpec, Conditions, Reset
+from lru_mps.physics.conditions import Conditions, Reset
+from lru_mps.physics.model import ArraySpec
 from lru_mps.physics.initial_states import product_state
 from lru_mps.engines.exact import ExactPropagator
 from lru_mps.physics.rules import resolve_estimator as check_estimator

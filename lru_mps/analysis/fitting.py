@@ -23,9 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import OptimizeWarning, curve_fit
 
-from ..physics.analytic import J_prop, T_prop  # noqa: F401  (re-exported: T_prop(Ubar, J) = pi/(2 J_prop))
-
-__all__ = ["FitResult", "fit_exponential", "T_prop", "J_prop"]
+__all__ = ["FitResult", "fit_exponential"]
 
 #: a rate is "resolved" when it exceeds this many standard errors
 RESOLVE_SIGMAS = 2.0

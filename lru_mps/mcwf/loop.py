@@ -68,7 +68,7 @@ import numpy as np
 
 from ..physics import readout as readouts
 from ..physics.model import ArraySpec
-from .records import Event, EventLog, TrajectoryRecord  # noqa: F401 (the loop's API)
+from .records import EventLog, TrajectoryRecord
 from ..physics.rules import ESTIMATORS, resolve_estimator
 from .kernels import (ChannelTable, Clocks, UniformDraws, crossing_time, sample_index,
                       regular_steps, sample_outcomes, step_lengths)

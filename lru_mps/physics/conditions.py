@@ -11,7 +11,7 @@ device with one T1 everywhere is the same spec as ``--t1``.  Code that needs
 one number must say which: :meth:`Conditions.t1_sites` / :meth:`tphi_sites`
 per site, :attr:`Conditions.longest_T1` for a bound on every decay.
 
-Both are re-exported by :mod:`lru_mps.physics.model`, where they lived before.
+Import both from here; :class:`lru_mps.physics.model.ArraySpec` holds one of each.
 """
 
 from __future__ import annotations

@@ -32,12 +32,11 @@ from . import device as devices
 from . import disorder
 from . import operators as ops
 from . import readout as readouts
-from .conditions import RESET_KINDS, Conditions, Reset, resolve  # noqa: F401  (re-exported: they lived here)
+from .bath import H_PLANCK, K_BOLTZMANN
+from .conditions import Conditions, Reset, resolve
 from ..defaults import MODEL
 from ..errors import ParameterError, require
 from .units import parse_frequency_hz, to_energy, to_fraction, to_rate
-
-from .bath import H_PLANCK, K_BOLTZMANN  # noqa: E402,F401  (re-exported: they lived here)
 
 INIT_STATES = ("leakage", "qubit", "coherence")
 

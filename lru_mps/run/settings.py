@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -17,8 +17,21 @@ from ..physics.model import INIT_STATES, ArraySpec
 from ..physics.rules import resolve_estimator
 from ..physics.units import to_time
 
+#: the MPS options a user sets: `lru-mps simulate`'s and a study's --dt, --order, --max-bond, --cutoff (a study's
+#: TOML keys); unset ones come from lru_mps.defaults.MPS
+MPS_USER_OPTIONS = ("dt", "order", "max_bond", "cutoff")
 #: engine options that only the MPS engine takes (dropped for the exact engines)
-MPS_ONLY_OPTIONS = ("dt", "order", "max_bond", "cutoff", "kernel", "track_energy")
+MPS_ONLY_OPTIONS = MPS_USER_OPTIONS + ("kernel", "track_energy")
+
+
+def mps_options(given: Mapping, J_hz: float) -> dict:
+    """The MPS options set in ``given`` (a missing or None one is not set), ``dt`` with its unit parsed (1/J,
+    or e.g. '2ns', '0.005/J', at the hopping ``J_hz``).  The engine takes the others from
+    :data:`lru_mps.defaults.MPS` and checks every range (:class:`~lru_mps.engines.mps.state.MPSOptions`)."""
+    out = {k: given[k] for k in MPS_USER_OPTIONS if given.get(k) is not None}
+    if "dt" in out:
+        out["dt"] = to_time(out["dt"], "dt", J_hz)
+    return out
 
 
 def time_grid(t_final: float, time_points: int) -> np.ndarray:

@@ -37,7 +37,6 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ParameterError, require
-from ..physics.model import ArraySpec
 from ..atomic import atomic_write_bytes
 
 #: model fields of a study config, with the names of `lru-mps simulate`'s options
@@ -150,8 +149,10 @@ def load_config(name: str, defaults: dict, config_file: str | os.PathLike | None
 
 
 def _merge(cfg: dict, data: dict, where: str) -> None:
+    from ..run.settings import MPS_USER_OPTIONS  # the MPS options a study accepts (command line or TOML)
+
     for key, value in data.items():
-        if key in ENGINE_KEYS:
+        if key in MPS_USER_OPTIONS:
             cfg[key] = value
             continue
         if key == "quick":  # a copied study file keeps its [quick] table: only --quick reads it
@@ -168,26 +169,6 @@ def _merge(cfg: dict, data: dict, where: str) -> None:
                 cfg[key][k] = v
         else:
             cfg[key] = value
-
-
-#: MPS engine options a study accepts (command line or TOML); unset ones come from lru_mps.defaults.MPS
-ENGINE_KEYS = ("dt", "order", "max_bond", "cutoff")
-
-
-def engine_options(cfg: dict, spec: ArraySpec) -> dict:
-    """The MPS options set in a study config (dt with units parsed); the engine takes the rest from its defaults."""
-    from ..physics.units import to_time
-
-    out = {k: cfg[k] for k in ENGINE_KEYS if cfg.get(k) is not None}
-    if "dt" in out:
-        out["dt"] = to_time(out["dt"], "dt", spec.J_hz)
-    return out
-
-
-def base_spec(cfg: dict, **changes) -> ArraySpec:
-    """The ArraySpec of the config's model table (with changes, e.g. length or conditions)."""
-    model = {**cfg["model"], **changes}
-    return ArraySpec.from_user(**{k: model[k] for k in MODEL_KEYS if k in model})
 
 
 def to_toml(cfg: dict) -> str:

@@ -20,8 +20,9 @@ from ..defaults import MODEL
 from ..errors import require
 from ..physics.model import ArraySpec
 from ..physics.units import time_to_us
+from ..run.settings import mps_options
 from ..run.simulate import simulate
-from .base import MODEL_KEYS, StudyContext, engine_options, finite_or_none
+from .base import MODEL_KEYS, StudyContext, finite_or_none
 
 #: optimal rates the paper reads off its L = 3 numerics (units of J; Fig. 2c and the random-feedback figure)
 PAPER_OPTIMA_J = {
@@ -159,7 +160,7 @@ def run_ensemble(spec: ArraySpec, cfg: dict, ctx: StudyContext, label: str, *, i
         seed=positive_int(cfg, "seed", 0),
         engine=cfg["engine"],
         estimator=estimator,
-        engine_options=engine_options(cfg, spec),
+        engine_options=mps_options(cfg, spec.J_hz),
         **options,
         **extra,
     )

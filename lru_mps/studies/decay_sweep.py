@@ -35,8 +35,8 @@ import xarray as xr
 from ..analysis.decay import decay_times
 from ..analysis.lifetimes import leakage_lifetimes
 from ..errors import require
-from ..physics.conditions import bare_T2
-from ..physics.model import ArraySpec, Reset
+from ..physics.conditions import Reset, bare_T2
+from ..physics.model import ArraySpec
 from ..physics.units import to_time
 from .base import Study, StudyContext, finite_or_none, save_figure, time_json
 from .common import (evolution_kind, CURVES, DECAYS, FITTED, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings,

@@ -60,12 +60,12 @@ from ..errors import require
 from ..physics.units import time_to_us
 from ..run.result import OBSERVABLE_INIT
 from ..run.seeding import disorder_rng
-from ..run.settings import resolve_inits
+from ..run.settings import mps_options, resolve_inits
 from ..run.thermal_sample import strata_for
 from ..run.trajectories import engine_mix
 from ..run.simulate import simulate
-from .base import Study, StudyContext, base_spec, engine_options, finite_or_none, parse_lengths, time_json
-from .common import ensemble_settings
+from .base import Study, StudyContext, finite_or_none, parse_lengths, time_json
+from .common import ensemble_settings, spec_of
 from .length_scaling_plan import _t_final, _qubit_trajectories, _leakage_trajectories, _coherence_trajectories, _leakage_thermal_odds, _thermal_strata, _integrate_decay, _ensembles
 from .lifetimes import LifetimeGrid
 from .length_scaling_report import plot as report_plot, table as report_table
@@ -122,7 +122,7 @@ def _compute(cfg: dict, ctx: StudyContext):
     T = int(cfg["time_points"])
     n_real = int(cfg["realizations"])
     seed = int(cfg["seed"])
-    spec0 = base_spec(cfg, length=all_L[0], conditions=conds[0])
+    spec0 = spec_of(cfg, length=all_L[0], conditions=conds[0])
 
     shape = (len(conds), len(all_L))
     fits = {k: np.full(shape + (2,), np.nan) for k in DECAYS}
@@ -142,7 +142,7 @@ def _compute(cfg: dict, ctx: StudyContext):
     for ci, cond in enumerate(conds):
         for L in lengths[cond]:
             li = all_L.index(L)
-            spec = base_spec(cfg, length=L, conditions=cond)
+            spec = spec_of(cfg, length=L, conditions=cond)
             ideal = spec.conditions.ideal
             if ideal:
                 for i in range(n_real):
@@ -165,7 +165,7 @@ def _compute(cfg: dict, ctx: StudyContext):
                     seed=seed,
                     engine=cfg["engine"],
                     estimator=ensemble_settings(spec, {"realizations": n_real, "trajectories": cfg["trajectories"]})[0],
-                    engine_options=engine_options(cfg, spec),
+                    engine_options=mps_options(cfg, spec.J_hz),
                     hot_tail=hot,
                     leakage_thermal_odds=odds,
                     integrate_decay=integrate,
@@ -201,7 +201,7 @@ def _compute(cfg: dict, ctx: StudyContext):
     ds, summary = _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, engines, spec0, energy,
                             log_T2, lives, resolved, reasons)
     if "realistic" in conds:
-        _realistic_summary(summary["by_conditions"]["realistic"], base_spec(cfg, length=2, conditions="realistic"),
+        _realistic_summary(summary["by_conditions"]["realistic"], spec_of(cfg, length=2, conditions="realistic"),
                            [mixes.get(("realistic", L), {}) for L in lengths["realistic"]], ds)
         entry = summary["by_conditions"]["realistic"]
         entry["trajectories"] = [_qubit_trajectories(cfg, L) for L in lengths["realistic"]]

@@ -33,7 +33,7 @@ import xarray as xr
 
 from ..errors import require
 from ..physics import analytic
-from ..physics.model import Reset
+from ..physics.conditions import Reset
 from ..physics.units import to_rate, to_time
 from ..run.settings import feedback_path
 from .base import Study, StudyContext, finite_or_none, save_figure

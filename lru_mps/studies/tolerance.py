@@ -58,7 +58,7 @@ from ..run.trajectories import engine_mix, format_mix
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
 from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
 from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
-from .tolerance_fit import doubling_crossing, doubling_fit, fit_points, which_holds  # noqa: F401  (re-exported)
+from .tolerance_fit import doubling_crossing, doubling_fit, fit_points, which_holds
 
 #: error kind -> the config key of its spread values (the kind is the model key of `lru-mps simulate`)
 SWEEPS = {"e2_spread": "e2_spreads", "frequency_noise": "frequency_noises", "hopping_spread": "hopping_spreads"}

@@ -4,7 +4,7 @@ The state store of :mod:`lru_mps.mcwf.loop` for ``--engine mps`` (lean
 kernel).  Every row is an ordinary :class:`~lru_mps.engines.mps.MPSState`
 (its own tensors, bond charges and bond dimensions: nothing is padded); the
 store keeps their tensor lists in one numba list, so that a Trotter step of
-all rows is one call of :func:`lru_mps.engines.mps.tebd.sweep_rows`, the very
+all rows is one call of :func:`lru_mps.engines.mps.kernels.sweep_rows`, the very
 sweep an unbatched state runs, row after row in compiled code.  A row's
 numbers are therefore those of the unbatched engine, bit for bit; a batch of
 one pays nothing for being a batch.  Everything else (observables, jumps,
@@ -32,7 +32,7 @@ from .state import DISCARDED_WEIGHT_WARN, MPSOptions, MPSState
 from .store import MPSStore
 from ..common.probe import CopyProbe
 from ..common.store import last_site_populations, observe_states, reset
-from .tebd import last_norms, sweep_rows, sweep_rows_steps
+from .kernels import last_norms, sweep_rows, sweep_rows_steps
 
 #: the share of a row's norm one step's truncation may remove (as the discarded-weight warning)
 TRUNCATION_MARGIN = DISCARDED_WEIGHT_WARN

@@ -4,7 +4,7 @@ Kept in one file on purpose: numba caches a compiled function by its own
 file's stamp, not by the files of the functions it calls, so kernels that
 call each other live together (editing this file recompiles all of them).
 The physics, the representation and the rules are described in
-:mod:`lru_mps.engines.mps.tebd`, which re-exports these kernels; use them from there.
+:mod:`lru_mps.engines.mps.tebd`; import these kernels from here.
 
 SVDs.  The charge blocks of a TEBD split are mostly 1 x n to 5 x 5; for those
 :func:`split` runs a one-sided (Hestenes) Jacobi SVD, rotating column pairs

@@ -15,7 +15,7 @@ physics here) up to a maximum bond; the discarded weight, the largest bond and
 the Trotter diagnostic (drift of <H> over unitary stretches, when H_eff = H)
 are tracked per trajectory.
 
-Two kernels run the same schedule: ``lean`` (:func:`~lru_mps.engines.mps.tebd.sweep`,
+Two kernels run the same schedule: ``lean`` (:func:`~lru_mps.engines.mps.kernels.sweep`,
 the production path) and ``quimb`` (quimb's MatrixProductState.gate_split_ for
 the split, the reference; no charge blocks).  They agree to ~1e-12 on the same
 input.  The Hamiltonian is also available as a quimb MPO
@@ -34,8 +34,9 @@ from ...defaults import MPS
 from ...errors import ParameterError, require
 from ...physics.model import ArraySpec, Realization
 from ...physics import operators as ops
-from .tebd import (ORDERS, BondGates, apply_local, bond_hamiltonians, centre_norm2, copy_row, environments, move_centre,
-                   product_row, row_from_configurations, sweep)
+from .environments import copy_row, environments
+from .kernels import centre_norm2, move_centre, sweep
+from .tebd import ORDERS, BondGates, apply_local, bond_hamiltonians, product_row, row_from_configurations
 
 #: warn when a trajectory exceeds these
 DISCARDED_WEIGHT_WARN = 1e-6

@@ -36,14 +36,14 @@ state, by block SVDs on the configurations).  A state whose gates or local opera
 conserve N (not produced by the model; kept for generality) runs with all
 charges zero, i.e. one dense block.
 
-Split and truncation (:func:`block_svd`): the singular values of all blocks
+Split and truncation (:func:`~lru_mps.engines.mps.kernels.block_svd`): the singular values of all blocks
 are pooled; those above the *absolute* cutoff are kept (at least one), at
 most ``max_bond`` of them, largest first; the discarded weight is the sum of
 the squares of the others (identical to one SVD of the dense theta, whose
 singular values are the blocks' together).
 
 Everything that runs per gate is compiled with numba (a declared dependency
-of the package), in :mod:`lru_mps.engines.mps.kernels` (re-exported here):
+of the package), in :mod:`lru_mps.engines.mps.kernels` (import them from there):
 the time per gate is the time of its SVDs (a compiled Jacobi SVD for the
 tiny blocks, LAPACK for larger ones) and of its theta (compiled loops for
 small ones, one BLAS product per charge block for larger ones: the rows,
@@ -61,15 +61,11 @@ from numba.typed import List
 
 from ...defaults import MPS_ORDERS
 from ...errors import require
-from .environments import copy_row, environments
-from .kernels import (block_svd, centre_norm2, last_norms, move_centre, sweep, sweep_rows,
-                          sweep_rows_steps, truncation, truncations)
+from .kernels import move_centre
 
 __all__ = ["ORDERS", "SUZUKI_P", "LEVEL_CHARGE", "NO_CHARGE", "trotter_fractions", "schedule", "bond_hamiltonians",
            "conserves_charge", "operator_charge", "BondGates", "product_row", "row_from_configurations",
-           "apply_local", "block_svd",
-           "truncation", "truncations", "move_centre", "sweep", "sweep_rows", "sweep_rows_steps", "environments", "centre_norm2",
-           "last_norms", "copy_row"]
+           "apply_local"]
 
 SUZUKI_P = 1.0 / (4.0 - 4.0 ** (1.0 / 3.0))
 #: physical charge of the levels |0>, |1>, |2> (excitation number), and the charges of a state without symmetry
