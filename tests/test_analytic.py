@@ -16,6 +16,7 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq, minimize_scalar
 
 from lru_mps.physics import analytic as an
+from lru_mps.physics import anderson
 from lru_mps.physics import operators as ops
 from lru_mps.engines.exact import ExactPropagator, embed, hamiltonian_eff
 from lru_mps.analysis.fitting import fit_exponential
@@ -379,41 +380,41 @@ def test_xi_strong_formula():
     W = 20.0
     d = rng.uniform(-W / 2, W / 2, 400000) - rng.uniform(-W / 2, W / 2, 400000)
     mc = np.mean(np.log(d**2))
-    assert 1.0 / an.xi_strong(W) == pytest.approx(mc, abs=5 * np.std(np.log(d**2)) / math.sqrt(d.size))
-    assert an.xi_strong(W) == pytest.approx(1.0 / (2 * math.log(20.0) - 3.0))
+    assert 1.0 / anderson.xi_strong(W) == pytest.approx(mc, abs=5 * np.std(np.log(d**2)) / math.sqrt(d.size))
+    assert anderson.xi_strong(W) == pytest.approx(1.0 / (2 * math.log(20.0) - 3.0))
     # the energy average of 2 gamma_strong over the box reproduces it
     E = np.linspace(-W / 2, W / 2, 20001)
-    assert 2 * np.trapezoid(an.gamma_strong_disorder(W, E), E) / W == pytest.approx(1 / an.xi_strong(W), rel=1e-6)
+    assert 2 * np.trapezoid(anderson.gamma_strong_disorder(W, E), E) / W == pytest.approx(1 / anderson.xi_strong(W), rel=1e-6)
 
 
 def test_transfer_matrix_weak_disorder_away_from_band_centre():
     """gamma ~ W^2/(96 J^2 (1 - E^2/4J^2)) at E = 0.6 J, W = 1 J (within 3%)."""
     rng = np.random.default_rng(1)
-    g, err = an.lyapunov_exponent(1.0, 0.6, n_sites=20000, realizations=64, rng=rng)
+    g, err = anderson.lyapunov_exponent(1.0, 0.6, n_sites=20000, realizations=64, rng=rng)
     assert err < 0.01 * g
-    assert g == pytest.approx(an.gamma_weak_disorder(1.0, 0.6), rel=0.03)
+    assert g == pytest.approx(anderson.gamma_weak_disorder(1.0, 0.6), rel=0.03)
 
 
 def test_transfer_matrix_band_centre_anomaly():
     """At E = 0 the amplitude length is ~105 J^2/W^2, not 96 J^2/W^2 (Kappus-Wegner)."""
     rng = np.random.default_rng(2)
-    g, err = an.lyapunov_exponent(1.0, 0.0, n_sites=20000, realizations=64, rng=rng)
-    assert g == pytest.approx(an.gamma_band_centre(1.0), rel=0.02)
-    assert 1.0 / an.gamma_band_centre(1.0) == pytest.approx(105.0, abs=0.1)
-    assert abs(g / an.gamma_weak_disorder(1.0, 0.0) - 1.0) > 0.05  # the 96 law is visibly off here
+    g, err = anderson.lyapunov_exponent(1.0, 0.0, n_sites=20000, realizations=64, rng=rng)
+    assert g == pytest.approx(anderson.gamma_band_centre(1.0), rel=0.02)
+    assert 1.0 / anderson.gamma_band_centre(1.0) == pytest.approx(105.0, abs=0.1)
+    assert abs(g / anderson.gamma_weak_disorder(1.0, 0.0) - 1.0) > 0.05  # the 96 law is visibly off here
 
 
 def test_transfer_matrix_strong_disorder_and_xi_convention():
     """W >> J: gamma -> ln(W/2J) - 1 at E = 0; averaged over E in the box, 2 gamma -> 1/xi_strong."""
     rng = np.random.default_rng(3)
     for W in (30.0, 100.0):
-        g, err = an.lyapunov_exponent(W, 0.0, n_sites=5000, realizations=64, rng=rng)
+        g, err = anderson.lyapunov_exponent(W, 0.0, n_sites=5000, realizations=64, rng=rng)
         assert g == pytest.approx(math.log(W / 2) - 1.0, rel=0.01)
-        xi, xi_err = an.xi_transfer_matrix(W, 0.0, n_sites=5000, realizations=64, rng=rng, return_error=True)
+        xi, xi_err = anderson.xi_transfer_matrix(W, 0.0, n_sites=5000, realizations=64, rng=rng, return_error=True)
         assert xi == pytest.approx(1.0 / (2.0 * g), rel=0.01)  # probability length = 1/(2 gamma)
         assert xi_err < 0.01 * xi
     W = 50.0
     energies = np.linspace(-W / 2, W / 2, 26)[1:-1]
-    two_gamma = [2 * an.lyapunov_exponent(W, E, n_sites=2000, realizations=32, rng=rng)[0] for E in energies]
-    assert np.mean(two_gamma) == pytest.approx(2 * np.mean(an.gamma_strong_disorder(W, energies)), rel=0.01)
-    assert np.mean(two_gamma) == pytest.approx(1.0 / an.xi_strong(W), rel=0.03)
+    two_gamma = [2 * anderson.lyapunov_exponent(W, E, n_sites=2000, realizations=32, rng=rng)[0] for E in energies]
+    assert np.mean(two_gamma) == pytest.approx(2 * np.mean(anderson.gamma_strong_disorder(W, energies)), rel=0.01)
+    assert np.mean(two_gamma) == pytest.approx(1.0 / anderson.xi_strong(W), rel=0.03)

@@ -36,7 +36,7 @@ from lru_mps.engines.sector import sector_basis, sector_hamiltonian
 from lru_mps.errors import ParameterError
 from lru_mps.physics import disorder
 from lru_mps.physics import operators as ops
-from lru_mps.physics.analytic import lyapunov_exponent
+from lru_mps.physics.anderson import lyapunov_exponent
 from lru_mps.physics.conditions import Conditions, Reset
 from lru_mps.physics.model import ArraySpec, Realization
 from lru_mps.references import lindblad

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from lru_mps.physics import analytic
+from lru_mps.physics import anderson
 from helpers import batched, one
 from lru_mps.run.settings import RunSettings, time_grid
 from lru_mps.errors import ParameterError
@@ -71,7 +72,7 @@ def test_log_edge_weight_finite_and_linear_far_past_the_floor():
         curves.append(logs)
     mean = np.mean(curves, axis=0)
     slopes = np.diff(mean) / np.diff(lengths)
-    expected = -1.0 / analytic.xi_strong(20.0)  # ~ -3 per site
+    expected = -1.0 / anderson.xi_strong(20.0)  # ~ -3 per site
     assert np.all(slopes < 0)
     # linear: both halves have the same slope (to the scatter of 8 realizations), close to -1/xi
     assert slopes[0] == pytest.approx(slopes[1], rel=0.15)

@@ -39,7 +39,7 @@ import pytest
 from conftest import long_scale
 from lru_mps.analysis.localization import fit_localization_length, localization_length, xi_theory
 from lru_mps.analysis.rates import qubit_rates
-from lru_mps.physics import analytic
+from lru_mps.physics import anderson
 from lru_mps.physics.conditions import Reset
 from lru_mps.physics.model import ArraySpec
 from lru_mps.run.seeding import disorder_rng
@@ -100,7 +100,7 @@ def test_xi_matches_transfer_matrix_at_the_qubit_energies(W):
 def test_xi_matches_strong_disorder_formula(W):
     fit, _ = _study_xi(W, REALIZATIONS[W], theory=False)
     strong = 1.0 / (2.0 * math.log(W) - 3.0)
-    assert analytic.xi_strong(W) == pytest.approx(strong, rel=1e-12)
+    assert anderson.xi_strong(W) == pytest.approx(strong, rel=1e-12)
     assert fit["ok"]
     _assert_close(fit["value"], strong, fit["error"])
 

@@ -41,7 +41,7 @@ from lru_mps.physics.model import ArraySpec
 from lru_mps.run.simulate import simulate
 from lru_mps.studies import StudyContext, run_study
 from lru_mps.studies.common import PAPER_OPTIMA_J
-from lru_mps.studies.rate_sweep import fit_optimum
+from lru_mps.analysis.optima import fit_optimum
 
 #: half a unit of the last digit the paper quotes for each optimum (J)
 PAPER_PRECISION_J = {

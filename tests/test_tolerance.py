@@ -24,7 +24,7 @@ from lru_mps.studies import replot, run_study, study_names
 from lru_mps.studies.base import StudyContext
 from lru_mps.studies.common import spec_of
 from lru_mps.studies.tolerance import STUDIES
-from lru_mps.studies.tolerance_fit import doubling_crossing, doubling_fit, fit_points
+from lru_mps.analysis.tolerance import doubling_crossing, doubling_fit, fit_points
 
 TIME_KEYS = {"value_J", "error_J", "value_us", "error_us"}
 DOUBLING_KEYS = {"value_J", "error_J", "value_MHz", "error_MHz", "value_Jprop", "error_Jprop", "chi2_red", "bound"}
@@ -243,7 +243,7 @@ def test_doubling_without_a_degree_of_freedom_has_no_error_and_the_estimate_that
                                    for x in lines)  # the crossing keeps its error, the fit has none
     assert res.table.count("holds: crossing") == 4
     # with degrees of freedom: the fit's error, and the fit holds where chi2 is acceptable
-    from lru_mps.studies.tolerance_fit import which_holds
+    from lru_mps.analysis.tolerance import which_holds
     S = np.array([0.0, 1.0, 2.0, 3.0])
     fit = doubling_fit(S, 80 * (1 + (S / 2.5) ** 2), np.full(4, 1.0))
     assert fit["dof"] == 2 and fit["error"] > 0 and fit["error_reason"] is None

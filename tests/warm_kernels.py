@@ -13,7 +13,7 @@ import os
 import threading
 import time
 
-from lru_mps.physics.analytic import lyapunov_exponent
+from lru_mps.physics.anderson import lyapunov_exponent
 from lru_mps.physics.model import ArraySpec
 from lru_mps.run.settings import RunSettings, time_grid
 from lru_mps.run.trajectories import run_trajectories

@@ -258,3 +258,10 @@ def disagreement(x: float, ex: float, y: float, ey: float) -> float:
     if not (math.isfinite(x) and math.isfinite(y)) or not s > 0:
         return math.nan
     return abs(x - y) / s
+
+
+def best_under(D, added, budget: float) -> int | None:
+    """The index of the smallest D among the points with added <= budget (None if none)."""
+    D, added = np.asarray(D, dtype=float), np.asarray(added, dtype=float)
+    ok = np.flatnonzero(np.isfinite(D) & np.isfinite(added) & (added <= budget))
+    return None if ok.size == 0 else int(ok[np.argmin(D[ok])])

@@ -282,6 +282,15 @@ def jackknife_error(replicas, axis=0):
     return np.sqrt((B - 1) / B * np.sum((r - r.mean(axis=axis, keepdims=True)) ** 2, axis=axis))
 
 
+def ratio_of_sums(a, b) -> tuple[float, float]:
+    """sum a / sum b over samples (e.g. realizations) with its jackknife error (leaving out one sample at a time)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    r = a.sum() / b.sum()
+    if len(a) < 2:
+        return float(r), math.nan
+    return float(r), float(jackknife_error((a.sum() - a) / (b.sum() - b)))
+
+
 def leave_one_block_out(n: int, blocks: int) -> list[np.ndarray]:
     """Indices 0..n-1 without each of min(blocks, n) contiguous blocks in turn (the jackknife's subsets)."""
     parts = np.array_split(np.arange(n), min(int(blocks), n))

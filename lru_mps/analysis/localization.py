@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..errors import ParameterError, require
-from ..physics import analytic
+from ..physics import anderson
 from .fitting import fit_line, jackknife_error, leave_one_block_out
 
 
@@ -283,7 +283,7 @@ def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0, n_site
     """
     W = spec.W
     X = float(getattr(spec, "hopping_spread", 0.0))
-    strong = analytic.xi_strong(W) if W > math.e**1.5 else math.nan
+    strong = anderson.xi_strong(W) if W > math.e**1.5 else math.nan
     if X > 0 and math.isfinite(strong):
         inv = 1.0 / strong - 2.0 * mean_log_coupling(X)
         strong = 1.0 / inv if inv > 0 else math.nan
@@ -298,7 +298,7 @@ def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0, n_site
     if X > 0:
         gam = np.array([lyapunov_exponent_bonds(W, E, X, n_sites=n_sites, realizations=chains, rng=rng) for E in grid])
     else:
-        gam = np.array([analytic.lyapunov_exponent(W, E, n_sites=n_sites, realizations=chains, rng=rng) for E in grid])
+        gam = np.array([anderson.lyapunov_exponent(W, E, n_sites=n_sites, realizations=chains, rng=rng) for E in grid])
 
     def at_qubits(values):
         return np.interp(qubit_energies, grid, values) if len(grid) > 1 else np.full(len(qubit_energies), values[0])
@@ -324,7 +324,7 @@ def mean_log_coupling(X: float) -> float:
 
 def lyapunov_exponent_bonds(W, energy, X: float, J: float = 1.0, n_sites: int = 20000, realizations: int = 64,
                             rng=None, n_discard: int = 200) -> tuple[float, float]:
-    """:func:`lru_mps.physics.analytic.lyapunov_exponent` with per-bond couplings J_n = J (1 + eps_n), eps_n ~ N(0, X).
+    """:func:`lru_mps.physics.anderson.lyapunov_exponent` with per-bond couplings J_n = J (1 + eps_n), eps_n ~ N(0, X).
 
     J_n psi_{n+1} = (E - dw_n) psi_n - J_{n-1} psi_{n-1} (dw_n uniform in [-W/2, W/2]): the ratio R_n = psi_{n+1}/psi_n obeys
     R_n = ((E - dw_n) - J_{n-1}/R_{n-1}) / J_n, and gamma = <ln|R_n|> (amplitude exponent) with its

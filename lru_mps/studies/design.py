@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from ..analysis.design import KINDS, disagreement, paired_difference, pareto_front, seed_rate
+from ..analysis.design import KINDS, best_under, disagreement, paired_difference, pareto_front, seed_rate
 from ..errors import ParameterError, require
 from ..physics import disorder as disorder_patterns
 from ..physics.units import parse_frequency_hz, time_to_us
@@ -177,13 +177,6 @@ def to_confirm(front: list[int], best: int | None, paper: int, n: int) -> list[i
         picks = [front[i] for i in sorted(set(np.linspace(0, len(front) - 1, n).round().astype(int).tolist()))]
     extra = [i for i in (best, paper) if i is not None and i not in picks]
     return picks + extra
-
-
-def best_under(D, added, budget: float) -> int | None:
-    """The index of the smallest D among the points with added <= budget (None if none)."""
-    D, added = np.asarray(D, dtype=float), np.asarray(added, dtype=float)
-    ok = np.flatnonzero(np.isfinite(D) & np.isfinite(added) & (added <= budget))
-    return None if ok.size == 0 else int(ok[np.argmin(D[ok])])
 
 
 class Design(Study):

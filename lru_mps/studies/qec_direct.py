@@ -39,6 +39,7 @@ from ..references import injection as inj
 from ..references.lindblad import MAX_LENGTH
 from ..run.executors import _init_worker, _stop_pool
 from ..run.seeding import disorder_rng
+from ..analysis.fitting import ratio_of_sums
 from .base import finite_or_none
 
 METHOD = ("Lindblad reference (one realization's master equation, L <= 4) with the Kraus maps K0 = sqrt(1-p)(|0><0| + "
@@ -90,16 +91,6 @@ def _mean_sem(x: np.ndarray) -> tuple[float, float]:
     return float(x.mean()), float(x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else math.nan
 
 
-def _ratio(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """sum a / sum b with its jackknife error over the realizations."""
-    r = a.sum() / b.sum()
-    n = len(a)
-    if n < 2:
-        return float(r), math.nan
-    reps = (a.sum() - a) / (b.sum() - b)
-    return float(r), float(math.sqrt((n - 1) / n * np.sum((reps - reps.mean()) ** 2)))
-
-
 def direct_simulation(spec, cfg: dict, t_c: float, p: float, D: float, D_error: float,
                       workers: int = 1) -> tuple[dict | None, str]:
     """(the ``direct_simulation`` block of the summary, or None; a note on it)."""
@@ -120,7 +111,7 @@ def direct_simulation(spec, cfg: dict, t_c: float, p: float, D: float, D_error: 
         x = np.array([r.steady[j].value for r in runs])
         lr0 = q * D0 / (1.0 + q * D0)
         value, error = _mean_sem(x)
-        ratio, ratio_err = _ratio(x, lr0)
+        ratio, ratio_err = ratio_of_sums(x, lr0)
         lr = q * D / (1.0 + q * D)
         points.append({
             "p": q, "value": finite_or_none(value), "error": finite_or_none(error),

@@ -40,7 +40,7 @@ reaches 2 T_star(0), interpolated linearly between the bracketing spreads
 (the answer where the fit's chi^2 says the form does not hold).  A fit
 through exactly two spreads has no degree of freedom: its S_2 has no error
 (null, ``error_reason`` says why).  ``holds`` names which of the two to read
-(:func:`~lru_mps.studies.tolerance_fit.which_holds`).  The same for tau_L.
+(:func:`~lru_mps.analysis.tolerance.which_holds`).  The same for tau_L.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from ..run.trajectories import engine_mix, format_mix
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
 from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
 from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
-from .tolerance_fit import doubling_crossing, doubling_fit, fit_points, which_holds
+from ..analysis.tolerance import doubling_crossing, doubling_fit, fit_points, which_holds
 
 #: error kind -> the config key of its spread values (the kind is the model key of `lru-mps simulate`)
 SWEEPS = {"e2_spread": "e2_spreads", "frequency_noise": "frequency_noises", "hopping_spread": "hopping_spreads"}
