@@ -28,7 +28,7 @@ from lru_mps.studies import get_study, replot, run_study, study_names
 from lru_mps.studies.base import StudyContext
 from lru_mps.analysis.design import best_under
 from lru_mps.studies.design import PAPER_POINT, candidate_spec, candidates, search_space, to_confirm
-from lru_mps.studies.design_screen import screen_leakage, screen_qubit
+from lru_mps.studies.design.screen import screen_leakage, screen_qubit
 from lru_mps_cli.main import main
 
 KINDS = (("periodic", 0.03), ("random", 0.06), ("dissipation", 0.04))

@@ -81,7 +81,7 @@ def test_quick_study_outputs(tmp_path):
 def _check_lifetimes(folder, s, ds):
     """tau_1, tau_L and eta per condition and L (issue 23): leakage_lifetimes(simulate(...)) of that ensemble with
     the study's settings (loaded from its store), in summary.json and results.nc; eta = 1 in ideal conditions."""
-    from lru_mps.studies.length_scaling_plan import _ensembles, _t_final, _thermal_strata
+    from lru_mps.studies.length_scaling.plan import _ensembles, _t_final, _thermal_strata
 
     cfg = read_config(folder)
     for cond, e in s["by_conditions"].items():

@@ -124,7 +124,7 @@ def test_long_leakage_keys_are_checked(tmp_path):
     """The long arrays' leakage keys: counts and odds per L, and one clear error naming a bad key."""
     from lru_mps.errors import ParameterError
     from lru_mps.studies.base import load_config
-    from lru_mps.studies.length_scaling_plan import _ensembles
+    from lru_mps.studies.length_scaling.plan import _ensembles
 
     # a study file's per-length table replaces the default's whole (the lengths it does not name take the factor)
     study = get_study("length-scaling")

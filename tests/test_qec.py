@@ -32,7 +32,7 @@ from lru_mps.run.simulate import simulate
 from lru_mps.studies import get_study, replot, run_study, study_names
 from lru_mps.studies.base import StudyContext, load_config
 from lru_mps.studies.qec import cycle_grid
-from lru_mps.studies.qec_direct import direct_simulation
+from lru_mps.studies.qec.direct import direct_simulation
 from lru_mps_cli.main import main
 
 PROBS = ("eps_1", "p_x", "p_y", "p_z", "p_total")

@@ -210,7 +210,7 @@ def _disorder_average(counts, times, seed=777, groups=10):
 def _study_plan_at_3():
     """The length-scaling study's realistic L = 3 runs as its row plan sets them (studies/length-scaling.toml)."""
     from lru_mps.studies.base import study_defaults
-    from lru_mps.studies.length_scaling_plan import _ensembles
+    from lru_mps.studies.length_scaling.plan import _ensembles
 
     cfg = study_defaults("length-scaling")[0]
     return _ensembles(cfg, 3, False, int(cfg["realizations"]))

@@ -34,13 +34,13 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from ..errors import ParameterError, require
-from ..references import injection as inj
-from ..references.lindblad import MAX_LENGTH
-from ..run.executors import _init_worker, _stop_pool
-from ..run.seeding import disorder_rng
-from ..analysis.fitting import ratio_of_sums
-from .base import finite_or_none
+from ...errors import ParameterError, require
+from ...references import injection as inj
+from ...references.lindblad import MAX_LENGTH
+from ...run.executors import _init_worker, _stop_pool
+from ...run.seeding import disorder_rng
+from ...analysis.fitting import ratio_of_sums
+from ..base import finite_or_none
 
 METHOD = ("Lindblad reference (one realization's master equation, L <= 4) with the Kraus maps K0 = sqrt(1-p)(|0><0| + "
           "|1><1|) + |2><2|, K1 = sqrt(p)|2><0|, K2 = sqrt(p)|2><1| on site 1 at every cycle boundary k t_c, after "

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import math
 
-from ..errors import require
-from .base import parse_lengths
-from .common import positive_int
+from ...errors import require
+from ..base import parse_lengths
+from ..common import positive_int
 
 
 def _t_final(spec, cfg) -> float:
     """Simulated time (1/J): ideal t_base + t_per_hop (L-1) T_prop; realistic (L-1) T_prop + realistic_t_after."""
-    from ..physics.units import to_time
+    from ...physics.units import to_time
 
     transit = (spec.L - 1) * spec.T_prop
     if not spec.conditions.ideal and cfg.get("realistic_t_after") is not None:
@@ -141,7 +141,7 @@ def _thermal_strata(cfg: dict, L: int) -> bool:
     the mean does not see it.  The strata give every interior configuration
     above :data:`~lru_mps.run.thermal_sample.STRATUM_MIN_WEIGHT` its rows.
     """
-    from ..run.thermal_sample import MAX_SITES
+    from ...run.thermal_sample import MAX_SITES
 
     on = cfg.get("short_thermal_strata", False)
     require(isinstance(on, bool), "short_thermal_strata", on, "true or false")

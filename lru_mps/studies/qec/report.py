@@ -17,7 +17,7 @@ JSON object, format ``lru-mps-leakage-model`` version 1,
                         ``direct_simulation``: null, or {"points": [{"p",
                         "value", "error", "linear_response", ...}], ...}: the
                         steady state with the injection maps simulated
-                        (lru_mps.studies.qec_direct);
+                        (lru_mps.studies.qec.direct);
 ``qubit_error_per_cycle`` {"lru", "bare", "added"}: each {"eps_1", "p_x",
                         "p_y", "p_z", "p_total"} as {"value", "error"}, the
                         Pauli-twirled error of one cycle (``error_model``):
@@ -35,8 +35,8 @@ import json
 
 import numpy as np
 
-from .base import save_figure
-from .common import PLOT_STYLE, pyplot
+from ..base import save_figure
+from ..common import PLOT_STYLE, pyplot
 
 ERROR_MODEL = ("Pauli twirl of the qubit's channel over one cycle t_c (Ghosh, Fowler, Geller, PRA 86, 062318 (2012)): "
                "p_x = p_y = eps_1/4, p_z = (1 - c)/2 - eps_1/4, p_total = p_x + p_y + p_z, with eps_1 the relaxation "

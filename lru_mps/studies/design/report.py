@@ -7,8 +7,8 @@ import math
 import numpy as np
 import xarray as xr
 
-from .base import save_figure
-from .common import PLOT_STYLE, dataset_attrs, pyplot
+from ..base import save_figure
+from ..common import PLOT_STYLE, dataset_attrs, pyplot
 
 SCREEN_METHOD = ("D: the qec study's D = sum_k S(k) (tail and jackknife error) from a short branch-estimator run from "
                  "the leakage start (hardware and thermal start sampled); added: exact per-realization qubit rates "

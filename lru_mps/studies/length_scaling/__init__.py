@@ -51,24 +51,24 @@ import math
 import numpy as np
 import xarray as xr
 
-from ..analysis.decay import decay_times, unresolved_reason
-from ..analysis.fitting import fit_line
-from ..analysis.lifetimes import leakage_lifetimes
-from ..analysis.localization import asymptotic_localization_length, typical, xi_theory
-from ..analysis.rates import qubit_rates
-from ..errors import require
-from ..physics.units import time_to_us
-from ..run.result import OBSERVABLE_INIT
-from ..run.seeding import disorder_rng
-from ..run.settings import mps_options, resolve_inits
-from ..run.thermal_sample import strata_for
-from ..run.trajectories import engine_mix
-from ..run.simulate import simulate
-from .base import Study, StudyContext, finite_or_none, parse_lengths, time_json
-from .common import ensemble_settings, spec_of
-from .length_scaling_plan import _t_final, _qubit_trajectories, _leakage_trajectories, _coherence_trajectories, _leakage_thermal_odds, _thermal_strata, _integrate_decay, _ensembles
-from .lifetimes import LifetimeGrid
-from .length_scaling_report import plot as report_plot, table as report_table
+from ...analysis.decay import decay_times, unresolved_reason
+from ...analysis.fitting import fit_line
+from ...analysis.lifetimes import leakage_lifetimes
+from ...analysis.localization import asymptotic_localization_length, typical, xi_theory
+from ...analysis.rates import qubit_rates
+from ...errors import require
+from ...physics.units import time_to_us
+from ...run.result import OBSERVABLE_INIT
+from ...run.seeding import disorder_rng
+from ...run.settings import mps_options, resolve_inits
+from ...run.thermal_sample import strata_for
+from ...run.trajectories import engine_mix
+from ...run.simulate import simulate
+from ..base import Study, StudyContext, finite_or_none, parse_lengths, time_json
+from ..common import ensemble_settings, spec_of
+from .plan import _t_final, _qubit_trajectories, _leakage_trajectories, _coherence_trajectories, _leakage_thermal_odds, _thermal_strata, _integrate_decay, _ensembles
+from ..lifetimes import LifetimeGrid
+from .report import plot as report_plot, table as report_table
 
 HELP = """T_prop, T_star, T1, T2 and the localization length xi vs the array length L.
 

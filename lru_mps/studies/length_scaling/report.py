@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..physics.units import time_to_us
-from ..run.trajectories import format_mix
-from .base import save_figure
-from .lifetimes import HEAD, LEGEND, cells, reason_lines, time_cell
+from ...physics.units import time_to_us
+from ...run.trajectories import format_mix
+from ..base import save_figure
+from ..lifetimes import HEAD, LEGEND, cells, reason_lines, time_cell
 
 
 def table(summary: dict, J_hz: float) -> str:

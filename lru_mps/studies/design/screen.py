@@ -43,13 +43,13 @@ import math
 
 import numpy as np
 
-from ..analysis.decay import decay_times, fit_window, fit_window_start
-from ..analysis.design import composed_rates, dephased_gamma1, ideal_gamma2, screened_qubit_error
-from ..analysis.fitting import jackknife_error
-from ..analysis.qec import cycle_total, pauli_errors
-from ..physics.conditions import bare_T2
-from ..run.seeding import disorder_rng
-from .common import run_ensemble
+from ...analysis.decay import decay_times, fit_window, fit_window_start
+from ...analysis.design import composed_rates, dephased_gamma1, ideal_gamma2, screened_qubit_error
+from ...analysis.fitting import jackknife_error
+from ...analysis.qec import cycle_total, pauli_errors
+from ...physics.conditions import bare_T2
+from ...run.seeding import disorder_rng
+from ..common import run_ensemble
 
 PROBS = ("eps_1", "p_x", "p_y", "p_z", "p_total")
 

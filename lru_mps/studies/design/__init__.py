@@ -11,7 +11,7 @@ QEC view's two numbers (docs/physics.md §8 "Designing an LRU"): the mean
 leakage duration D in cycles and the qubit's Pauli error per cycle added by
 the LRU (``p_total`` against a bare transmon).
 
-1. Screen every candidate (:mod:`lru_mps.studies.design_screen`): D from a
+1. Screen every candidate (:mod:`lru_mps.studies.design.screen`): D from a
    short branch-estimator run, the added error from the exact per-realization
    qubit rates with the hardware composed in; common random numbers (one seed
    for all).
@@ -35,14 +35,14 @@ import math
 
 import numpy as np
 
-from ..analysis.design import KINDS, best_under, disagreement, paired_difference, pareto_front, seed_rate
-from ..errors import ParameterError, require
-from ..physics import disorder as disorder_patterns
-from ..physics.units import parse_frequency_hz, time_to_us
-from .base import Study, StudyContext, finite_or_none, parse_lengths, time_json
-from .common import as_list, conditions_of, positive_int, refuse_bath, refuse_readout, spec_of
-from .qec import cycle_grid, cycle_time
-from . import design_report, design_screen
+from ...analysis.design import KINDS, best_under, disagreement, paired_difference, pareto_front, seed_rate
+from ...errors import ParameterError, require
+from ...physics import disorder as disorder_patterns
+from ...physics.units import parse_frequency_hz, time_to_us
+from ..base import Study, StudyContext, finite_or_none, parse_lengths, time_json
+from ..common import as_list, conditions_of, positive_int, refuse_bath, refuse_readout, spec_of
+from ..qec import cycle_grid, cycle_time
+from . import report as design_report, screen as design_screen
 
 HELP = """Design search: the Pareto front of leakage duration D vs added qubit error per cycle.
 

@@ -24,7 +24,7 @@ cycle boundary (t_final = K t_c, K m + 1 points).  From it
                           ``--direct-injections`` and that p, averaged over
                           ``--direct-realizations`` realizations, next to
                           the linear response
-                          (:mod:`lru_mps.studies.qec_direct`); null above
+                          (:mod:`lru_mps.studies.qec.direct`); null above
                           L = 4;
 ``error_per_cycle``       the Pauli-twirled error of one cycle from the
                           qubit's channel over t_c (1 - <n_1>(t_c) and 2C(t_c)
@@ -41,7 +41,7 @@ sample): S(0) = 1 exactly and every S(k) is a probability; ``rises`` says by
 how many of its errors the estimate rises anywhere.
 
 Besides the study's usual outputs it writes ``leakage_model.json``
-(:func:`lru_mps.studies.qec_report.leakage_model`): these numbers in a small
+(:func:`lru_mps.studies.qec.report.leakage_model`): these numbers in a small
 documented format for a leakage-aware circuit simulator.
 """
 
@@ -52,19 +52,19 @@ import math
 import numpy as np
 import xarray as xr
 
-from ..analysis.decay import decay_times
-from ..analysis.lifetimes import leakage_lifetimes
-from ..physics.conditions import bare_T2
-from ..analysis.qec import (mean_leakage_cycles, pauli_errors, qubit_channel, seepage_per_cycle,
+from ...analysis.decay import decay_times
+from ...analysis.lifetimes import leakage_lifetimes
+from ...physics.conditions import bare_T2
+from ...analysis.qec import (mean_leakage_cycles, pauli_errors, qubit_channel, seepage_per_cycle,
                             steady_state_leakage, survival, survival_rises, survival_tail)
-from ..atomic import atomic_write_bytes
-from ..errors import ParameterError, require
-from ..physics.units import time_to_us, to_time
-from ..run.trajectories import engine_mix
-from .base import Study, StudyContext, StudyResult, finite_or_none, time_json
-from .common import conditions_of, refuse_bath, refuse_readout, dataset_attrs, ensemble_settings, json_list, positive_int, run_ensemble, spec_of
-from . import qec_report
-from .qec_direct import direct_injections, direct_realizations, direct_simulation
+from ...atomic import atomic_write_bytes
+from ...errors import ParameterError, require
+from ...physics.units import time_to_us, to_time
+from ...run.trajectories import engine_mix
+from ..base import Study, StudyContext, StudyResult, finite_or_none, time_json
+from ..common import conditions_of, refuse_bath, refuse_readout, dataset_attrs, ensemble_settings, json_list, positive_int, run_ensemble, spec_of
+from . import report as qec_report
+from .direct import direct_injections, direct_realizations, direct_simulation
 
 HELP = """Leakage per error-correction cycle: survival S(k), duration D, seepage, added errors.
 
