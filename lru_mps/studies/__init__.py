@@ -1,9 +1,9 @@
 """Studies: named recipes over many ensembles, with stored results, a table and figures.
 
 Each study is a :class:`~lru_mps.studies.base.Study` in a module of its own
-(``length_scaling``, ``rate_sweep``, ``decay_sweep``: disorder and hopping,
-``dynamics``, ``temperature_sweep``, ``tolerance``, ``qec``, ``design``), registered in the
-module's ``STUDIES``; its defaults are the TOML file ``studies/<name>.toml`` (the only copy).
+(``rate_sweep``, ``decay_sweep``: disorder and hopping, ``dynamics``,
+``temperature_sweep``, ``tolerance``) or a package where it has parts
+(``length_scaling``, ``qec``, ``design``), registered in its ``STUDIES``; its defaults are the TOML file ``studies/<name>.toml`` (the only copy).
 
     from lru_mps.studies import StudyContext, run_study
     res = run_study("length-scaling", StudyContext(out="runs/ls"), overrides={"lengths": "2:20"})
