@@ -386,3 +386,23 @@ def test_thermal_bath_option_reaches_the_spec_and_heats_the_array(monkeypatch):
     zero, specs = _simulate_json(monkeypatch, "--thermal-bath", "--temperature", "0", "--trajectories", "2",
                                  "--t-final", "10/J", "--time-points", "3", "--init", "leakage")
     assert zero["parameters"]["thermal_bath"] is True and "heating" not in {ch.name for ch in specs[-1].channels()}
+
+
+def test_the_typed_config_reader_names_the_key_and_the_range():
+    """Every study key is read through one checked reader: a wrong type or a value out of range is one line naming
+    the key and what is allowed (never a traceback from float('x'))."""
+    from lru_mps.studies.config import Config
+
+    c = Config({"n": 240, "x": 1.5, "flag": True, "odds": "eight", "bad": float("nan"), "table": {"20": 5}})
+    assert c.integer("n") == 240 and c.number("x", min=1) == 1.5 and c.boolean("flag") is True
+    assert c.number("missing", default=2.0) == 2.0 and c.factors("table", others="f") == {20: 5.0}
+    for call, key, allowed in ((lambda: c.number("odds", min=1), "odds", "a number >= 1"),
+                               (lambda: c.number("bad"), "bad", "a number"),
+                               (lambda: c.number("x", above=0, max=1), "x", "a number > 0 and <= 1"),
+                               (lambda: c.integer("x"), "x", "an integer >= 1"),
+                               (lambda: c.boolean("n"), "n", "true or false"),
+                               (lambda: c.number("missing"), "missing", "a value"),
+                               (lambda: Config({"t": {"1": 2}}).factors("t", others="f"), "t.1", "a length L >= 2")):
+        with pytest.raises(ParameterError) as err:
+            call()
+        assert err.value.name == key and err.value.allowed.startswith(allowed), (key, err.value.allowed)

@@ -105,12 +105,10 @@ def conditions_of(cfg: dict, allow_both: bool) -> list[str]:
 
 
 def positive_int(cfg: dict, key: str, minimum: int = 1) -> int:
-    value = cfg[key]
-    require(
-        not isinstance(value, bool) and isinstance(value, (int, float)) and int(value) == value and value >= minimum,
-        key, value, f"an integer >= {minimum}",
-    )
-    return int(value)
+    """``cfg[key]`` as an integer >= ``minimum`` (:meth:`~lru_mps.studies.config.Config.integer`)."""
+    from .config import Config
+
+    return Config(cfg).integer(key, min=minimum)
 
 
 def as_list(cfg: dict, key: str) -> list:

@@ -32,6 +32,7 @@ from ..analysis.lifetimes import LIFETIMES, leakage_lifetimes
 from ..errors import require
 from ..physics.units import to_kelvin, to_time
 from ..run.trajectories import engine_mix, format_mix
+from .config import Config
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
 from .common import UNRESOLVED_LABEL, mark_unresolved, unresolved_handle, PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
 from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells, time_cell
@@ -86,8 +87,7 @@ class TemperatureSweep(Study):
             L, (label, _) = lengths[li], temps[ti]
             spec = spec_of(cfg, length=L, temperature=label)
             t_final = (L - 1) * spec.T_prop + to_time(cfg["t_after"], "t_after", spec.J_hz)
-            strata = cfg.get("thermal_strata", False)
-            require(isinstance(strata, bool), "thermal_strata", strata, "true or false")
+            strata = Config(cfg).boolean("thermal_strata", default=False)
             res = run_ensemble(spec, cfg, ctx, f"L={L} T={label}", init="all", t_final=t_final, time_points=T,
                                thermal_strata=strata)
             run[li, ti] = True

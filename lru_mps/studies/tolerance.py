@@ -55,6 +55,7 @@ from ..analysis.lifetimes import leakage_lifetimes
 from ..errors import require
 from ..physics.units import to_energy, to_fraction, to_time
 from ..run.trajectories import engine_mix, format_mix
+from .config import Config
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
 from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
 from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
@@ -152,8 +153,7 @@ class Tolerance(Study):
         kinds = _kinds(cfg)
         lengths = parse_lengths(cfg["lengths"])
         T = positive_int(cfg, "time_points", 3)
-        odds = float(cfg.get("leakage_thermal_odds", 1.0))
-        require(math.isfinite(odds) and odds >= 1, "leakage_thermal_odds", odds, "a number >= 1")
+        odds = Config(cfg).number("leakage_thermal_odds", min=1, default=1.0)
         spec0 = spec_of(cfg, length=lengths[0])
         spreads = {k: _spreads(cfg, k, spec0) for k in kinds}
         P = max(len(v) for v in spreads.values())

@@ -39,6 +39,7 @@ from ...analysis.design import KINDS, best_under, disagreement, paired_differenc
 from ...errors import ParameterError, require
 from ...physics import disorder as disorder_patterns
 from ...physics.units import parse_frequency_hz, time_to_us
+from ..config import Config
 from ..base import Study, StudyContext, finite_or_none, parse_lengths, time_json
 from ..common import as_list, conditions_of, positive_int, refuse_bath, refuse_readout, spec_of
 from ..qec import cycle_grid, cycle_time
@@ -163,8 +164,7 @@ def _settings(cfg: dict, J_hz: float) -> dict:
             raise ParameterError("budget", cfg["budget"], "'paper' or an added error per cycle (p_total), e.g. 0.005") from None
         require(math.isfinite(budget) and 0.0 < budget <= 1.0, "budget", cfg["budget"],
                 "'paper' or an added error per cycle (p_total) in (0, 1], e.g. 0.005")
-    odds = float(cfg["leakage_thermal_odds"])
-    require(math.isfinite(odds) and odds >= 1, "leakage_thermal_odds", odds, "a number >= 1")
+    odds = Config(cfg).number("leakage_thermal_odds", min=1)
     return {"t_c": t_c, "K": K, "m": m, "Ks": Ks, "ms": ms, "confirm_max": confirm_max, "flag": flag,
             "budget": budget, "odds": odds}
 

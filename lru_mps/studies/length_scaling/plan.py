@@ -9,11 +9,9 @@ Times in 1/J.
 
 from __future__ import annotations
 
-import math
-
 from ...errors import require
 from ..base import parse_lengths
-from ..common import positive_int
+from ..config import Config
 
 
 def _t_final(spec, cfg) -> float:
@@ -31,11 +29,6 @@ def _short(cfg: dict, L: int) -> bool:
     return bool(cfg.get("short_lengths")) and L in parse_lengths(cfg["short_lengths"])
 
 
-def _is_number(x) -> bool:
-    """A real number as a study file gives it (int or float; not a bool)."""
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def _trajectories(cfg: dict, L: int) -> int:
     """Trajectories at length L under realistic conditions: ``short_factor`` x ``trajectories`` on ``short_lengths``.
 
@@ -43,12 +36,12 @@ def _trajectories(cfg: dict, L: int) -> int:
     cores, against 2.5-3 min at L = 16-20) and are where T_star is read to a
     few per cent; the factor buys it there without touching the long arrays.
     """
-    n = positive_int(cfg, "trajectories")
+    c = Config(cfg)
+    n = c.integer("trajectories")
     if not _short(cfg, L):
         return n
-    factor = cfg.get("short_factor", 1)
-    require(_is_number(factor) and 1 <= factor < math.inf, "short_factor", factor,
-            "a number >= 1 (trajectories on short_lengths = short_factor x trajectories)")
+    factor = c.number("short_factor", min=1, default=1,
+                      allowed="a number >= 1 (trajectories on short_lengths = short_factor x trajectories)")
     return int(round(n * factor))
 
 
@@ -63,23 +56,11 @@ def _leakage_trajectories(cfg: dict, L: int) -> int:
     n = _trajectories(cfg, L)
     if _short(cfg, L):
         return n
-    factor = cfg.get("long_leakage_factor", 1)
-    require(_is_number(factor) and 1 <= factor < math.inf, "long_leakage_factor", factor,
-            "a number >= 1 (leakage-start trajectories off short_lengths = long_leakage_factor x trajectories)")
-    factor = _per_length(cfg, "long_leakage_factor_at", "long_leakage_factor").get(L, factor)
+    c = Config(cfg)
+    factor = c.number("long_leakage_factor", min=1, default=1, allowed="a number >= 1 (leakage-start trajectories "
+                      "off short_lengths = long_leakage_factor x trajectories)")
+    factor = c.factors("long_leakage_factor_at", others="long_leakage_factor").get(L, factor)
     return int(round(n * factor))
-
-
-def _per_length(cfg: dict, key: str, others: str) -> dict[int, float]:
-    """A study key's table of lengths and factors (``{ 20 = 5 }``), checked: {L: factor >= 1}."""
-    at = cfg.get(key, {})
-    require(isinstance(at, dict), key, at,
-            f"a table of lengths and factors, e.g. {{ 20 = 5 }} (the lengths not named take {others})")
-    for k, value in at.items():
-        require(str(k).isdigit() and int(k) >= 2, f"{key}.{k}", k, "a length L >= 2")
-        require(_is_number(value) and 1 <= value < math.inf, f"{key}.{k}", value,
-                "a number >= 1 (a factor of trajectories)")
-    return {int(k): v for k, v in at.items()}
 
 
 def _qubit_factor(cfg: dict, L: int) -> float:
@@ -91,7 +72,7 @@ def _qubit_factor(cfg: dict, L: int) -> float:
     the reset site; per realization <n_1> late in the run spreads 0.6 of its
     mean): only more realizations cut it, and at L = 3 a row costs ~5 ms.
     """
-    return float(_per_length(cfg, "qubit_factor_at", "1").get(L, 1))
+    return Config(cfg).factors("qubit_factor_at", others="1").get(L, 1.0)
 
 
 def _qubit_trajectories(cfg: dict, L: int) -> int:
@@ -109,9 +90,8 @@ def _coherence_trajectories(cfg: dict, L: int) -> int:
     n = _trajectories(cfg, L) * _qubit_factor(cfg, L)
     if _short(cfg, L):
         return int(round(n))
-    factor = cfg.get("long_coherence_factor", 1)
-    require(_is_number(factor) and 0 < factor <= 1, "long_coherence_factor", factor,
-            "a number in (0, 1] (coherence-start trajectories off short_lengths = long_coherence_factor x trajectories)")
+    factor = Config(cfg).number("long_coherence_factor", above=0, max=1, default=1, allowed="a number in (0, 1] "
+                                "(coherence-start trajectories off short_lengths = long_coherence_factor x trajectories)")
     return max(2, int(round(n * factor)))
 
 
@@ -124,10 +104,7 @@ def _leakage_thermal_odds(cfg: dict, L: int) -> float:
     more (a larger sector), so the long arrays take smaller odds.
     """
     key = "short_leakage_thermal_odds" if _short(cfg, L) else "long_leakage_thermal_odds"
-    odds = cfg.get(key, 1.0)
-    require(_is_number(odds) and 0 < odds < math.inf, key, odds,
-            "a number > 0 (1 = the natural thermal sample)")
-    return float(odds)
+    return Config(cfg).number(key, above=0, default=1.0, allowed="a number > 0 (1 = the natural thermal sample)")
 
 
 def _thermal_strata(cfg: dict, L: int) -> bool:
@@ -143,8 +120,7 @@ def _thermal_strata(cfg: dict, L: int) -> bool:
     """
     from ...run.thermal_sample import MAX_SITES
 
-    on = cfg.get("short_thermal_strata", False)
-    require(isinstance(on, bool), "short_thermal_strata", on, "true or false")
+    on = Config(cfg).boolean("short_thermal_strata", default=False)
     return on and _short(cfg, L) and 2 <= L - 1 <= MAX_SITES
 
 
@@ -159,8 +135,7 @@ def _integrate_decay(cfg: dict, L: int) -> bool:
     arrays run on the exact engine's batch, where a decay-integrated row runs
     alone and costs ~30x a batched one.
     """
-    on = cfg.get("long_leakage_integrate_decay", False)
-    require(isinstance(on, bool), "long_leakage_integrate_decay", on, "true or false")
+    on = Config(cfg).boolean("long_leakage_integrate_decay", default=False)
     short = cfg.get("short_leakage_integrate_decay", False)
     require(isinstance(short, (bool, str)), "short_leakage_integrate_decay", short,
             "true, false or lengths such as \"3\" or \"3:4\"")
@@ -180,7 +155,7 @@ def _ensembles(cfg: dict, L: int, ideal: bool, n_real: int) -> list[tuple[str | 
     leakage row (four thermal excitations blocking the stack) doubled the
     spread of tau_L (BENCHMARKS.md), while running them all costs ~10 %.
     """
-    hot = float(cfg.get("hot_tail", 1.0))
+    hot = Config(cfg).number("hot_tail", min=1, default=1.0, allowed="a number >= 1 (1 = every hot row runs)")
     if ideal:
         return [("all", n_real, 1.0, hot, False)]
     n, n_leak, odds = _trajectories(cfg, L), _leakage_trajectories(cfg, L), _leakage_thermal_odds(cfg, L)
@@ -189,9 +164,8 @@ def _ensembles(cfg: dict, L: int, ideal: bool, n_real: int) -> list[tuple[str | 
     n = _qubit_trajectories(cfg, L)
     if n_leak == n == n_coh:
         return [("all", n, odds, hot, integrate)]
-    leak_hot = cfg.get("long_leakage_hot_tail", hot) if not _short(cfg, L) else hot
-    require(_is_number(leak_hot) and 1 <= leak_hot < math.inf, "long_leakage_hot_tail", leak_hot,
-            "a number >= 1 (1 = every hot row runs)")
+    leak_hot = Config(cfg).number("long_leakage_hot_tail", min=1, default=hot,
+                                  allowed="a number >= 1 (1 = every hot row runs)") if not _short(cfg, L) else hot
     qubits = [(["qubit", "coherence"], n, 1.0, hot, False)] if n_coh == n else \
         [("qubit", n, 1.0, hot, False), ("coherence", n_coh, 1.0, hot, False)]
     return [("leakage", n_leak, odds, float(leak_hot), integrate)] + qubits

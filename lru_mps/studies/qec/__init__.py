@@ -61,6 +61,7 @@ from ...atomic import atomic_write_bytes
 from ...errors import ParameterError, require
 from ...physics.units import time_to_us, to_time
 from ...run.trajectories import engine_mix
+from ..config import Config
 from ..base import Study, StudyContext, StudyResult, finite_or_none, time_json
 from ..common import conditions_of, refuse_bath, refuse_readout, dataset_attrs, ensemble_settings, json_list, positive_int, run_ensemble, spec_of
 from . import report as qec_report
@@ -158,8 +159,7 @@ class Qec(Study):
         K, m = cycle_grid(cfg, t_c, J_hz)
         threshold = float(cfg["threshold"])
         require(0 < threshold < 1, "threshold", cfg["threshold"], "a probability in (0, 1)")
-        odds = float(cfg.get("leakage_thermal_odds", 1.0))
-        require(math.isfinite(odds) and odds >= 1, "leakage_thermal_odds", odds, "a number >= 1")
+        odds = Config(cfg).number("leakage_thermal_odds", min=1, default=1.0)
         ctx.plan(1)
         res = run_ensemble(spec, cfg, ctx, f"L={spec.L} t_c={cfg['cycle_time']} K={K}", init="all", t_final=K * t_c,
                            time_points=K * m + 1, leakage_thermal_odds=odds)
