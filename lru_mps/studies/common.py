@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from ..analysis.decay import DECAY_OBSERVABLE
 from ..defaults import MODEL
 from ..errors import require
 from ..physics.model import ArraySpec
@@ -31,8 +32,10 @@ PAPER_OPTIMA_J = {
     "dissipation": {"low": 0.04, "high": 130.0},
 }
 
+#: the decay times a study reports: T_prop (the formula) and the fitted ones (analysis.decay.DECAY_OBSERVABLE)
+FITTED = tuple(DECAY_OBSERVABLE)
 DECAYS = ("T_star", "T_prop", "T1", "T2")
-FITTED = ("T_star", "T1", "T2")
+assert set(DECAYS) == set(FITTED) | {"T_prop"}
 #: fitted decay time -> (observable, factor of the fitted curve), as in lru_mps.analysis.decay
 CURVES = {"T_star": ("leakage_array", 1.0), "T1": ("qubit_population", 1.0), "T2": ("qubit_coherence", 2.0)}
 

@@ -34,7 +34,7 @@ from ..physics.units import to_kelvin, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .config import Config
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
-from .common import UNRESOLVED_LABEL, mark_unresolved, unresolved_handle, PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
+from .common import FITTED, UNRESOLVED_LABEL, mark_unresolved, unresolved_handle, PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
 from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells, time_cell
 
 HELP = """T_star, T1 and T2 vs the temperature of the array (0 to 300 mK) at L = 3, 6, 12.
@@ -46,7 +46,6 @@ figure shows T1q and T2q as limits.  Long arrays run up to
 max_temperature_long (150 mK by default).  --quick: seconds.
 """
 
-DECAYS = ("T_star", "T1", "T2")
 
 
 def _temperatures(cfg: dict) -> list[tuple[str, float]]:
@@ -75,7 +74,7 @@ class TemperatureSweep(Study):
         long_length = positive_int(cfg, "long_length", 2)
         t_max_long = to_kelvin(cfg["max_temperature_long"], "max_temperature_long")
         shape = (len(lengths), len(temps))
-        fits = {k: np.full(shape + (2,), np.nan) for k in DECAYS}
+        fits = {k: np.full(shape + (2,), np.nan) for k in FITTED}
         lives = LifetimeGrid(shape)
         mixes: list[list[dict]] = [[{} for _ in temps] for _ in lengths]
         run = np.zeros(shape, dtype=bool)
@@ -105,8 +104,8 @@ class TemperatureSweep(Study):
         J_hz = spec0.J_hz
         limits = _limits(spec0)
         mK = np.array([tk * 1e3 for _, tk in temps])
-        data = {f"{k}_J": (("L", "temperature"), fits[k][..., 0], {"units": "1/J"}) for k in DECAYS}
-        data.update({f"{k}_error_J": (("L", "temperature"), fits[k][..., 1], {"units": "1/J"}) for k in DECAYS})
+        data = {f"{k}_J": (("L", "temperature"), fits[k][..., 0], {"units": "1/J"}) for k in FITTED}
+        data.update({f"{k}_error_J": (("L", "temperature"), fits[k][..., 1], {"units": "1/J"}) for k in FITTED})
         data.update(lives.data_vars(("L", "temperature")))
         data["run"] = (("L", "temperature"), run.astype(int))
         attrs = dataset_attrs(spec0, cfg, **{f"{k}_J": finite_or_none(v) or "inf" for k, v in limits.items()})
@@ -118,7 +117,7 @@ class TemperatureSweep(Study):
             "lengths": lengths,
             "temperatures_mK": [float(x) for x in mK],
             **{k: [[time_json(fits[k][li, ti, 0], fits[k][li, ti, 1], J_hz, reasons.get((k, li, ti))) if run[li, ti] else None
-                    for ti in range(len(temps))] for li in range(len(lengths))] for k in DECAYS},
+                    for ti in range(len(temps))] for li in range(len(lengths))] for k in FITTED},
             **lives.nested(J_hz, where=run),
             "T_prop": time_json(spec0.T_prop, 0.0, J_hz),
             "hardware_limits": {k: time_json(v, 0.0, J_hz) for k, v in limits.items()},
@@ -142,11 +141,11 @@ class TemperatureSweep(Study):
                 if summary["T1"][li][ti] is None:
                     lines.append(f"{t:8.4g} {'(not run)':>17}")
                     continue
-                times = " ".join(time_cell(summary[k][li][ti], "us") for k in DECAYS)
+                times = " ".join(time_cell(summary[k][li][ti], "us") for k in FITTED)
                 lives = cells(*(summary[k][li][ti] for k in LIFETIMES), unit="us")
                 mix = format_mix(summary["engine_mix"][li][ti])
                 lines.append(f"{t:8.4g} {times} {lives}  {mix}")
-                unresolved.update({f"{k} at L = {L}, {t:g} mK": summary[k][li][ti] for k in DECAYS})
+                unresolved.update({f"{k} at L = {L}, {t:g} mK": summary[k][li][ti] for k in FITTED})
         return "\n".join(lines + [""] + reason_lines(unresolved) + [LEGEND]) + "\n"
 
     def plot(self, ds, summary: dict, figdir) -> list:

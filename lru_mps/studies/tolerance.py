@@ -57,7 +57,7 @@ from ..physics.units import to_energy, to_fraction, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .config import Config
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
-from .common import PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
+from .common import DECAYS, PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
 from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
 from ..analysis.tolerance import doubling_crossing, doubling_fit, fit_points, which_holds
 
@@ -68,7 +68,6 @@ FRACTIONS = ("hopping_spread",)
 NOTES = {"hopping_spread": "per-bond couplings J_l = J (1 + eps_l), eps_l ~ N(0, X): spreads X are fractions "
                            "(spreads_fraction, spreads_percent; doubling value_fraction, value_percent); not in the "
                            "default kinds (--kinds e2_spread,frequency_noise,hopping_spread)"}
-DECAYS = ("T_star", "T_prop", "T1", "T2")
 LABELS = {"e2_spread": "leakage-level detuning spread", "frequency_noise": "quasi-static frequency noise",
           "hopping_spread": "per-bond coupling spread"}
 

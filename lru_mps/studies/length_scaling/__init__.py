@@ -65,7 +65,7 @@ from ...run.thermal_sample import strata_for
 from ...run.trajectories import engine_mix
 from ...run.simulate import simulate
 from ..base import Study, StudyContext, finite_or_none, parse_lengths, time_json
-from ..common import ensemble_settings, spec_of
+from ..common import FITTED, ensemble_settings, spec_of
 from .plan import _t_final, _qubit_trajectories, _leakage_trajectories, _coherence_trajectories, _leakage_thermal_odds, _thermal_strata, _integrate_decay, _ensembles
 from ..lifetimes import LifetimeGrid
 from .report import plot as report_plot, table as report_table
@@ -85,7 +85,6 @@ realistic ones, also when --conditions runs only one of them.
 --quick: seconds.
 """
 
-DECAYS = ("T_star", "T1", "T2")
 #: the ensemble curves kept per condition and L (results.nc: mean, sem and the resolved mask)
 CURVES = ("leakage_array", "leakage_site1", "qubit_population", "qubit_coherence")
 
@@ -125,7 +124,7 @@ def _compute(cfg: dict, ctx: StudyContext):
     spec0 = spec_of(cfg, length=all_L[0], conditions=conds[0])
 
     shape = (len(conds), len(all_L))
-    fits = {k: np.full(shape + (2,), np.nan) for k in DECAYS}
+    fits = {k: np.full(shape + (2,), np.nan) for k in FITTED}
     lives = LifetimeGrid(shape)
     curves = {k: np.full(shape + (T, 2), np.nan) for k in CURVES}
     resolved = {k: np.zeros(shape + (T,), dtype=bool) for k in CURVES}
@@ -339,7 +338,7 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
         Ls = lengths[cond]
         sel = [all_L.index(L) for L in Ls]
         entry = {"lengths": Ls, "T_prop": [time_json(T_prop, 0.0, J_hz) for _ in Ls]}
-        for name in DECAYS:
+        for name in FITTED:
             entry[name] = [time_json(fits[name][ci, li, 0], fits[name][ci, li, 1], J_hz, reasons.get((name, ci, li)))
                            for li in sel]
         entry.update(lives.lists([(ci, li) for li in sel], J_hz))
@@ -383,8 +382,8 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
 
     ds = xr.Dataset(
         {
-            **{f"{k}_J": (("conditions", "L"), fits[k][..., 0], {"units": "1/J"}) for k in DECAYS},
-            **{f"{k}_error_J": (("conditions", "L"), fits[k][..., 1], {"units": "1/J"}) for k in DECAYS},
+            **{f"{k}_J": (("conditions", "L"), fits[k][..., 0], {"units": "1/J"}) for k in FITTED},
+            **{f"{k}_error_J": (("conditions", "L"), fits[k][..., 1], {"units": "1/J"}) for k in FITTED},
             **lives.data_vars(("conditions", "L")),
             "T_prop_J": ("L", np.full(len(all_L), T_prop), {"units": "1/J"}),
             "log_T1_realization": (("L", "realization"), log_T1, {"units": "ln(T1 J)", "convention": "T1 ~ exp(L/xi)"}),
