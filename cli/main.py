@@ -145,15 +145,17 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
 
 @main.command(name="plot")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False))
-def plot_command(folder):
-    """Redraw the figures of a stored study from FOLDER."""
+@click.option("--format", "formats", default="png,pdf", show_default=True,
+              help="Figure file formats, a comma-separated list of png, pdf, svg, eps.")
+def plot_command(folder, formats):
+    """Redraw the figures of a stored study from FOLDER (into FOLDER/figures)."""
     import matplotlib
 
     from lru_mps.studies import replot
 
     matplotlib.use("Agg")  # figures go to files
     try:
-        paths = replot(folder)
+        paths = replot(folder, [f.strip() for f in formats.split(",") if f.strip()])
     except ParameterError as err:
         fail(err)
     for p in paths:

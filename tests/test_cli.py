@@ -175,3 +175,18 @@ def test_study_help_leads_with_the_study():
         assert text.index("\n  --tphi ") > at[-1] and text.count("\n  --tphi ") == 1, name
         if name == "temperature-sweep":
             assert at[0] < text.index("\n  --temperatures ") < at[1]
+
+
+def test_plot_redraws_in_the_formats_asked(tmp_path):
+    """`lru-mps plot DIR --format svg` redraws a stored study's figures as SVG (marked as a first look where the
+    study was --quick); a format matplotlib is not asked for here is refused by the option's name."""
+    out = tmp_path / "dyn"
+    assert run("study", "dynamics", "--quick", "--out", str(out)).exit_code == 0
+    res = run("plot", str(out), "--format", "svg")
+    assert res.exit_code == 0, res.output
+    svgs = sorted((out / "figures").glob("*.svg"))
+    assert svgs and [str(p) for p in svgs] == sorted(res.output.split())
+    assert "quick: a first look" in svgs[0].read_text()
+    bad = run("plot", str(out), "--format", "jpg")
+    assert bad.exit_code == 2 and "Error: --format=jpg is not allowed: a comma-separated list of png, pdf, svg, eps" \
+        in bad.output

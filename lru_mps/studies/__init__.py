@@ -122,8 +122,9 @@ def single_values(name: str, cfg: dict, given: set) -> None:
     assert all(o in MODEL_KEYS for opts in SWEPT_OPTIONS.values() for o in opts)
 
 
-def replot(folder) -> list[Path]:
-    """Redraw the figures of a stored study from its results.nc and summary.json."""
+def replot(folder, formats=None) -> list[Path]:
+    """Redraw the figures of a stored study from its results.nc and summary.json (``formats``: e.g. ("svg", "png");
+    default PNG and PDF)."""
     from ..io.datasets import load_dataset
     from .base import read_config
 
@@ -131,7 +132,8 @@ def replot(folder) -> list[Path]:
     cfg = read_config(folder)
     study = get_study(cfg["study"])
     summary = json.loads((folder / "summary.json").read_text())
-    from .base import QUICK_MARK, figure_mark
+    from .base import FIGURE_FORMATS, QUICK_MARK, figure_formats, figure_mark
 
-    with figure_mark(QUICK_MARK.split(" (")[0] if summary.get("quick") else None):
+    with figure_mark(QUICK_MARK.split(" (")[0] if summary.get("quick") else None), \
+            figure_formats(formats or FIGURE_FORMATS):
         return study.plot(load_dataset(folder / "results.nc"), summary, folder / "figures")

@@ -306,6 +306,26 @@ def read_config(folder) -> dict:
 QUICK_MARK = "quick: a first look (a small sample; run without --quick for the study's numbers)"
 #: the mark save_figure puts on the figures being drawn (set by :func:`figure_mark`)
 _FIGURE_MARK: list[str] = []
+#: the file formats save_figure writes (set by :func:`figure_formats`), and those matplotlib can write for it
+FIGURE_FORMATS = ("png", "pdf")
+ALLOWED_FORMATS = ("png", "pdf", "svg", "eps")
+_FORMATS: list[tuple[str, ...]] = []
+
+
+class figure_formats:
+    """While active, :func:`save_figure` writes the figures in ``formats`` (e.g. ("svg",)) instead of PNG and PDF."""
+
+    def __init__(self, formats):
+        formats = tuple(formats)
+        require(len(formats) >= 1 and all(f in ALLOWED_FORMATS for f in formats), "formats", ",".join(formats),
+                f"a comma-separated list of {', '.join(ALLOWED_FORMATS)}")
+        self.formats = formats
+
+    def __enter__(self):
+        _FORMATS.append(self.formats)
+
+    def __exit__(self, *exc):
+        _FORMATS.pop()
 
 
 class figure_mark:
@@ -322,12 +342,13 @@ class figure_mark:
 
 
 def save_figure(fig, figdir: Path, name: str) -> list[Path]:
-    """Save a matplotlib figure as PNG and PDF (with the mark of :func:`figure_mark`, if any); returns the paths."""
+    """Save a matplotlib figure as PNG and PDF, or the formats of :func:`figure_formats` (with the mark of
+    :func:`figure_mark`, if any); returns the paths."""
     figdir.mkdir(parents=True, exist_ok=True)
     if _FIGURE_MARK and _FIGURE_MARK[-1]:
         fig.text(0.995, 0.005, _FIGURE_MARK[-1], ha="right", va="bottom", fontsize=7, color="C3")
     paths = []
-    for ext in ("png", "pdf"):
+    for ext in (_FORMATS[-1] if _FORMATS else FIGURE_FORMATS):
         path = figdir / f"{name}.{ext}"
         fig.savefig(path, dpi=150, bbox_inches="tight")
         paths.append(path)
