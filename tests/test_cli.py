@@ -97,25 +97,29 @@ def test_study_errors_name_the_option(tmp_path):
 
 
 def test_a_study_folder_of_other_options_is_refused_by_name(tmp_path):
-    """A folder holds one configuration: a rerun into it with other options is refused before anything runs, with
-    one line naming the keys that differ (its config.toml and results stay as they were); the same options are
-    taken (they resume: tests/test_length_scaling.py's interrupted study)."""
+    """A folder's results hold one configuration: a rerun into it with other options is refused before anything runs,
+    with one line naming the keys that differ (its config.toml and results stay as they were); the same options are
+    taken (they resume: tests/test_length_scaling.py's interrupted study), and so is a folder without results (a
+    run stopped by bad input, then corrected)."""
     from lru_mps.errors import ParameterError
     from lru_mps.studies import get_study, run_study
-    from lru_mps.studies.base import StudyContext, claim_folder, load_config
+    from lru_mps.studies.base import StudyContext, claim_folder, load_config, to_toml
 
     out = tmp_path / "dyn"
     study = get_study("dynamics")
     cfg = load_config(study.NAME, study.DEFAULTS, None, {})
-    claim_folder(StudyContext(out=out), cfg)  # what a run writes first
+    out.mkdir()
+    (out / "config.toml").write_text(to_toml(cfg))
+    claim_folder(StudyContext(out=out), load_config(study.NAME, study.DEFAULTS, None, {"seed": 3}))  # no results yet
+    (out / "results.nc").write_bytes(b"stored results")  # what a finished run leaves
     before = (out / "config.toml").read_bytes()
     claim_folder(StudyContext(out=out), load_config(study.NAME, study.DEFAULTS, None, {}))  # the same: taken
     res = CliRunner().invoke(main, ["study", "dynamics", "--seed", "3", "--t1", "20us", "--out", str(out)])
     assert res.exit_code == 2 and "Traceback" not in res.output
     (line,) = [x for x in res.output.splitlines() if x.startswith("Error:")]
-    assert f"--out={str(out)!r}"[:6] in line and "whose model.t1, seed differ" in line, line
+    assert "--out=" in line and "whose model.t1, seed differ" in line, line
     assert "seed = 0 there, 3 now" in line and "pass another --out" in line, line
-    assert (out / "config.toml").read_bytes() == before and not (out / "results.nc").exists()
+    assert (out / "config.toml").read_bytes() == before and (out / "results.nc").read_bytes() == b"stored results"
     with pytest.raises(ParameterError, match="holds a dynamics study's results, not tolerance's"):
         run_study("tolerance", StudyContext(out=out), quick=True)
 

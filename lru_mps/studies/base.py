@@ -17,8 +17,8 @@ Running a study writes into one output folder:
                     command after an interruption continues from them and
                     ends with exactly the numbers of an uninterrupted run.
 
-A folder belongs to one configuration: rerunning into it with other options
-is refused with the keys that differ (:func:`claim_folder`).
+A folder's results belong to one configuration: rerunning into it with other
+options is refused with the keys that differ (:func:`claim_folder`).
 """
 
 from __future__ import annotations
@@ -191,16 +191,18 @@ def to_toml(cfg: dict) -> str:
 
 
 def claim_folder(ctx: StudyContext, cfg: dict) -> None:
-    """Take ``ctx.out`` for the study of ``cfg``: refuse a folder that holds a run with other options, else write
-    its config.toml now (a rerun with the same options resumes; an interrupted run is claimed too).
+    """Take ``ctx.out`` for the study of ``cfg``: refuse a folder that holds the results of a run with other options
+    (a rerun with the same options resumes; a folder without results, e.g. of an interrupted run, is taken).
 
-    A folder's config.toml is the resolved configuration it was run with;
-    rerunning with different options would replace its results, so the
-    keys that differ are named instead and nothing is written.
+    A folder's config.toml is the resolved configuration its results were
+    computed with; rerunning with different options would replace them, so
+    the keys that differ are named instead and nothing runs.  (The blocks in
+    ``work/`` are keyed by what determines their numbers: other options
+    never reuse them.)
     """
     path = ctx.out / "config.toml"
     new = tomllib.loads(to_toml(cfg))
-    if path.exists():
+    if path.exists() and (ctx.out / "results.nc").exists():
         try:
             with open(path, "rb") as fh:
                 old = tomllib.load(fh)
@@ -220,8 +222,6 @@ def claim_folder(ctx: StudyContext, cfg: dict) -> None:
                 f"it holds a {old.get('study', 'study')} run whose {', '.join(k for k, _, _ in differ)} "
                 f"{'differs' if len(differ) == 1 else 'differ'} ({shown}); "
                 "pass another --out to keep both, or delete the folder to replace it")
-    ctx.out.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, to_toml(cfg).encode())
 
 
 def _differing(old: dict, new: dict) -> list[tuple[str, object, object]]:
