@@ -53,7 +53,8 @@ def test_quick_tolerance_outputs_and_contract(quick):
         (row,) = entry["by_length"]
         assert row["L"] == 3
         for q in ("T_star", "T_prop", "T1", "T2"):
-            assert len(row[q]) == n and all(set(t) == TIME_KEYS for t in row[q])
+            assert len(row[q]) == n and all(set(t) - {"reason"} == TIME_KEYS for t in row[q])
+            assert all(("reason" in t) == (t["value_J"] is None) for t in row[q] if q != "T_prop"), q
         for q, keys in LIFETIME_KEYS.items():
             assert len(row[q]) == n and all(set(t) == keys for t in row[q])
         for q in ("leakage_lifetime_qubit", "leakage_lifetime_array"):

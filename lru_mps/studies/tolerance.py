@@ -50,15 +50,15 @@ import math
 import numpy as np
 import xarray as xr
 
-from ..analysis.decay import decay_times
+from ..analysis.decay import decay_times, unresolved_reason
 from ..analysis.lifetimes import leakage_lifetimes
 from ..errors import require
 from ..physics.units import to_energy, to_fraction, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .config import Config
 from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
-from .common import DECAYS, PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
-from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
+from .common import DECAYS, PLOT_STYLE, mark_unresolved, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
+from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells
 from ..analysis.tolerance import doubling_crossing, doubling_fit, fit_points, which_holds
 
 #: error kind -> the config key of its spread values (the kind is the model key of `lru-mps simulate`)
@@ -160,6 +160,7 @@ class Tolerance(Study):
         tau = {q: np.full((K, NL, P, 2), np.nan) for q in DECAYS}
         lives = LifetimeGrid((K, NL, P))
         mixes = [[[{} for _ in range(P)] for _ in lengths] for _ in kinds]
+        reasons: dict = {}  # (decay time, kind, L, spread): why it is not resolved
         # one ensemble per distinct spec: S = 0 is shared by every kind
         points = {}
         for li, L in enumerate(lengths):  # the shortest array first: the paper's working point
@@ -178,15 +179,18 @@ class Tolerance(Study):
             mix = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
             found = {q: (d.value, d.error) for q, d in decay_times(res).items() if d is not None}
             found_lives = leakage_lifetimes(res)
+            why = {q: unresolved_reason(q, res) for q in DECAYS if q != "T_prop" and q not in found}
             for ki, li, pi, _ in where:
                 mixes[ki][li][pi] = mix
+                reasons.update({(q, ki, li, pi): r for q, r in why.items()})
                 for q, (v, e) in found.items():
                     if q in tau:
                         tau[q][ki, li, pi] = (nan_or(v), nan_or(e))
                 lives.put((ki, li, pi), found_lives)
-        return self._assemble(cfg, spec0, kinds, lengths, spreads, tau, lives, mixes, odds)
+        return self._assemble(cfg, spec0, kinds, lengths, spreads, tau, lives, mixes, odds, reasons)
 
-    def _assemble(self, cfg, spec0, kinds, lengths, spreads, tau, lives, mixes, odds):
+    def _assemble(self, cfg, spec0, kinds, lengths, spreads, tau, lives, mixes, odds, reasons=None):
+        reasons = reasons or {}
         J_hz, J_prop = spec0.J_hz, spec0.J_prop
         K, NL, P = len(kinds), len(lengths), max(len(v) for v in spreads.values())
         S_J = np.full((K, P), np.nan)  # each kind in its own unit: J, or a fraction (FRACTIONS)
@@ -275,7 +279,8 @@ class Tolerance(Study):
             for li, L in enumerate(lengths):
                 row = {"L": L}
                 for q in DECAYS:
-                    row[q] = [time_json(tau[q][ki, li, p, 0], tau[q][ki, li, p, 1], J_hz) for p in range(n)]
+                    row[q] = [time_json(tau[q][ki, li, p, 0], tau[q][ki, li, p, 1], J_hz, reasons.get((q, ki, li, p)))
+                              for p in range(n)]
                 row.update(lives.lists([(ki, li, p) for p in range(n)], J_hz))
                 row["T_star_doubling"] = _doubling_json(fits["T_star"][ki][li], units)
                 row["tau_L_doubling"] = _doubling_json(fits["leakage_lifetime_array"][ki][li], units)
@@ -290,7 +295,11 @@ class Tolerance(Study):
         lines = [f"{self.NAME}: decay times (us, +- jackknife error) vs fabrication/tuning errors, "
                  f"{summary['conditions']} conditions; J_prop = {jp['value_J']:.4g} J = {jp['value_MHz'] * 1e3:.4g} kHz"]
 
+        unresolved = {}
+
         def cell(t, width=16):
+            if t is not None and t.get("value_us") is None and t.get("reason"):
+                return f"{'not resolved*':>{width}}"
             if t is None or t.get("value_us") is None:
                 return f"{'-':>{width}}"
             err = "?" if t.get("error_us") is None else format(t["error_us"], ".2g")
@@ -311,9 +320,11 @@ class Tolerance(Study):
                     lines.append(f"{sj:8.3g} {second[p]:10.4g} {cell(row['T_star'][p])} "
                                  f"{cell(row['T1'][p])} {cell(row['T2'][p])} {lives}  "
                                  f"{format_mix(row['engine_mix'][p])}")
+                    unresolved.update({f"{q} at {kind} {e['spreads'][p]}, L = {row['L']}": row[q][p]
+                                       for q in ("T_star", "T1", "T2")})
                 for name, key in (("T_star", "T_star_doubling"), ("tau_L", "tau_L_doubling")):
                     lines.append(f"  {name} doubles at S = {_fmt_doubling(row[key])}")
-        lines += ["", LEGEND]
+        lines += [""] + reason_lines(unresolved) + [LEGEND]
         if "hopping_spread" not in summary["kinds"]:
             lines += ["hopping_spread: " + NOTES["hopping_spread"]]
         return "\n".join(lines) + "\n"
@@ -342,6 +353,7 @@ class Tolerance(Study):
                         if ok.any():
                             ax.errorbar(x[ok], v[ok], yerr=np.nan_to_num(e[ok]), fmt=mk, color=c, ms=4, capsize=2,
                                         lw=1.0, label=lab, alpha=0.6 if q == "leakage_lifetime_array" else 1.0)
+                        mark_unresolved(ax, x[ok_x & ~np.isfinite(v)], c)  # ran, not resolved: an x at the axis
                     tp = ds["T_prop_J"].sel(kind=kind, L=L).values * us
                     if np.isfinite(tp).any():
                         ax.axhline(float(np.nanmax(tp)), color="k", ls="--", lw=0.9, label=r"$T_{\rm prop}$")
