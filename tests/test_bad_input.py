@@ -38,7 +38,7 @@ def _no_compute(monkeypatch, module, name):
 # ------------------------------------------------------------------ design: --budget
 @pytest.mark.parametrize("budget", ["-1", "0", "-0.005", "2", "nan"])
 def test_design_refuses_a_budget_that_is_not_a_probability(tmp_path, monkeypatch, budget):
-    from lru_mps.studies import design_screen
+    from lru_mps.studies.design import screen as design_screen
 
     _no_compute(monkeypatch, design_screen, "screen_leakage")
     res = cli("study", "design", "--budget", budget, "--out", tmp_path / "run", "--workers", "1")
@@ -47,7 +47,7 @@ def test_design_refuses_a_budget_that_is_not_a_probability(tmp_path, monkeypatch
 
 
 def test_design_refuses_a_bad_budget_from_the_study_file(tmp_path, monkeypatch):
-    from lru_mps.studies import design_screen
+    from lru_mps.studies.design import screen as design_screen
     from lru_mps.studies.base import StudyContext
     from lru_mps.studies import run_study
 

@@ -220,7 +220,9 @@ def test_bad_values_give_one_line_naming_the_key(tmp_path):
                         (["--rate-factors", "0,1"], "--rate-factors=0,1 is not allowed: numbers > 0"),
                         (["--budget", "abc"], "--budget=abc is not allowed: 'paper' or an added error per cycle"),
                         (["--cycle-time", "-1us"], "--cycle-time=-1us (= -31.42/J) is not allowed"),
-                        (["--reset", "random"], "--reset=random is not allowed: not set in the design study")):
+                        (["--reset", "random", "--resets", "periodic"],
+                         "--reset=random is not allowed: one of --reset and --resets"),
+                        (["--rate", "1J"], "--rate=1J is not allowed: not an option of the design study")):
         res = runner.invoke(main, ["study", "design", "--quick", *args, "--out", str(tmp_path / "b")])
         assert res.exit_code == 2 and shown in res.output, (args, res.output)
         errors = [ln for ln in res.output.splitlines() if ln.startswith("Error:")]

@@ -38,8 +38,8 @@ class Config:
                below: float | None = None, default=_MISSING, allowed: str | None = None) -> float:
         """A finite real number in [min, max] (and > above, < below where given)."""
         value = self._get(key, default)
-        bounds = [f">= {min:g}" if min is not None else None, f"<= {max:g}" if max is not None else None,
-                  f"> {above:g}" if above is not None else None, f"< {below:g}" if below is not None else None]
+        bounds = [f">= {min:g}" if min is not None else None, f"> {above:g}" if above is not None else None,
+                  f"<= {max:g}" if max is not None else None, f"< {below:g}" if below is not None else None]
         text = allowed or "a number " + " and ".join(b for b in bounds if b) if any(bounds) else allowed or "a number"
         ok = _is_number(value) and math.isfinite(value) and (min is None or value >= min) and \
             (max is None or value <= max) and (above is None or value > above) and (below is None or value < below)
