@@ -273,3 +273,27 @@ def test_screen_agrees_with_the_realistic_confirmation(tmp_path):
     assert s["verdict"]["result"] == "better" and (best["L"], best["W_MHz"], best["J_MHz"], best["reset"]) == \
         (3, 150.0, 7.0, "dissipation")
     assert s["verdict"]["better_by"]["value"] > 2 * s["verdict"]["better_by"]["error"]
+
+
+def test_the_front_figure_names_its_points(quick, tmp_path, monkeypatch):
+    """The design front read from its axes: every confirmed point labelled with its design (L, W, J, reset, rate),
+    the axes labelled with what they show, the legend outside the data, the unconfirmed front points said."""
+    from lru_mps.io.datasets import load_dataset
+    from lru_mps.studies.design import report
+
+    out, s = quick
+    figs = []
+    monkeypatch.setattr(report, "save_figure", lambda fig, figdir, name: figs.append(fig) or [])
+    report.plot(load_dataset(out / "results.nc"), s, tmp_path)
+    (fig,) = figs
+    (ax,) = fig.axes
+    texts = [t.get_text() for t in ax.texts]
+    for x in s["confirmation"]["points"]:
+        assert report.point_label(x) in texts, x["label"]
+        assert f"L{x['L']} W{x['W_MHz']:g} J{x['J_MHz']:g}" in report.point_label(x)
+    assert "per cycle" in ax.get_xlabel() and "cycles" in ax.get_ylabel()
+    box = ax.get_legend().get_bbox_to_anchor().transformed(ax.transAxes.inverted())
+    assert box.x0 >= 1.0  # outside the axes
+    front = set(x["index"] for x in s["screen"]["front"])
+    confirmed = set(x["index"] for x in s["confirmation"]["points"])
+    assert (len(front - confirmed) > 0) == any("not confirmed" in t for t in texts)

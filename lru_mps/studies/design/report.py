@@ -161,11 +161,35 @@ def plot(ds, summary: dict, figdir) -> list:
                     mew=0.5, label="best under the budget")
         if summary["budget"]["added_p_total"] is not None:
             ax.axvline(summary["budget"]["added_p_total"], color="C3", ls=":", lw=1, label="budget")
+        for x in summary["confirmation"]["points"]:  # which design each confirmed point is
+            i = x["index"]
+            ax.annotate(point_label(x), (ds["added_confirm"].values[i], ds["D_confirm"].values[i]),
+                        xytext=(4, 3), textcoords="offset points", fontsize=6, color="0.2")
+        missing = int(np.count_nonzero(f & ~c))
+        if missing:
+            ax.text(0.01, 0.01, f"{missing} point(s) of the screen's front not confirmed:\nat most confirm_max = "
+                    f"{summary['confirmation'].get('confirm_max', '?')} front points are (raise confirm_max)",
+                    transform=ax.transAxes, fontsize=6, color="0.3", va="bottom")
         ax.set_yscale("log")
         ax.set_xscale("log")  # (a non-positive added error, screen noise, is not drawn)
+        from matplotlib.ticker import FuncFormatter
+
+        def plain(v, _):  # readable log axes: plain numbers, the minor ticks at 2 and 5 only
+            lead = f"{v:.0e}"[0]
+            return f"{v:.3g}" if lead in "125" else ""
+
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(FuncFormatter(plain))
+            axis.set_minor_formatter(FuncFormatter(plain))
         ax.set_xlabel("qubit error per cycle added by the LRU (Pauli $p$)")
         ax.set_ylabel("mean leakage duration $D$ (cycles)")
         ax.set_title(f"LRU design front, t_c = {summary['cycle_time']['value_us']:g} us, {summary['conditions']}")
-        ax.legend(loc="upper right", frameon=True, framealpha=0.9)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=True, framealpha=0.9, fontsize=7)
         fig.tight_layout()
         return save_figure(fig, figdir, "design_front")
+
+
+def point_label(x: dict) -> str:
+    """A design point's short label on the figure: L, W, J, the reset and its rate (the table has the full one)."""
+    reset = {"periodic": "per", "random": "rand", "dissipation": "diss"}.get(x["reset"], x["reset"])
+    return f"L{x['L']} W{x['W_MHz']:g} J{x['J_MHz']:g} {reset} {x['rate_J']:.2g}J"
