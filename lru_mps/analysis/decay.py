@@ -219,16 +219,17 @@ def _finite(x):
     return float(x) if x is not None and math.isfinite(x) else None
 
 
-def unresolved_reason(name: str, result: SimulationResult) -> str | None:
+def unresolved_reason(name: str, result: SimulationResult, times: dict | None = None) -> str | None:
     """Why decay time ``name`` of ``result`` is not resolved, and how many trajectories would resolve it (None where
-    :func:`decay_times` resolves it or the observable was not run).
+    :func:`decay_times` resolves it or the observable was not run; ``times``: its :func:`decay_times` where the
+    caller has them, so that the fits are not made twice).
 
     The fit needs its window's points to stand RESOLVED_SIGMAS standard
     errors above zero until the curve has decayed (:func:`fit_window`); the
     estimate is :func:`_trajectories_to_resolve`.
     """
     obs = DECAY_OBSERVABLE[name][0]
-    if OBSERVABLE_INIT[obs] not in result.blocks or decay_times(result).get(name) is not None:
+    if OBSERVABLE_INIT[obs] not in result.blocks or (times or decay_times(result)).get(name) is not None:
         return None
     t = result.times
     start, end = fit_window(name, result)
@@ -275,6 +276,6 @@ def _trajectories_to_resolve(mean, sem, inside, n: int) -> int:
         if m > target and s > 0:
             last_s = s
         m_eff = max(m, target)
-        s_eff = max(s, last_s * math.sqrt(m_eff / max(float(mean[inside[0]]), m_eff))) if m <= target else s
+        s_eff = max(s, last_s * math.sqrt(m_eff / max(m0, m_eff))) if m <= target else s
         worst = max(worst, (RESOLVED_SIGMAS * s_eff / m_eff) ** 2)
     return int(math.ceil(1.2 * n * worst))

@@ -91,11 +91,12 @@ class TemperatureSweep(Study):
                                thermal_strata=strata)
             run[li, ti] = True
             mixes[li][ti] = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
-            for name, d in decay_times(res).items():
+            times = decay_times(res)
+            for name, d in times.items():
                 if name in fits and d is not None:
                     fits[name][li, ti] = (d.value, d.error)
                 elif name in fits:
-                    reasons[(name, li, ti)] = unresolved_reason(name, res)
+                    reasons[(name, li, ti)] = unresolved_reason(name, res, times)
             lives.put((li, ti), leakage_lifetimes(res))
         spec0 = spec_of(cfg, length=lengths[0])
         return self._assemble(cfg, spec0, lengths, temps, fits, lives, mixes, run, reasons)

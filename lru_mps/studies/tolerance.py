@@ -177,9 +177,10 @@ class Tolerance(Study):
             res = run_ensemble(spec, cfg, ctx, label, init="all", t_final=t_final, time_points=T,
                                leakage_thermal_odds=odds)
             mix = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
-            found = {q: (d.value, d.error) for q, d in decay_times(res).items() if d is not None}
+            times = decay_times(res)
+            found = {q: (d.value, d.error) for q, d in times.items() if d is not None}
             found_lives = leakage_lifetimes(res)
-            why = {q: unresolved_reason(q, res) for q in DECAYS if q != "T_prop" and q not in found}
+            why = {q: unresolved_reason(q, res, times) for q in DECAYS if q != "T_prop" and q not in found}
             for ki, li, pi, _ in where:
                 mixes[ki][li][pi] = mix
                 reasons.update({(q, ki, li, pi): r for q, r in why.items()})

@@ -188,11 +188,12 @@ def _compute(cfg: dict, ctx: StudyContext):
                         resolved[name][ci, li] = ok
                         curves[name][ci, li, :, 0] = np.where(ok, ms.mean, np.nan)
                         curves[name][ci, li, :, 1] = np.where(ok, ms.sem, np.nan)
-                for name, d in decay_times(res).items():
+                times = decay_times(res)
+                for name, d in times.items():
                     if name in fits and d is not None:
                         fits[name][ci, li] = (d.value, d.error)
                     elif name in fits:
-                        reasons[(name, ci, li)] = unresolved_reason(name, res)
+                        reasons[(name, ci, li)] = unresolved_reason(name, res, times)
                 if "leakage" not in res.blocks:
                     continue
                 lives.put((ci, li), leakage_lifetimes(res))
