@@ -1,7 +1,7 @@
 """Studies: named recipes over many ensembles, with stored results, a table and figures.
 
 Each study is a :class:`~lru_mps.studies.base.Study` in a module of its own
-(``rate_sweep``, ``decay_sweep``: disorder and hopping, ``dynamics``,
+(``rate_sweep``, ``disorder_hopping_sweeps``: disorder-sweep and hopping-sweep, ``dynamics``,
 ``temperature_sweep``, ``tolerance``) or a package where it has parts
 (``length_scaling``, ``qec``, ``design``), registered in its ``STUDIES``; its defaults are the TOML file ``studies/<name>.toml`` (the only copy).
 
@@ -22,8 +22,8 @@ from .base import Study, StudyContext, StudyResult, load_config
 _MODULES = {
     "length-scaling": "length_scaling",
     "rate-sweep": "rate_sweep",
-    "disorder-sweep": "decay_sweep",
-    "hopping-sweep": "decay_sweep",
+    "disorder-sweep": "disorder_hopping_sweeps",
+    "hopping-sweep": "disorder_hopping_sweeps",
     "dynamics": "dynamics",
     "temperature-sweep": "temperature_sweep",
     "tolerance": "tolerance",
