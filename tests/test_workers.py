@@ -95,34 +95,43 @@ def test_api_workers_end_and_finished_blocks_stay(tmp_path, sig):
         assert res is not None and res.trajectories == 250
 
 
-def _sigterm_disposition():
-    return signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
-
-
-def _ignore_sigterm_and_sleep():
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a worker that outlives SIGTERM (e.g. inside a long kernel)
+def _sigterm_default_or_stuck(i: int):
+    """Item 0: whether SIGTERM has its default action in the worker; item 1: a worker that outlives SIGTERM (e.g.
+    inside a long kernel)."""
+    if i == 0:
+        return signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(120)
+
+
+class _Stop(Exception):
+    pass
 
 
 def test_workers_take_sigterm_at_once_and_a_stuck_one_is_killed():
     """A pool worker ends on its parent's terminate (SIGTERM's default action, not the CLI's SystemExit handler
     inherited through fork, which a compiled kernel delays and the pool's worker loop catches); one that outlives
     SIGTERM is killed, so the parent's exit does not wait for it (measured before the fix: a killed length-scaling
-    study stayed alive, its interpreter waiting for workers busy in the Chebyshev kernel)."""
-    from concurrent.futures import ProcessPoolExecutor
+    study stayed alive, its interpreter waiting for workers busy in the Chebyshev kernel).  Through the package's
+    one pool (map_in_processes), stopped by a failure in the parent while one worker is stuck."""
+    from lru_mps.run.executors import map_in_processes
 
-    from lru_mps.run.executors import _init_worker, _stop_pool
+    kids: list[int] = []
+    stopped: list[float] = []
+
+    def first(i, default_action):
+        assert i == 0 and default_action
+        time.sleep(1.0)  # the other item is in a worker now, ignoring SIGTERM
+        kids.extend(_children(os.getpid()))
+        stopped.append(time.monotonic())
+        raise _Stop
 
     previous = signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(SystemExit(143)))
     try:
-        pool = ProcessPoolExecutor(max_workers=1, initializer=_init_worker, initargs=(os.getpid(),))
-        assert pool.submit(_sigterm_disposition).result(timeout=60)
-        pool.submit(_ignore_sigterm_and_sleep)
-        time.sleep(1.0)
-        kids = [p.pid for p in pool._processes.values()]
-        t0 = time.monotonic()
-        _stop_pool(pool)
-        assert time.monotonic() - t0 < 15
+        with pytest.raises(_Stop):
+            map_in_processes(_sigterm_default_or_stuck, [(0,), (1,)], workers=2, on_result=first)
+        assert time.monotonic() - stopped[0] < 15
+        assert kids
         _assert_workers_end(kids, within=5.0)
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -3,6 +3,9 @@
 Blocks are independent (each trajectory owns its random streams), so they can
 run in any order and in any process; results are merged in block order by
 exact sums, which makes the numbers independent of the number of workers.
+The local process pool is the package's one (:func:`map_in_processes`: workers
+that end with their parent, stopped at once on a failure or Ctrl-C); other
+work that runs in processes (the qec study's direct simulation) maps through it.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from .blocks import BlockResult, n_blocks, run_block
 from .settings import RunSettings
@@ -83,6 +86,43 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
             proc.join(timeout=5)
 
 
+def map_in_processes(fn: Callable, items: Sequence[tuple], workers: int,
+                     on_result: Callable[[int, object], None] | None = None) -> list:
+    """``[fn(*args) for args in items]`` in a local pool of up to ``workers`` processes, in the items' order.
+
+    The one process pool of the package: its workers take one BLAS thread and
+    end with their parent (:func:`_init_worker`); a failure, Ctrl-C or
+    SIGTERM (as SystemExit) in the parent, or in ``on_result``, terminates
+    them at once (:func:`_stop_pool`) and is raised again.  ``on_result(i,
+    result)`` is called in the parent as each item finishes (completion order),
+    e.g. to store it before the others end.  With ``workers`` <= 1 or at most
+    one item the items run in this process, in order.  ``fn`` and the items
+    must pickle (``fn`` a module-level function).
+    """
+    if workers <= 1 or len(items) <= 1:
+        out = []
+        for i, args in enumerate(items):
+            out.append(fn(*args))
+            if on_result is not None:
+                on_result(i, out[-1])
+        return out
+    out = [None] * len(items)
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(items)), initializer=_init_worker,
+                               initargs=(os.getpid(),))
+    try:
+        futures = {pool.submit(fn, *args): i for i, args in enumerate(items)}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            out[i] = fut.result()
+            if on_result is not None:
+                on_result(i, out[i])
+    except BaseException:  # Ctrl-C, SIGTERM (as SystemExit), a failed item: stop the workers at once
+        _stop_pool(pool)
+        raise
+    pool.shutdown()
+    return out
+
+
 def client_for(scheduler):
     """A dask.distributed Client for ``scheduler``: an address ('tcp://host:8786'), a Client, or None."""
     if scheduler is None:
@@ -143,19 +183,14 @@ def serial_map(task: _BlockTask, blocks: list[int], on_result, tally: _Tally) ->
 
 
 def process_map(task: _BlockTask, blocks: list[int], on_result, tally: _Tally, workers: int) -> None:
-    """The blocks in a local process pool of up to ``workers`` processes; a failure or Ctrl-C stops the pool."""
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(blocks)), initializer=_init_worker,
-                               initargs=(os.getpid(),))
-    try:
-        futures = [pool.submit(run_block, *task.args(b)) for b in blocks]
-        for fut in as_completed(futures):
-            res = fut.result()
-            on_result(res)
-            tally.tick(res.trajectories)
-    except BaseException:  # Ctrl-C, SIGTERM (as SystemExit), a failed block: stop the workers at once
-        _stop_pool(pool)
-        raise
-    pool.shutdown()
+    """The blocks in a local process pool of up to ``workers`` processes (:func:`map_in_processes`); a failure or
+    Ctrl-C stops the pool."""
+
+    def finished(_: int, res: BlockResult) -> None:
+        on_result(res)
+        tally.tick(res.trajectories)
+
+    map_in_processes(run_block, [task.args(b) for b in blocks], workers, on_result=finished)
 
 
 def dask_map(task: _BlockTask, blocks: list[int], on_result, tally: _Tally, client, key: str) -> None:

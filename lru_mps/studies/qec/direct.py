@@ -29,15 +29,13 @@ number stands in for one not computed.
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
 from ...errors import ParameterError, require
 from ...references import injection as inj
 from ...references.lindblad import MAX_LENGTH
-from ...run.executors import _init_worker, _stop_pool
+from ...run.executors import map_in_processes
 from ...run.seeding import disorder_rng
 from ...analysis.fitting import ratio_of_sums
 from ..base import finite_or_none
@@ -74,17 +72,8 @@ def _one(spec, seed: int, index: int, ps, t_c: float, t0_nodes: int):
 
 
 def _run(spec, seed: int, R: int, ps, t_c: float, t0_nodes: int, workers: int) -> list:
-    args = [(spec, seed, i, ps, t_c, t0_nodes) for i in range(R)]
-    if workers <= 1 or R <= 1:
-        return [_one(*a) for a in args]
-    pool = ProcessPoolExecutor(max_workers=min(workers, R), initializer=_init_worker, initargs=(os.getpid(),))
-    try:
-        out = list(pool.map(_one, *zip(*args)))
-    except BaseException:
-        _stop_pool(pool)
-        raise
-    pool.shutdown()
-    return out
+    """The steady states of realizations 0..R-1, in that order, over up to ``workers`` processes."""
+    return map_in_processes(_one, [(spec, seed, i, ps, t_c, t0_nodes) for i in range(R)], workers)
 
 
 def _mean_sem(x: np.ndarray) -> tuple[float, float]:
