@@ -4,7 +4,7 @@ A *row* is one trajectory: its own random stream, measurement clock, jump
 threshold and qubit frequency.  The states of all rows live in a *state
 store* (an engine's batched store, or :class:`~lru_mps.mcwf.states.StateList`
 holding ordinary states); the algorithm talks to it only through the methods
-listed in :class:`StateStore`.  A single trajectory is a batch of one.
+listed in :class:`~lru_mps.mcwf.store_protocol.StateStore`.  A single trajectory is a batch of one.
 
 The algorithm.  Between events the unnormalized state evolves with
 exp(-i H_eff t).  Continuous channels (engineered dissipation, hardware decay
@@ -37,9 +37,10 @@ waiting times ahead (the same numbers, :mod:`lru_mps.mcwf.kernels`); periodic
 clocks advance all rows at once.  Events are logged as arrays
 (:class:`~lru_mps.mcwf.records.EventLog`), not one object each.
 
-Feedback trains (the fast path).  A store may offer :class:`FeedbackTrains`:
-after the first measurement of a grid interval the loop hands the row's
-further measurements before the next grid time to the store
+Feedback trains (the fast path).  A store may offer
+:class:`~lru_mps.mcwf.store_protocol.FeedbackTrains`: after the first
+measurement of a grid interval the loop hands the row's further
+measurements before the next grid time to the store
 (:mod:`lru_mps.mcwf.trains`; branch estimator: all of them in one call, as
 matrix powers of the periodic map or in the eigenbasis for random feedback;
 sampled estimator: the measurements up to the next event, which the loop
@@ -62,7 +63,7 @@ above.  The numbers are the same either way.
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -73,112 +74,9 @@ from ..physics.rules import ESTIMATORS, resolve_estimator
 from .kernels import (ChannelTable, Clocks, UniformDraws, crossing_time, sample_index,
                       regular_steps, sample_outcomes, step_lengths)
 from .branch_clocks import BranchClocks
-from .rows import Row, start_row  # noqa: F401 (the loop's API)
+from .rows import Row, start_row
+from .store_protocol import StateStore
 from .trains import TrainRows, run_train
-
-
-class StateStore(Protocol):
-    """What the loop needs from the states of B rows (quantities of the unnormalized states).
-
-    Every store derives from :class:`~lru_mps.engines.common.store.BatchStore`
-    (optional capabilities: ``offers(name)``).
-    """
-
-    #: None if evolve is exact for any duration; else the integrator's step (1/J)
-    time_step: float | None
-
-    def evolve(self, rows: np.ndarray, durations, grid_step: float | None) -> None:
-        """|psi_b> <- exp(-i H_eff d_b) |psi_b> (``durations``: one float or one per row; ``grid_step``: a hint
-        that this is the first advance of a grid interval of that length)."""
-
-    def norm2(self, rows: np.ndarray | None) -> np.ndarray:
-        """<psi_b|psi_b> of the rows (all if None)."""
-
-    def scale(self, rows: np.ndarray | None, factors: np.ndarray) -> None:
-        """|psi_b> <- f_b |psi_b>."""
-
-    def snapshot(self, rows: np.ndarray):
-        """A copy of the rows' states (to find a jump time inside the step that follows)."""
-
-    def probe(self, b: int, snapshot, j: int):
-        """Row b evolving from position j of ``snapshot``: an object with ``norm2_after(tau)`` and
-        ``commit(tau)`` (which leaves row b in the state at tau), to find a jump time."""
-
-    def populations(self, b: int) -> np.ndarray:
-        """Level populations (L, 3) of row b (for the jump channel weights)."""
-
-    def rdm(self, b: int, site: int) -> np.ndarray:
-        """One-site density matrix (3, 3) of row b."""
-
-    def apply_jump(self, b: int, channel: int) -> None:
-        """Apply channel ``channel``'s operator to row b and renormalize."""
-
-    def observe(self, rows: np.ndarray):
-        """Site populations (m, L, 3), rho_1[1, 0] (m,) and the squared norms (m,) used to normalize them."""
-
-    def last_populations(self, rows: np.ndarray) -> np.ndarray:
-        """Level populations (m, 3) of the last site."""
-
-    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool, targets=None) -> None:
-        """|k_b><o_b| on the last site of each row, k_b = targets[b] (default 0: the reset; a readout error
-        gives x(m, n), :mod:`lru_mps.physics.readout`), then renormalize if ``normalize``."""
-
-    def diagnostics(self) -> list[dict]:
-        """Per-row engine diagnostics."""
-
-    def state(self, b: int):
-        """Row b as an ordinary state object (a copy)."""
-
-
-class FeedbackTrains(Protocol):
-    """A store's optional capability ``feedback_trains`` (declared in its ``capabilities``; the attribute
-    ``feedback_trains`` is None where a run's settings do not use them).
-
-    The branch estimator's measurements all give n = 0, so between two grid
-    times a row's feedback is a fixed sequence of linear maps: the loop hands
-    every measurement after the first of a grid interval to the store in one
-    call, instead of stopping at each.  With the sampled estimator the
-    measurements up to the first that brings an event (an outcome n != 0 or
-    a jump before it) go through the store (periodic: powers of the map;
-    random: :class:`PoissonSteps`), and the loop makes the event itself.  Rows enter right after a measurement (their last site is in
-    |0>); P0 = |0><0| on the last site.
-    """
-
-    def periodic(self, rows: np.ndarray, counts: np.ndarray, period: float) -> None:
-        """|psi_b> <- (P0 exp(-i H_eff period))^{counts_b} |psi_b> (counts_b >= 1; period in 1/J)."""
-
-    def poisson(self, rows: np.ndarray, waits: Sequence[np.ndarray]) -> None:
-        """|psi_b> <- P0 exp(-i H_eff w_K) ... P0 exp(-i H_eff w_1) |psi_b>, (w_1..w_K) = waits[j] (1/J)."""
-
-    def sampled_periodic(self, rows: np.ndarray, counts: np.ndarray, period: float, uniforms: np.ndarray,
-                         thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Sampled estimator, rows just measured (normalized): up to counts_b periods (evolve, measure) while the
-        measurement gives n = 0 (uniforms[b, j] < p_0) and no jump comes (the no-jump probability since the
-        call stays above thresholds[b]).  Returns (periods done, their no-jump probability); rows left
-        normalized after their last done period."""
-
-    def sampled_poisson(self, rows: np.ndarray):
-        """Sampled estimator, random feedback: a :class:`PoissonSteps` of the rows (just measured, normalized)."""
-
-    def describe(self) -> str:
-        """How the store applies the trains (for the run summary)."""
-
-
-class PoissonSteps(Protocol):
-    """Rows of a store stepping from one random-feedback measurement to the next (sampled estimator).
-
-    Positions index the rows given to ``sampled_poisson``; the store keeps
-    their states until :meth:`finish`.
-    """
-
-    def step(self, positions: np.ndarray, waits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Evolve the rows by waits (1/J), tentatively: (squared norms (m,), last-site populations (m, 3))."""
-
-    def accept(self, positions: np.ndarray) -> None:
-        """Keep the last step of these rows and apply |0><0| on the last site, normalized (outcome 0)."""
-
-    def finish(self) -> None:
-        """Put the rows' states (the accepted steps only) back into the store."""
 
 
 def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], estimator: str,
@@ -193,7 +91,7 @@ def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], est
 
 
 def feedback_trains(store, spec: ArraySpec, estimator: str):
-    """The store's :class:`FeedbackTrains` if the loop uses them for this run, else None.
+    """The store's :class:`~lru_mps.mcwf.store_protocol.FeedbackTrains` if the loop uses them for this run, else None.
 
     Where the store offers them (``store.offers("feedback_trains")``, and its
     ``feedback_trains`` attribute is not None), for periodic and random

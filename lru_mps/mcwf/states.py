@@ -45,7 +45,7 @@ class TrajectoryState(Protocol):
 
 
 class StateList(BatchStore):
-    """A state store (:class:`lru_mps.mcwf.loop.StateStore`) over a list of ordinary states."""
+    """A state store (:class:`lru_mps.mcwf.store_protocol.StateStore`) over a list of ordinary states."""
 
     def __init__(self, states: Sequence[TrajectoryState], spec):
         self.states = list(states)

@@ -2,7 +2,7 @@
 
 After the first feedback measurement of a grid interval the loop
 (:mod:`lru_mps.mcwf.loop`) hands a row's further measurements before the
-next grid time to its store's :class:`~lru_mps.mcwf.loop.FeedbackTrains`
+next grid time to its store's :class:`~lru_mps.mcwf.store_protocol.FeedbackTrains`
 instead of stopping at each.  This module does the loop's bookkeeping for
 them, with the loop's own rules: the clock times (the same ordered sums or
 draws as one measurement at a time), the rows' uniforms in their streams'

@@ -31,7 +31,8 @@ from ..errors import require
 from ..mcwf.index_rows import run_index, run_integrated_rows
 from ..mcwf.integrated_decay import IntegratedRow, integrable_number, without_decay
 from ..mcwf.kernels import branch_clock, guided_init
-from ..mcwf.loop import Row, run_rows, start_row
+from ..mcwf.loop import run_rows
+from ..mcwf.rows import Row, start_row
 from ..mcwf.records import TrajectoryRecord
 from ..physics.initial_states import product_state
 from ..physics.model import ArraySpec, Realization

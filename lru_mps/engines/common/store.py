@@ -1,7 +1,7 @@
 """The base of every state store: capabilities declared one way, and what stores of ordinary states share.
 
 A *state store* holds the states of a batch's rows for the trajectory loop
-(:class:`lru_mps.mcwf.loop.StateStore` lists its methods).  Optional
+(:class:`lru_mps.mcwf.store_protocol.StateStore` lists its methods).  Optional
 capabilities are declared in :attr:`BatchStore.capabilities` (the loop asks
 :meth:`BatchStore.offers`, never ``getattr``):
 

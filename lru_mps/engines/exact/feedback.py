@@ -4,7 +4,7 @@ In the removal-free branch every feedback measurement gives n = 0 and acts as
 the projector P0 = |0><0| on the last site, without renormalization.  Between
 two grid times a row therefore meets a fixed product of linear maps, which
 this module applies in one call per grid interval (the capability
-:class:`lru_mps.mcwf.loop.FeedbackTrains` of
+:class:`lru_mps.mcwf.store_protocol.FeedbackTrains` of
 :class:`~lru_mps.engines.exact.batch.ExactBatch`):
 
 * Periodic feedback at rate G: one period is the map F = P0 exp(-i H_eff/G).
