@@ -12,7 +12,8 @@ disorder patterns and the fabrication/tuning spreads: :mod:`.disorder`), and
 J_l = J = 1 on every bond unless ``hopping_spread`` draws J_l = 1 + eps_l.
 Everything here is in units of J (energies, rates) and 1/J (times); ``J_hz``
 = J/2pi in Hz only sets the conversion to physical units and the thermal
-energies.
+energies; values with units ('5MHz', '0.03J') become a spec through
+:mod:`lru_mps.physics.spec_input` (``ArraySpec.from_user``, ``from_device``).
 
 The continuous jump channels c_k = sqrt(rate_k) op_k act on one site each;
 the no-jump generator is H_eff = H - (i/2) sum_k c_k^dag c_k.  Every term of
@@ -33,10 +34,11 @@ from . import disorder
 from . import operators as ops
 from . import readout as readouts
 from .bath import H_PLANCK, K_BOLTZMANN
-from .conditions import Conditions, Reset, resolve
+from .conditions import Conditions, Reset
 from ..defaults import MODEL
-from ..errors import ParameterError, require
-from .units import parse_frequency_hz, to_energy, to_fraction, to_rate
+from ..errors import require
+from .spec_input import SpecInput
+from .units import parse_frequency_hz, to_energy, to_fraction
 
 INIT_STATES = ("leakage", "qubit", "coherence")
 
@@ -106,7 +108,7 @@ class Channel:
 
 
 @dataclass(frozen=True)
-class ArraySpec:
+class ArraySpec(SpecInput):
     """Everything that defines the physics of one ensemble (units of J).
 
     ``L`` sites, hopping ``J_hz`` = J/2pi in Hz, mean anharmonicity ``Ubar``,
@@ -130,7 +132,9 @@ class ArraySpec:
     are those of :data:`lru_mps.defaults.MODEL` converted, except
     ``conditions``, which is ideal (no noise, 0 K) unless given;
     :meth:`from_user` takes values with units and applies every default of
-    :data:`~lru_mps.defaults.MODEL` (realistic conditions included).
+    :data:`~lru_mps.defaults.MODEL` (realistic conditions included), and
+    :meth:`from_device` a device file (both from the base
+    :class:`~lru_mps.physics.spec_input.SpecInput`).
     """
 
     L: int = _DEFAULT["L"]
@@ -173,104 +177,7 @@ class ArraySpec:
         require(isinstance(self.thermal_bath, (bool, np.bool_)), "thermal_bath", self.thermal_bath, "True or False")
 
     # ------------------------------------------------------------------ input
-    @classmethod
-    def from_user(cls, length=None, hopping=None, anharmonicity=None, frequency=None, disorder=None,
-                  reset=MODEL["reset"], rate=MODEL["rate"], conditions=MODEL["conditions"], t1=None, tphi=None,
-                  temperature=None, e2_spread=MODEL["e2_spread"], frequency_noise=MODEL["frequency_noise"],
-                  disorder_pattern=MODEL["disorder_pattern"], hopping_spread=MODEL["hopping_spread"],
-                  readout_error=MODEL["readout_error"], readout_confusion=MODEL["readout_confusion"],
-                  device=None, thermal_bath=MODEL["thermal_bath"]) -> "ArraySpec":
-        """Build a spec from values with units as a user types them (defaults: :data:`lru_mps.defaults.MODEL`).
-
-        ``length``, ``hopping``, ``anharmonicity``, ``frequency`` and
-        ``disorder``: None (or left out) takes the default.  ``device`` (a
-        device file's path or its table as a dict) builds the spec with
-        :meth:`from_device`; those five are then refused unless None.
-
-        ``conditions`` is 'ideal' (no noise, 0 K) or 'realistic' (the paper's
-        hardware, :data:`lru_mps.defaults.REALISTIC`: T1q = 16.7 us,
-        Tphi = 10 us, 100 mK); ``t1``, ``tphi`` and ``temperature`` override
-        either.  ``e2_spread`` and ``frequency_noise`` are energies (standard
-        deviations; '50kHz', '0.5J', or multiples of J_prop = 2 J^2/Ubar like
-        '2Jprop'); ``disorder_pattern`` is box, gaussian, quasiperiodic or
-        alternating (:mod:`lru_mps.physics.disorder`); ``hopping_spread`` is the
-        relative std X of J_l = J (1 + eps_l), a bare fraction or a percentage
-        ('0.05', '5%').  ``readout_error`` (the
-        symmetric error EPS) or ``readout_confusion`` (P[m][n] = p(n|m)): the
-        feedback measurement's readout (:mod:`lru_mps.physics.readout`; 0/None: ideal).
-        ``thermal_bath``: the bath of :mod:`lru_mps.physics.bath` on every site (off by default).
-        """
-        if device is not None:
-            devices.refuse_fixed(length=length, hopping=hopping, anharmonicity=anharmonicity, frequency=frequency,
-                                 disorder=disorder)
-            return cls.from_device(device, reset=reset, rate=rate, conditions=conditions, t1=t1, tphi=tphi,
-                                   temperature=temperature, e2_spread=e2_spread, frequency_noise=frequency_noise,
-                                   disorder_pattern=disorder_pattern, hopping_spread=hopping_spread,
-                                   readout_error=readout_error, readout_confusion=readout_confusion,
-                                   thermal_bath=thermal_bath)
-        length, hopping, anharmonicity, frequency, disorder = (MODEL[k] if v is None else v for k, v in (
-            ("length", length), ("hopping", hopping), ("anharmonicity", anharmonicity), ("frequency", frequency),
-            ("disorder", disorder)))
-        try:
-            L = int(length)
-        except (TypeError, ValueError):
-            raise ParameterError("length", length, "an integer L >= 2") from None
-        if isinstance(length, float) and length != L:
-            raise ParameterError("length", length, "an integer L >= 2")
-        J_hz = parse_frequency_hz(hopping, "hopping")
-        require(J_hz > 0, "hopping", hopping, "J/2pi > 0, e.g. '5MHz'")
-        hardware = resolve(conditions, t1, tphi, temperature, J_hz)
-        reset_rate = to_rate(rate, "rate", J_hz) if reset != "none" else 0.0
-        Ubar = to_energy(anharmonicity, "anharmonicity", J_hz)
-        require(math.isfinite(Ubar) and Ubar > 0, "anharmonicity", Ubar, "Ubar > 0 (units of J)")  # (before Jprop)
-        return cls(
-            L=L,
-            J_hz=J_hz,
-            Ubar=Ubar,
-            wbar=to_energy(frequency, "frequency", J_hz),
-            W=to_energy(disorder, "disorder", J_hz),
-            reset=Reset(reset, reset_rate),
-            conditions=hardware,
-            e2_spread=to_energy(e2_spread, "e2_spread", J_hz, Ubar=Ubar),
-            frequency_noise=to_energy(frequency_noise, "frequency_noise", J_hz, Ubar=Ubar),
-            disorder_pattern=disorder_pattern,
-            hopping_spread=to_fraction(hopping_spread, "hopping_spread", "a relative spread 0 <= X < 0.25"),
-            readout=readouts.confusion(readout_error, readout_confusion),
-            thermal_bath=thermal_bath,
-        )
-
-    @classmethod
-    def from_device(cls, device, reset=MODEL["reset"], rate=MODEL["rate"], conditions=MODEL["conditions"], t1=None,
-                    tphi=None, temperature=None, e2_spread=MODEL["e2_spread"],
-                    frequency_noise=MODEL["frequency_noise"], disorder_pattern=MODEL["disorder_pattern"],
-                    hopping_spread=MODEL["hopping_spread"], readout_error=MODEL["readout_error"],
-                    readout_confusion=MODEL["readout_confusion"], thermal_bath=MODEL["thermal_bath"]) -> "ArraySpec":
-        """A real chip's spec from its device file (a path, or its table as a dict; :mod:`lru_mps.physics.device`).
-
-        L, the unit J (``hopping``, else the mean of ``couplings``), w_l, U_l
-        and J_l come from the file; the frame is wbar = mean(w_l) and Ubar =
-        mean(U_l) (units of J).  T1, Tphi (one value or one per site) and the
-        temperature come from the file; those it lacks take the values of
-        ``conditions`` (realistic: the paper's; ideal: none, 0 K), and ``t1``,
-        ``tphi``, ``temperature`` override both.  The other options are those
-        of :meth:`from_user`, in the device's J (``rate='0.03J'``); the spreads
-        are drawn on top of the file's values; ``disorder_pattern`` must be box.
-        """
-        dev = devices.load(device)
-        J_hz, Ubar = dev.J_hz, dev.Ubar
-        return cls(
-            L=dev.L, J_hz=J_hz, Ubar=Ubar, wbar=dev.wbar, W=0.0,
-            reset=Reset(reset, to_rate(rate, "rate", J_hz) if reset != "none" else 0.0),
-            conditions=resolve(conditions, t1, tphi, temperature, J_hz, dev.hardware()),
-            e2_spread=to_energy(e2_spread, "e2_spread", J_hz, Ubar=Ubar),
-            frequency_noise=to_energy(frequency_noise, "frequency_noise", J_hz, Ubar=Ubar),
-            disorder_pattern=disorder_pattern,
-            hopping_spread=to_fraction(hopping_spread, "hopping_spread", "a relative spread 0 <= X < 0.25"),
-            readout=readouts.confusion(readout_error, readout_confusion),
-            device=dev,
-            thermal_bath=thermal_bath,
-        )
-
+    # from_user and from_device (values with units, a device file): SpecInput, lru_mps/physics/spec_input.py
     def replace(self, **changes) -> "ArraySpec":
         """A copy with some fields changed (validated again)."""
         values = {f.name: getattr(self, f.name) for f in fields(self)}
