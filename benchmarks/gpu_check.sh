@@ -6,7 +6,7 @@
 set -u
 OUT=${OUT:-/tmp/gpu_check}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+export PYTHONPATH=/tmp/site:$PWD:$PWD/tests PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import torch, numpy, scipy; print('torch', torch.__version__, 'numpy', numpy.__version__, 'scipy', scipy.__version__, torch.cuda.get_device_name())"
 echo "== GPU tests (tests/test_mps_batch.py -k gpu)"
@@ -17,7 +17,7 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 from lru_mps.engines.common.arraylib import ArrayLib
-from lru_mps.mcwf.loop import records_differ
+from helpers import records_differ  # tests/helpers.py
 from lru_mps.run.settings import make_settings
 from lru_mps.run.trajectories import run_trajectories
 from lru_mps.physics.model import ArraySpec
