@@ -74,7 +74,7 @@ HOT_TAIL_FROM = 3
 
 #: The MPS engine: time step (1/J), Trotter order, maximum bond dimension, absolute singular-value cutoff.
 #: Order 4 at dt = 0.01/J is the cheapest setting measured to keep the site populations within 1e-4 of the
-#: exact engines up to t = 1000/J at L = 3-5 and 12 (BENCHMARKS.md: the accuracy/cost frontier, issue 13).
+#: exact engines up to t = 1000/J at L = 3-5 and 12 (BENCHMARKS.md: the accuracy/cost frontier).
 MPS = {
     "dt": 0.01,
     "order": 4,

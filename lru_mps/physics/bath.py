@@ -1,4 +1,4 @@
-"""A thermal bath on every site (issue 22 item 3; docs/physics.md §5.1).
+"""A thermal bath on every site (docs/physics.md §5.1).
 
 Physics.  Each transmon l exchanges quanta with a bath at temperature T at
 its qubit frequency f_l (Hz):

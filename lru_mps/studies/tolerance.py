@@ -1,4 +1,4 @@
-"""Study ``tolerance``: how precisely must a chip be tuned (issue 22, item 6).
+"""Study ``tolerance``: how precisely must a chip be tuned.
 
 T_star, T_prop, T1, T2 (:func:`lru_mps.analysis.decay.decay_times`) and the
 leakage lifetimes tau_1, tau_L and the removal efficiency

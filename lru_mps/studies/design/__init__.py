@@ -1,4 +1,4 @@
-"""Study ``design``: the LRU to build for given hardware (issue 23, item 3).
+"""Study ``design``: the LRU to build for given hardware.
 
 For the hardware of the ``[model]`` table (T1q ``t1``, Tphi ``tphi``,
 ``temperature``) and a QEC cycle t_c (``cycle_time``), search the array

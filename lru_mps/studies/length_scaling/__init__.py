@@ -276,7 +276,7 @@ def _xi_fit(lengths, log_T1, reference_inverse=None) -> dict | None:
     (analysis.localization.asymptotic_localization_length).  Needs two
     lengths and two realizations (the error is the scatter over blocks of
     realizations; the weighted fit's own error is too small for the nested
-    realizations of the study, issue 20).
+    realizations of the study).
     """
     rows = np.array([np.count_nonzero(np.isfinite(r)) >= 2 for r in log_T1])
     if np.count_nonzero(rows) < 2 or np.unique(lengths[rows]).size < 2:

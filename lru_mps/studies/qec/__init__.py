@@ -1,4 +1,4 @@
-"""Study ``qec``: the leakage removal unit seen from an error-correction cycle (issue 23, item 2).
+"""Study ``qec``: the leakage removal unit seen from an error-correction cycle.
 
 One ensemble (the three initial states, the model options of ``lru-mps
 simulate``, realistic conditions by default) runs for K whole cycles of
