@@ -40,7 +40,7 @@ from ...errors import ParameterError, require
 from ...physics import disorder as disorder_patterns
 from ...physics.units import parse_frequency_hz, time_to_us
 from ..config import Config
-from ..base import Study, StudyContext, finite_or_none, parse_lengths, time_json
+from ..base import TIME_UNITS, Study, StudyContext, finite_or_none, parse_lengths, time_json
 from ..common import as_list, conditions_of, positive_int, refuse_bath, refuse_readout, spec_of
 from ..qec import cycle_grid, cycle_time
 from . import report as design_report, screen as design_screen, unresolved
@@ -184,6 +184,7 @@ class Design(Study):
 
     NAME = "design"
     HELP = HELP
+    TIME_UNITS = TIME_UNITS  # no time axis: D in cycles against a probability per cycle
 
     def compute(self, cfg: dict, ctx: StudyContext):
         refuse_readout(cfg, "design study", "a readout error injects leakage at the reset site, so D diverges",

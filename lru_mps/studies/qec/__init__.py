@@ -62,7 +62,7 @@ from ...errors import ParameterError, require
 from ...physics.units import time_to_us, to_time
 from ...run.trajectories import engine_mix
 from ..config import Config
-from ..base import Study, StudyContext, StudyResult, finite_or_none, time_json
+from ..base import TIME_UNITS, Study, StudyContext, StudyResult, finite_or_none, time_json
 from ..common import conditions_of, refuse_bath, refuse_readout, dataset_attrs, ensemble_settings, json_list, positive_int, run_ensemble, spec_of
 from . import report as qec_report, unresolved
 from .direct import direct_injections, direct_realizations, direct_simulation
@@ -136,6 +136,7 @@ class Qec(Study):
 
     NAME = "qec"
     HELP = HELP
+    TIME_UNITS = TIME_UNITS  # no time axis: its figures count cycles
 
     def run(self, cfg: dict, ctx: StudyContext) -> StudyResult:
         """The study's outputs (config.toml, results.nc, summary.json, figures) and leakage_model.json."""
