@@ -147,7 +147,10 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
 @click.argument("folder", type=click.Path(exists=True, file_okay=False))
 @click.option("--format", "formats", default="png,pdf", show_default=True,
               help="Figure file formats, a comma-separated list of png, pdf, svg, eps.")
-def plot_command(folder, formats):
+@click.option("--time-unit", "time_unit", type=click.Choice(["us", "1/J"]), default="us", show_default=True,
+              help="Unit of the figures' time axes: us (microseconds) or 1/J (the inverse hopping, the code's unit). "
+                   "Figures without a time axis (qec, design) are drawn as they are.")
+def plot_command(folder, formats, time_unit):
     """Redraw the figures of a stored study from FOLDER (into FOLDER/figures)."""
     import matplotlib
 
@@ -155,7 +158,7 @@ def plot_command(folder, formats):
 
     matplotlib.use("Agg")  # figures go to files
     try:
-        paths = replot(folder, [f.strip() for f in formats.split(",") if f.strip()])
+        paths = replot(folder, [f.strip() for f in formats.split(",") if f.strip()], time_unit=time_unit)
     except ParameterError as err:
         fail(err)
     for p in paths:

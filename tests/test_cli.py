@@ -194,3 +194,34 @@ def test_plot_redraws_in_the_formats_asked(tmp_path):
     bad = run("plot", str(out), "--format", "jpg")
     assert bad.exit_code == 2 and "Error: --format=jpg is not allowed: a comma-separated list of png, pdf, svg, eps" \
         in bad.output
+
+
+def test_plot_draws_the_time_axes_in_the_unit_asked(tmp_path, monkeypatch):
+    """`lru-mps plot DIR --time-unit us|1/J` redraws the time axes in that unit, read from the redrawn figure: the
+    axis label (in the SVG) and the axis range (us = 1/J x time_us_per_J); us by default; another unit is refused
+    by the option's name, and 1/J where a study draws its time axes in us only."""
+    import lru_mps.studies.dynamics as dynamics
+    from lru_mps.studies import replot
+
+    out = tmp_path / "dyn"
+    assert run("study", "dynamics", "--quick", "--out", str(out)).exit_code == 0
+    svg = out / "figures" / "leakage_dynamics.svg"
+    for args, shown, top in ((["--time-unit", "us"], "µs", "1/J"), (["--time-unit", "1/J"], "1/J", "µs"), ([], "µs", "1/J")):
+        res = run("plot", str(out), "--format", "svg", *args)
+        assert res.exit_code == 0, res.output
+        text = svg.read_text()
+        assert f"<!-- time $t$ ({shown}) -->" in text and f"<!-- $t$ ({top}) -->" in text, args
+    figs = []
+    monkeypatch.setattr(dynamics, "save_figure", lambda fig, figdir, name: figs.append(fig) or [])
+    replot(out, time_unit="us")
+    replot(out, time_unit="1/J")
+    us_axis, J_axis = (f.axes[0] for f in figs)
+    assert us_axis.get_xlabel() == "time $t$ (µs)" and J_axis.get_xlabel() == "time $t$ (1/J)"
+    us_per_J = float(load_dataset(out / "results.nc").attrs["time_us_per_J"])
+    assert us_axis.get_xlim()[1] == pytest.approx(J_axis.get_xlim()[1] * us_per_J)
+    bad = run("plot", str(out), "--time-unit", "ms")
+    assert bad.exit_code == 2 and "Invalid value for '--time-unit': 'ms' is not one of 'us', '1/J'" in bad.output
+    monkeypatch.setattr(dynamics.Dynamics, "TIME_UNITS", ("us",))  # as a study whose time axes are in us only
+    bad = run("plot", str(out), "--time-unit", "1/J")
+    assert bad.exit_code == 2 and "Error: --time-unit=1/J is not allowed: us: the dynamics study draws its time " \
+        "axes in us only" in bad.output

@@ -10,6 +10,7 @@ qec study's trajectories.
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -297,3 +298,55 @@ def test_the_front_figure_names_its_points(quick, tmp_path, monkeypatch):
     front = set(x["index"] for x in s["screen"]["front"])
     confirmed = set(x["index"] for x in s["confirmation"]["points"])
     assert (len(front - confirmed) > 0) == any("not confirmed" in t for t in texts)
+
+
+def test_unconfirmed_front_points_say_why(quick, tmp_path, monkeypatch):
+    """A point of the screen's front left unconfirmed (confirm_max) says so and why in the JSON, has a row
+    'not confirmed*' with the reason under the table, and an x over it on the figure."""
+    from lru_mps.studies.design import report
+
+    out, s = quick
+    left = [f for f in s["screen"]["front"] if not f["confirmed"]]
+    confirmed = {x["index"] for x in s["confirmation"]["points"]}
+    assert left and all(f["index"] not in confirmed and "confirm_max = 3" in f["not_confirmed_reason"] for f in left)
+    assert all("not_confirmed_reason" not in f for f in s["screen"]["front"] if f["confirmed"])
+    table = report.table(s)
+    for f in left:
+        assert re.search(re.escape(f["label"]) + r"\s+\S+\s+not confirmed\*", table)
+        assert f"* {f['label']}: {f['not_confirmed_reason']}" in table
+    figs = []
+    monkeypatch.setattr(report, "save_figure", lambda fig, figdir, name: figs.append(fig) or [])
+    report.plot(load_dataset(out / "results.nc"), s, tmp_path)
+    (ax,) = figs[0].axes
+    (xs,) = [ln for ln in ax.lines if ln.get_marker() == "x" and "not confirmed" in ln.get_label()]
+    assert sorted(xs.get_ydata()) == sorted(f["D"]["value"] for f in left)
+
+
+def test_unresolved_confirmations_say_why(tmp_path, monkeypatch):
+    """Confirmations of 4 trajectories do not resolve the fitted T1: the added error, the screen-confirmation
+    distance, the budget and the verdict cannot be computed.  Each null says why (and what would resolve it) beside
+    it in the JSON, 'not resolved*' and '?*' in the table with the reasons under it, an x at the axis on the figure."""
+    from lru_mps.studies.design import report
+
+    out = tmp_path / "d"
+    res = run_study("design", StudyContext(out=out, workers=1), quick=True, overrides={"trajectories": 4})
+    s = json.loads((out / "summary.json").read_text())
+    for x in s["confirmation"]["points"]:
+        c = x["confirm"]
+        assert c["T1_us"] is None and c["T1_reason"].startswith("not resolved: ") and "ran 4" in c["T1_reason"]
+        assert c["added"]["p_total"]["value"] is None and "T1_reason" in c["added"]["p_total"]["reason"]
+        assert x["disagreement"]["added"] is None and x["disagreement"]["added_reason"].startswith("not computed")
+        assert c["D"]["value"] is not None and "reason" not in c["D"]  # D is resolved: no reason
+    assert s["budget"]["added_p_total"] is None and s["budget"]["reason"] and s["verdict"]["reason"]
+    table = res.table
+    assert table.count("not resolved*") >= len(s["confirmation"]["points"]) and "?*" in table
+    assert "budget: added p_total <= not resolved*" in table and "verdict: not resolved*" in table
+    assert any(line.startswith("* ") and "confirmed T1: not resolved: " in line for line in table.splitlines())
+    assert "could not be compared" in table
+    figs = []
+    monkeypatch.setattr(report, "save_figure", lambda fig, figdir, name: figs.append(fig) or [])
+    report.plot(load_dataset(out / "results.nc"), s, tmp_path)
+    (ax,) = figs[0].axes
+    marks = [y for ln in ax.lines if ln.get_marker() == "x" and ln.get_color() == "C0" for y in ln.get_ydata()]
+    assert sorted(marks) == sorted(x["confirm"]["D"]["value"] for x in s["confirmation"]["points"])
+    assert any("not resolved" in t.get_text() for t in ax.get_legend().get_texts())

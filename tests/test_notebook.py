@@ -1,5 +1,10 @@
-"""studies/analysis.ipynb runs on a --quick length-scaling study."""
+"""studies/analysis.ipynb runs on the --quick length-scaling, qec, design and tolerance studies.
 
+Cost: the four quick studies (one worker each) and the notebook's kernel: 50 s (41 s of CPU) on the 2-core
+development machine at load 2; the length-scaling study and the kernel alone took 20 s of it.
+"""
+
+import json
 import shutil
 from pathlib import Path
 
@@ -10,17 +15,25 @@ from lru_mps.studies import run_study
 from lru_mps.studies.base import StudyContext
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "studies" / "analysis.ipynb"
+#: study -> the environment variable the notebook reads its folder from
+FOLDERS = {"length-scaling": "LRU_MPS_STUDY_DIR", "qec": "LRU_MPS_QEC_DIR", "design": "LRU_MPS_DESIGN_DIR",
+           "tolerance": "LRU_MPS_TOLERANCE_DIR"}
 
 
 def test_analysis_notebook_executes(tmp_path, monkeypatch):
     """Every code cell runs without an error (nbclient raises on one; the outputs carry none) and leaves
     its own outputs: the figures replot() redraws exist only because the notebook wrote them (the study's
-    figures are removed first), and the printed numbers are the notebook's."""
-    study = tmp_path / "study"
-    run_study("length-scaling", StudyContext(out=study, workers=1), quick=True)
+    figures are removed first), the printed numbers are the notebook's, read from each study's summary, and
+    each of the qec, design and tolerance sections draws its figure."""
+    summaries = {}
+    for name, env in FOLDERS.items():
+        out = tmp_path / name
+        summaries[name] = run_study(name, StudyContext(out=out, workers=1), quick=True).summary
+        monkeypatch.setenv(env, str(out))
+    study = tmp_path / "length-scaling"
     shutil.rmtree(study / "figures")  # written by the study: the notebook must write its own
-    monkeypatch.setenv("LRU_MPS_STUDY_DIR", str(study))
-    monkeypatch.setenv("MPLBACKEND", "Agg")  # the test chooses a file backend; a user's Jupyter keeps its own
+    # Jupyter's own backend: the figures the notebook draws are its outputs (as a user sees them)
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(NOTEBOOK, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     for c in code:
@@ -33,3 +46,27 @@ def test_analysis_notebook_executes(tmp_path, monkeypatch):
     text = "".join(o.get("text", "") for o in outputs)
     assert "xi (study fit)" in text and "T_star per L" in text
     assert (study / "figures" / "localization_length.png").exists()  # redrawn by the notebook's replot()
+    # the qec, design and tolerance sections: their headline numbers as the summaries have them
+    qec = json.loads(json.dumps(summaries["qec"], default=float))
+    D = qec["mean_leakage_cycles"]
+    assert f"mean leakage duration D = {D['value']:.3g} +- {D['error']:.2g} cycles" in text
+    assert f"added error per cycle p_total = {qec['error_per_cycle']['added']['p_total']['value']:.3g}" in text
+    design = summaries["design"]
+    assert f"verdict: {design['verdict']['text']}" in text and design["paper_point"]["label"] in text
+    unconfirmed = [f for f in design["screen"]["front"] if not f["confirmed"]]
+    assert all(f"front point {f['label']}: not confirmed: " in text for f in unconfirmed)
+    tol = summaries["tolerance"]
+    for kind in tol["kinds"]:
+        assert f"{kind}, L = {tol['lengths'][0]}: T_star doubles at S = " in text
+    reasons = [t["reason"] for kind in tol["kinds"] for row in tol[kind]["by_length"] for q in ("T_star", "T1", "T2")
+               for t in row[q] if t.get("reason")]
+    assert all(r in text for r in reasons)  # every unresolved time of the tolerance study said, with its reason
+    sections = {}
+    for c in nb.cells:  # the code cells under each section heading
+        if c.cell_type == "markdown" and c.source.startswith("## "):
+            head = c.source.splitlines()[0]
+        elif c.cell_type == "code" and nb.cells.index(c) > 1:
+            sections.setdefault(head, []).append(c)
+    for word in ("QEC", "Design", "Tolerance"):
+        (cells,) = [v for k, v in sections.items() if k.startswith(f"## {word}")]
+        assert any(o.get("data", {}).get("image/png") for c in cells for o in c.outputs), word  # a figure drawn

@@ -12,6 +12,7 @@ error over seeds.
 
 import json
 import math
+import re
 import shutil
 
 import numpy as np
@@ -70,6 +71,7 @@ def test_quick_qec_outputs_and_contract(quick):
         assert set(PROBS) <= set(e[who]) and {"T1", "T2"} <= set(e[who])
     assert 0.5 < e["lru"]["T1"]["amplitude"] <= 1.0  # the fit's A: 1 - A is the early one-time loss
     assert set(e["added"]) == set(PROBS)
+    assert s["T1"] is not None and "T1_reason" not in s and "lru_T1_T2_fit_reason" not in e  # a number has no reason
     # leakage_model.json: the numbers a circuit simulator reads
     model = json.loads((out / "leakage_model.json").read_text())
     assert model["format"] == "lru-mps-leakage-model" and model["version"] == 1
@@ -569,3 +571,44 @@ def test_error_per_cycle_is_the_channel_over_one_cycle_against_the_master_equati
     assert "not the answer" in res.table
     model = json.loads((quick[0] / "leakage_model.json").read_text())
     assert model["qubit_error_per_cycle"]["lru"]["eps_1"] == lru["eps_1"]
+
+
+def test_unresolved_numbers_say_why_in_json_table_and_figure(tmp_path, monkeypatch):
+    """4 trajectories per start and one direct realization: the fitted T1 is not resolved, most seepages are ratios
+    of noise and the direct simulation has no errors.  Each null has its reason and remedy beside it in the JSON
+    (the keys of before unchanged), 'not resolved*' in the table with the reasons under it, and an x on the figure
+    at each unresolved seepage."""
+    from lru_mps.studies.qec import report
+
+    out = tmp_path / "qec"
+    res = run_study("qec", StudyContext(out=out, workers=1), quick=True,
+                    overrides={"trajectories": 4, "direct_realizations": 1})
+    s = json.loads((out / "summary.json").read_text())
+    assert s["T1"] is None and s["T1_reason"].startswith("not resolved: ") and "ran 4" in s["T1_reason"]
+    e = s["error_per_cycle"]
+    assert e["lru_T1_T2_fit"] is None and "T1_reason" in e["lru_T1_T2_fit_reason"]
+    assert e["added_T1_T2_fit"] is None and e["added_T1_T2_fit_reason"]
+    seep = s["seepage_per_cycle"]
+    assert {"cycles", "value", "error"} <= set(seep) and len(seep["reasons"]) == len(seep["value"])
+    nulls = [i for i, v in enumerate(seep["value"]) if v is None]
+    assert nulls and all((r is None) == (v is not None) for r, v in zip(seep["reasons"], seep["value"]))
+    for i in nulls:
+        found = re.search(r"about ([\d,]+) trajectories would resolve it \(ran 4; --trajectories\)", seep["reasons"][i])
+        assert found and int(found.group(1).replace(",", "")) == seep["trajectories_to_resolve"][i] > 4
+    direct = s["steady_state_leakage"]["direct_simulation"]
+    assert all(x["error"] is None and "--direct-realizations" in x["error_reason"] for x in direct["points"])
+    model = json.loads((out / "leakage_model.json").read_text())
+    assert model["seepage_per_cycle"]["reasons"] == seep["reasons"]
+    # the table: the gaps marked, the reasons under it
+    table = res.table
+    assert "not resolved*" in table and "from the fitted T1 and T2: not resolved*" in table
+    assert f"* fitted T1: {s['T1_reason']}" in table
+    assert re.search(r"\* seepage at k = [\d, ]+: not resolved: S\(k-1\) stands less than 3 standard errors", table)
+    # the figure: an x at the axis for every unresolved seepage, with its legend entry
+    figs = []
+    monkeypatch.setattr(report, "save_figure", lambda fig, figdir, name: figs.append(fig) or [])
+    report.plot(load_dataset(out / "results.nc"), s, tmp_path)
+    ax = figs[0].axes[1]
+    xs = [x for ln in ax.lines if ln.get_marker() == "x" for x in ln.get_xdata()]
+    assert sorted(xs) == [seep["cycles"][i] for i in nulls]
+    assert any("not resolved" in t.get_text() for t in ax.get_legend().get_texts())

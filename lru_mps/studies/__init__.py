@@ -122,18 +122,22 @@ def single_values(name: str, cfg: dict, given: set) -> None:
     assert all(o in MODEL_KEYS for opts in SWEPT_OPTIONS.values() for o in opts)
 
 
-def replot(folder, formats=None) -> list[Path]:
+def replot(folder, formats=None, time_unit: str | None = None) -> list[Path]:
     """Redraw the figures of a stored study from its results.nc and summary.json (``formats``: e.g. ("svg", "png");
-    default PNG and PDF)."""
+    default PNG and PDF; ``time_unit``: the unit of the time axes, "us" (the default) or "1/J")."""
+    from ..errors import require
     from ..io.datasets import load_dataset
-    from .base import read_config
+    from .base import FIGURE_FORMATS, QUICK_MARK, TIME_UNITS, figure_formats, figure_mark, figure_time_unit, read_config
 
     folder = Path(folder)
     cfg = read_config(folder)
     study = get_study(cfg["study"])
     summary = json.loads((folder / "summary.json").read_text())
-    from .base import FIGURE_FORMATS, QUICK_MARK, figure_formats, figure_mark
-
+    unit = time_unit or TIME_UNITS[0]
+    require(unit in TIME_UNITS, "time_unit", unit, f"one of {', '.join(TIME_UNITS)}")
+    require(unit in study.TIME_UNITS, "time_unit", unit,
+            f"{' or '.join(study.TIME_UNITS)}: the {study.NAME} study draws its time axes in "
+            f"{' or '.join(study.TIME_UNITS)} only")
     with figure_mark(QUICK_MARK.split(" (")[0] if summary.get("quick") else None), \
-            figure_formats(formats or FIGURE_FORMATS):
+            figure_formats(formats or FIGURE_FORMATS), figure_time_unit(unit):
         return study.plot(load_dataset(folder / "results.nc"), summary, folder / "figures")

@@ -328,6 +328,41 @@ class figure_formats:
         _FORMATS.pop()
 
 
+#: the units a figure's time axes can be drawn in (``lru-mps plot --time-unit``); the first is the default
+TIME_UNITS = ("us", "1/J")
+#: the unit the time axes being drawn use (set by :func:`figure_time_unit`)
+_TIME_UNIT: list[str] = []
+#: how each unit reads on an axis
+TIME_UNIT_LABELS = {"us": "µs", "1/J": "1/J"}
+
+
+class figure_time_unit:
+    """While active, the figures drawn put their time axes in ``unit`` (one of :data:`TIME_UNITS`): see
+    :func:`time_axis`."""
+
+    def __init__(self, unit: str):
+        require(unit in TIME_UNITS, "time_unit", unit, f"one of {', '.join(TIME_UNITS)}")
+        self.unit = unit
+
+    def __enter__(self):
+        _TIME_UNIT.append(self.unit)
+
+    def __exit__(self, *exc):
+        _TIME_UNIT.pop()
+
+
+def time_unit() -> str:
+    """The unit of the time axes being drawn (:func:`figure_time_unit`; µs by default)."""
+    return _TIME_UNIT[-1] if _TIME_UNIT else TIME_UNITS[0]
+
+
+def time_axis(us_per_J: float, what: str = "time") -> tuple[float, str]:
+    """(factor, label) of a time axis: times in 1/J times ``factor`` are in the unit of :func:`time_unit`
+    (``us_per_J``: the dataset's ``time_us_per_J``), and the label reads e.g. 'time (µs)' or 'time (1/J)'."""
+    unit = time_unit()
+    return (float(us_per_J) if unit == "us" else 1.0), f"{what} ({TIME_UNIT_LABELS[unit]})"
+
+
 class figure_mark:
     """While active, every figure :func:`save_figure` writes carries ``text`` in its lower right corner (None: none)."""
 
@@ -370,6 +405,9 @@ class Study(ABC):
 
     NAME = ""
     HELP = ""
+    #: the units ``plot`` can draw its time axes in (:func:`time_axis`); a study whose figures have no time axis
+    #: lists both (they draw the same)
+    TIME_UNITS: tuple[str, ...] = ("us",)
 
     @property
     def DEFAULTS(self) -> dict:

@@ -241,11 +241,17 @@ def unresolved_handle():
     return Line2D([], [], ls="none", marker="x", color="0.3")
 
 
-def mark_unresolved(ax, x, color, marker: str = "x") -> None:
+def mark_unresolved(ax, x, color, marker: str = "x", axis: str = "x") -> None:
     """Mark the abscissae ``x`` of points that ran but are not resolved: an x at the bottom of the axes, in the
-    series' color (not dropped silently)."""
+    series' color (not dropped silently); ``axis`` = "y": ``x`` are ordinates, marked at the left edge."""
     x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
     if not x.size:
         return
-    ax.plot(x, np.full(x.size, 0.02), ls="none", marker="x", color=color, ms=7, mew=1.5,
+    edge = np.full(x.size, 0.02)
+    if axis == "y":
+        ax.plot(edge, x, ls="none", marker="x", color=color, ms=7, mew=1.5, transform=ax.get_yaxis_transform(),
+                clip_on=False)
+        return
+    ax.plot(x, edge, ls="none", marker="x", color=color, ms=7, mew=1.5,
             transform=ax.get_xaxis_transform(), clip_on=False)

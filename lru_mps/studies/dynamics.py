@@ -17,7 +17,7 @@ import xarray as xr
 from ..analysis.lifetimes import LIFETIMES, leakage_lifetimes
 from ..errors import require
 from ..physics.units import to_time
-from .base import Study, StudyContext, save_figure
+from .base import TIME_UNITS, Study, StudyContext, save_figure, time_axis, time_unit
 from .common import (evolution_kind, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list, positive_int, pyplot,
                      run_ensemble, spec_of, us_per_J)
 from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
@@ -27,6 +27,7 @@ class Dynamics(Study):
     """P_star^(1)(t) and P_star^(L)(t) at a low and a high reset rate (paper Fig. 2a,b)."""
 
     NAME = "dynamics"
+    TIME_UNITS = TIME_UNITS
     HELP = """Leakage dynamics P_star^(1)(t), P_star^(L)(t) at a low and a high rate.
 
     The leakage population on the coding qubit and in the whole array after
@@ -137,7 +138,8 @@ class Dynamics(Study):
         """(a) P_star^(1)(t), (b) P_star^(L)(t) for each rate."""
         plt = pyplot()
         us = float(ds.attrs["time_us_per_J"])
-        t = ds["time_J"].values
+        f, time_label = time_axis(us, "time $t$")  # the bottom axis in the figure's unit, the other one on top
+        t = ds["time_J"].values * f
         with plt.rc_context(PLOT_STYLE):
             fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.6), sharey=True)
             colors = plt.get_cmap("Blues")(np.linspace(0.45, 0.95, max(2, ds.sizes["rate"])))
@@ -148,17 +150,21 @@ class Dynamics(Study):
                     g = float(ds["rate_J"].isel(rate=i))
                     ax.plot(t, m, color=colors[i], lw=1.4, label=rf"$\Gamma = {g:g}\,J$")
                     ax.fill_between(t, m - s, m + s, color=colors[i], alpha=0.25, lw=0)
-                tp = float(ds.attrs["T_prop_J"])
+                tp = float(ds.attrs["T_prop_J"]) * f
                 L = int(ds.attrs["L"])
                 ax.axvline(tp, color="0.4", ls=":", lw=1, label=r"$T_{\rm prop}$")
                 if L > 2:
                     ax.axvline((L - 1) * tp, color="0.4", ls="--", lw=1, label=r"$(L-1)T_{\rm prop}$")
-                ax.set_xlabel(r"time $tJ$")
+                ax.set_xlabel(time_label)
                 ax.set_ylabel(lab)
                 ax.set_ylim(0, 1.02)
                 ax.set_xlim(t[0], t[-1])
-                sec = ax.secondary_xaxis("top", functions=(lambda x: x * us, lambda x: x / us))
-                sec.set_xlabel(r"$t$ ($\mu$s)")
+                if time_unit() == "us":  # top: t in 1/J
+                    sec = ax.secondary_xaxis("top", functions=(lambda x: x / us, lambda x: x * us))
+                    sec.set_xlabel("$t$ (1/J)")
+                else:
+                    sec = ax.secondary_xaxis("top", functions=(lambda x: x * us, lambda x: x / us))
+                    sec.set_xlabel("$t$ (µs)")
                 ax.legend(loc="upper right")
             axes[0].set_title(f"(a) qubit site, L = {int(ds.attrs['L'])}, {ds.attrs['reset_kind']}", loc="left")
             axes[1].set_title("(b) whole array", loc="left")

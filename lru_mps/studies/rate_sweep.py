@@ -37,7 +37,7 @@ from ..physics import analytic
 from ..physics.conditions import Reset
 from ..physics.units import to_rate, to_time
 from ..run.settings import feedback_path
-from .base import Study, StudyContext, finite_or_none, save_figure
+from .base import TIME_UNITS, Study, StudyContext, finite_or_none, save_figure, time_unit
 from .common import (refuse_readout, evolution_kind, PAPER_OPTIMA_J, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list,
                      positive_int, pyplot, run_ensemble, spec_of, us_per_J)
 
@@ -46,6 +46,7 @@ class RateSweep(Study):
     """P_star^(L)(t_eval) vs reset rate and the two optimal rates per reset kind (paper Fig. 2c)."""
 
     NAME = "rate-sweep"
+    TIME_UNITS = TIME_UNITS
     HELP = """Leakage left at t = 200/J vs the reset rate, and the optimal rates.
 
     The array's leakage population P_star^(L)(t_eval) from |2> on the coding
@@ -190,7 +191,11 @@ class RateSweep(Study):
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_xlabel(r"reset rate $\Gamma$ (units of $J$)")
-            ax.set_ylabel(r"$P_\star^{(L)}(t)$ at $tJ = %g$" % float(ds.attrs["t_eval_J"]))
+            t_eval = float(ds.attrs["t_eval_J"])  # the time the leakage is read at, in the figure's time unit
+            if time_unit() == "us" and "time_us_per_J" in ds.attrs:
+                ax.set_ylabel(r"$P_\star^{(L)}(t)$ at $t$ = %.4g µs" % (t_eval * float(ds.attrs["time_us_per_J"])))
+            else:
+                ax.set_ylabel(r"$P_\star^{(L)}(t)$ at $t$ = %g/J" % t_eval)
             ax.set_title(f"L = {int(ds.attrs['L'])}, {ds.attrs['conditions']} conditions, "
                          f"J/2π = {J_MHz:g} MHz, W = {float(ds.attrs['W_J']):g} J, Ū = {float(ds.attrs['Ubar_J']):g} J")
             sec = ax.secondary_xaxis("top", functions=(lambda x: x * J_MHz, lambda x: x / J_MHz))

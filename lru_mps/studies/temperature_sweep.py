@@ -33,7 +33,7 @@ from ..errors import require
 from ..physics.units import to_kelvin, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .config import Config
-from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
+from .base import TIME_UNITS, Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_axis, time_json
 from .common import FITTED, UNRESOLVED_LABEL, mark_unresolved, unresolved_handle, PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
 from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells, time_cell
 
@@ -63,6 +63,7 @@ class TemperatureSweep(Study):
     """The temperature sweep (module docstring)."""
 
     NAME = "temperature-sweep"
+    TIME_UNITS = TIME_UNITS
     HELP = HELP
 
     def compute(self, cfg: dict, ctx: StudyContext):
@@ -151,7 +152,7 @@ class TemperatureSweep(Study):
 
     def plot(self, ds, summary: dict, figdir) -> list:
         plt = pyplot()
-        us = float(ds.attrs["time_us_per_J"])
+        us, time_label = time_axis(ds.attrs["time_us_per_J"])  # 1/J -> the figure's time unit (us by default)
         x = ds["temperature"].values
         with plt.rc_context(PLOT_STYLE):
             fig, axes = plt.subplots(1, len(ds.L), figsize=(4.4 * len(ds.L), 3.6), squeeze=False, sharey=True)
@@ -179,7 +180,7 @@ class TemperatureSweep(Study):
                 ax.set_yscale("log")
                 ax.set_xlabel("temperature (mK)")
                 ax.set_title(f"L = {int(L)}")
-            axes[0, 0].set_ylabel(r"time ($\mu$s)")
+            axes[0, 0].set_ylabel(time_label)
             handles, labels = axes[0, 0].get_legend_handles_labels()
             fig.legend(handles + [unresolved_handle()], labels + [UNRESOLVED_LABEL], fontsize=7, loc="center left",
                        bbox_to_anchor=(1.0, 0.5))

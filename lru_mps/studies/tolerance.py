@@ -56,7 +56,7 @@ from ..errors import require
 from ..physics.units import to_energy, to_fraction, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .config import Config
-from .base import Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_json
+from .base import TIME_UNITS, Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_axis, time_json
 from .common import DECAYS, PLOT_STYLE, mark_unresolved, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
 from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells
 from ..analysis.tolerance import doubling_crossing, doubling_fit, fit_points, which_holds
@@ -146,6 +146,7 @@ class Tolerance(Study):
     """The tolerance study (module docstring)."""
 
     NAME = "tolerance"
+    TIME_UNITS = TIME_UNITS
     HELP = HELP
 
     def compute(self, cfg: dict, ctx: StudyContext):
@@ -333,7 +334,7 @@ class Tolerance(Study):
     # ------------------------------------------------------------------- plot
     def plot(self, ds, summary: dict, figdir) -> list:
         plt = pyplot()
-        us = float(ds.attrs["time_us_per_J"])
+        us, time_label = time_axis(ds.attrs["time_us_per_J"])  # 1/J -> the figure's time unit (us by default)
         kinds = [str(k) for k in ds["kind"].values]
         lengths = [int(L) for L in ds["L"].values]
         styles = {"T_star": ("C0", "o", r"$T_\star$"), "T1": ("C3", "s", r"$T_1$"), "T2": ("C2", "^", r"$T_2$"),
@@ -381,7 +382,7 @@ class Tolerance(Study):
                     ax.set_yscale("log")
                     ax.set_xlabel(f"{kind} X" if frac else f"{kind} S / " + r"$J_{\rm prop}$")
                     ax.set_title(f"{LABELS.get(kind, kind)}, L = {L}")
-                axes[ki, 0].set_ylabel(r"time ($\mu$s)")
+                axes[ki, 0].set_ylabel(time_label)
             axes[0, 0].legend(fontsize=7, ncol=2)
             fig.tight_layout()
             return save_figure(fig, figdir, "decay_times_vs_spread")

@@ -40,10 +40,10 @@ from ...errors import ParameterError, require
 from ...physics import disorder as disorder_patterns
 from ...physics.units import parse_frequency_hz, time_to_us
 from ..config import Config
-from ..base import Study, StudyContext, finite_or_none, parse_lengths, time_json
+from ..base import TIME_UNITS, Study, StudyContext, finite_or_none, parse_lengths, time_json
 from ..common import as_list, conditions_of, positive_int, refuse_bath, refuse_readout, spec_of
 from ..qec import cycle_grid, cycle_time
-from . import report as design_report, screen as design_screen
+from . import report as design_report, screen as design_screen, unresolved
 
 HELP = """Design search: the Pareto front of leakage duration D vs added qubit error per cycle.
 
@@ -184,6 +184,7 @@ class Design(Study):
 
     NAME = "design"
     HELP = HELP
+    TIME_UNITS = TIME_UNITS  # no time axis: D in cycles against a probability per cycle
 
     def compute(self, cfg: dict, ctx: StudyContext):
         refuse_readout(cfg, "design study", "a readout error injects leakage at the reset site, so D diverges",
@@ -261,7 +262,7 @@ class Design(Study):
         verdict = _verdict(best, paper, conf, st["flag"])
         verdict["at_range_edge"] = [] if best is None else range_edges(cands[best], space)
         misleads = [design_report.misleads(x, st["flag"]) for x in confirmed if not x["agree"]]
-        return {
+        summary = {
             "study": self.NAME,
             "parameters": {"T1q_us": fl(bare_us(specs[paper])[0]), "Tphi_us": fl(bare_us(specs[paper])[1]),
                            "temperature_K": specs[paper].conditions.temperature_K, "seed": int(cfg["seed"]),
@@ -292,6 +293,8 @@ class Design(Study):
                            "confirmed": len(confirmed), "screen_misleads": misleads},
             "note": design_report.NOTE,
         }
+        # why each null number is null, and what would give it (keys of their own beside the nulls)
+        return unresolved.add(summary, {i: c.get("reasons", {}) for i, c in conf.items()}, st["confirm_max"])
 
     def table(self, summary: dict) -> str:
         return design_report.table(summary)

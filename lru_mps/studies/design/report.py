@@ -8,7 +8,8 @@ import numpy as np
 import xarray as xr
 
 from ..base import save_figure
-from ..common import PLOT_STYLE, dataset_attrs, pyplot
+from ..common import PLOT_STYLE, UNRESOLVED_LABEL, dataset_attrs, mark_unresolved, pyplot
+from ..lifetimes import reason_lines
 
 SCREEN_METHOD = ("D: the qec study's D = sum_k S(k) (tail and jackknife error) from a short branch-estimator run from "
                  "the leakage start (hardware and thermal start sampled); added: exact per-realization qubit rates "
@@ -24,6 +25,10 @@ NOTE = {
     "verdict": "better: D_paper - D_best > 2 paired jackknife errors (the same trajectories in both); else reproduces",
     "disagreement": "|screen - confirmed| / sqrt(error_screen^2 + error_confirmed^2); the confirmation's first "
                     "trajectories are the screen's, so this is conservative for D",
+    "unresolved": "a null number has its reason beside it and what would give it: 'reason' in a {value, error} "
+                  "with a null value ('error_reason': a null error), T1_reason and T2_reason beside a null T1_us, "
+                  "T2_us; disagreement: D_reason, added_reason; budget.reason; each point of the screen's front: "
+                  "confirmed, and not_confirmed_reason where it is not",
 }
 
 
@@ -109,27 +114,59 @@ def table(s: dict) -> str:
              f"({s['confirmation']['trajectories']} trajectories each)", "",
              f"{'candidate':<52} {'D screen':>15} {'D confirmed':>15} {'added screen':>19} {'added confirmed':>19}  ok"]
     front = {x["index"] for x in s["front"]}
+    gaps = {}  # label: {"reason"}, listed under the table
     for x in sorted(s["confirmation"]["points"], key=lambda x: x["confirm"]["D"]["value"] or math.inf):
         sc, cf = x["screen"], x["confirm"]
         mark = ("*" if x["index"] in front else " ") + ("P" if x["paper"] else " ")
+        z = x["disagreement"]
+        unknown = [z.get(f"{k}_reason") for k in ("D", "added") if z.get(f"{k}_reason")]
+        ok = "?*" if unknown else "yes" if x["agree"] else "NO"
         lines.append(f"{mark} {x['label']:<50} {_pm(sc['D'], 3):>15} {_pm(cf['D'], 3):>15} "
-                     f"{_pm(sc['added']['p_total'], 5):>19} {_pm(cf['added']['p_total'], 5):>19}  "
-                     f"{'yes' if x['agree'] else 'NO'}")
+                     f"{_pm(sc['added']['p_total'], 5):>19} {_pm(cf['added']['p_total'], 5):>19}  {ok}")
+        for who, side in (("screen", sc), ("confirmed", cf)):
+            gaps[f"{x['label']}: {who} D"] = side["D"]
+            gaps[f"{x['label']}: {who} added"] = side["added"]["p_total"]
+            for q in ("T1", "T2"):
+                gaps[f"{x['label']}: {who} {q}"] = {"reason": side.get(f"{q}_reason")}
+        for r in unknown:
+            gaps[f"{x['label']}: ok"] = {"reason": r}
+    for f in s["screen"]["front"]:  # the screen's front points without a confirmation: said, with the reason
+        if f.get("confirmed", True):
+            continue
+        lines.append(f"{'':2} {f['label']:<50} {_pm(f['D'], 3):>15} {'not confirmed*':>15} "
+                     f"{_pm(f['added']['p_total'], 5):>19} {'not confirmed*':>19}")
+        gaps[f"{f['label']}"] = {"reason": f["not_confirmed_reason"]}
     b = s["budget"]
+    budget = (f"{b['added_p_total']:.4g}" if b["added_p_total"] is not None else
+              "not resolved*" if b.get("reason") else "-")
+    if b.get("reason"):
+        gaps["budget"] = b
     lines += ["", "* on the confirmed front, P the paper's working point; D in cycles, added = p_total per cycle "
-              "added by the LRU", f"budget: added p_total <= {_n(b['added_p_total']):.4g} ({b['source']})",
+              "added by the LRU", f"budget: added p_total <= {budget} ({b['source']})",
               f"best under the budget: {s['best']['label'] if s['best'] else 'none'}",
-              f"verdict: {s['verdict']['text']}"]
+              f"verdict: {'not resolved* (the budget is not)' if s['verdict'].get('reason') else s['verdict']['text']}"]
     if s["verdict"].get("at_range_edge"):
         lines.append(f"  the best lies on the edge of the searched range ({', '.join(s['verdict']['at_range_edge'])}): "
                      "a wider range may find more")
-    lines.append(f"screen vs confirmation: {s['validation']['agree']} of {s['validation']['confirmed']} agree within "
-                 f"{s['validation']['flag_sigmas']:g} errors")
+    known = [x for x in s["confirmation"]["points"]
+             if not any(x["disagreement"].get(f"{k}_reason") for k in ("D", "added"))]
+    unknown = len(s["confirmation"]["points"]) - len(known)
+    if unknown:
+        lines.append(f"screen vs confirmation: {sum(x['agree'] for x in known)} of {len(known)} compared agree within "
+                     f"{s['validation']['flag_sigmas']:g} errors; {unknown} could not be compared (?* above)")
+    else:
+        lines.append(f"screen vs confirmation: {s['validation']['agree']} of {s['validation']['confirmed']} agree "
+                     f"within {s['validation']['flag_sigmas']:g} errors")
     lines += [f"  screen misleads: {m}" for m in s["validation"]["screen_misleads"]]
+    gaps = reason_lines(gaps)
+    if gaps:
+        lines += ["", "not resolved / not confirmed (* above), and what would give it:"] + gaps
     return "\n".join(lines) + "\n"
 
 
 def _pm(v: dict, digits: int) -> str:
+    if v["value"] is None and v.get("reason"):
+        return "not resolved*"
     if v["value"] is None:
         return "-"
     return f"{v['value']:.{digits}f}+-{_n(v['error']):.{digits}f}"
@@ -146,6 +183,16 @@ def plot(ds, summary: dict, figdir) -> list:
         f = ds["on_screen_front"].values.astype(bool)
         ax.plot(xa[f], ya[f], "o", mfc="none", mec="0.3", ms=6, label="screen's front")
         c = ds["confirmed"].values.astype(bool)
+        if (f & ~c).any():  # the screen's front points without a confirmation: an x over each (the reason in the JSON)
+            ax.plot(xa[f & ~c], ya[f & ~c], "x", color="C1", ms=7, mew=1.5,
+                    label="screen's front, not confirmed (reason in summary.json)")
+        ac, dc = ds["added_confirm"].values, ds["D_confirm"].values
+        no_a, no_d = c & ~np.isfinite(ac), c & ~np.isfinite(dc)
+        if (no_a | no_d).any():  # confirmed, a number not resolved: an x at the axis of the number it has
+            mark_unresolved(ax, dc[no_a & ~no_d], "C0", axis="y")
+            mark_unresolved(ax, ac[no_d & ~no_a], "C0")
+            mark_unresolved(ax, xa[no_a & no_d], "C0")
+            ax.plot([], [], ls="none", marker="x", color="C0", label="confirmation " + UNRESOLVED_LABEL)
         ax.errorbar(ds["added_confirm"].values[c], ds["D_confirm"].values[c], xerr=ds["added_confirm_error"].values[c],
                     yerr=ds["D_confirm_error"].values[c], fmt="s", color="C0", ms=4, capsize=2, label="confirmed")
         idx = [x["index"] for x in summary["front"]]

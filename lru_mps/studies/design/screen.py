@@ -43,7 +43,7 @@ import math
 
 import numpy as np
 
-from ...analysis.decay import decay_times, fit_window, fit_window_start
+from ...analysis.decay import decay_times, fit_window, fit_window_start, unresolved_reason
 from ...analysis.design import composed_rates, dephased_gamma1, ideal_gamma2, screened_qubit_error
 from ...analysis.fitting import jackknife_error
 from ...analysis.qec import cycle_total, pauli_errors
@@ -127,7 +127,7 @@ CONFIRM_SEED_OFFSET = 1_000_003
 def confirm(spec, cfg: dict, ctx, t_c: float, K: int, m: int, odds: float, label: str) -> dict:
     """The realistic confirmation of one candidate, the QEC study's numbers: D (with replicas), the fitted T1, T2
     and the added error per cycle {q: {"value", "error"}} against the bare transmon, on the streams of seed +
-    :data:`CONFIRM_SEED_OFFSET` (independent of the screen)."""
+    :data:`CONFIRM_SEED_OFFSET` (independent of the screen); ``reasons``: why a null T1 or T2 is not resolved."""
     cfg = {**cfg, "seed": int(cfg["seed"]) + CONFIRM_SEED_OFFSET}
     res = run_ensemble(spec, cfg, ctx, f"confirm {label}", init="all", t_final=K * t_c, time_points=K * m + 1,
                        leakage_thermal_odds=odds)
@@ -143,5 +143,6 @@ def confirm(spec, cfg: dict, ctx, t_c: float, K: int, m: int, odds: float, label
         lru = pauli_errors(t_c, T1.value, T2.value, T1.error, T2.error)
         added = {q: {"value": lru[q]["value"] - bare[q]["value"], "error": lru[q]["error"]} for q in PROBS}
         t1, t2 = (T1.value, T1.error), (T2.value, T2.error)
+    reasons = {q: unresolved_reason(q, res, decays) for q in ("T1", "T2") if decays.get(q) is None}
     return {"D": {"value": D, "error": err, "replicas": reps}, "T1": t1, "T2": t2, "added": added,
-            "times": res.times, "window_start": fit_window_start(res, "T1")}
+            "times": res.times, "window_start": fit_window_start(res, "T1"), "reasons": reasons}

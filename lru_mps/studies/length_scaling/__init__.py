@@ -64,7 +64,7 @@ from ...run.settings import mps_options, resolve_inits
 from ...run.thermal_sample import strata_for
 from ...run.trajectories import engine_mix
 from ...run.simulate import simulate
-from ..base import Study, StudyContext, finite_or_none, parse_lengths, time_json
+from ..base import TIME_UNITS, Study, StudyContext, finite_or_none, parse_lengths, time_json
 from ..common import FITTED, ensemble_settings, spec_of
 from .plan import _t_final, _qubit_trajectories, _leakage_trajectories, _coherence_trajectories, _leakage_thermal_odds, _thermal_strata, _integrate_decay, _ensembles
 from ..lifetimes import LifetimeGrid
@@ -424,6 +424,7 @@ class LengthScaling(Study):
 
     NAME = "length-scaling"
     HELP = HELP
+    TIME_UNITS = TIME_UNITS
 
     def check_given(self, cfg: dict, given: set) -> None:
         check_given(cfg, given)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...physics.units import time_to_us
 from ...run.trajectories import format_mix
-from ..base import save_figure
+from ..base import save_figure, time_axis
 from ..lifetimes import HEAD, LEGEND, cells, reason_lines, time_cell
 
 
@@ -91,7 +91,7 @@ def plot(ds, summary: dict, figdir) -> list:
     """T1, T2, T_star, T_prop vs L (log scale) and ln T1 vs L with the xi fit and theory lines."""
     import matplotlib.pyplot as plt
 
-    us = float(ds.attrs["time_us_per_J"])
+    us, time_label = time_axis(ds.attrs["time_us_per_J"])  # 1/J -> the figure's time unit (us by default)
     paths = []
     fig, axes = plt.subplots(1, len(ds.conditions), figsize=(5.2 * len(ds.conditions), 4.0), squeeze=False)
     for ax, cond in zip(axes[0], ds.conditions.values):
@@ -122,7 +122,7 @@ def plot(ds, summary: dict, figdir) -> list:
             ax.plot(L[ok], np.exp(lt[ok]) * us, "D:", color="C3", label="T1 typical (branch rates)")
         ax.set_yscale("log")
         ax.set_xlabel("array length L")
-        ax.set_ylabel("time (us)")
+        ax.set_ylabel(time_label)
         ax.set_title(f"{cond} conditions")
         ax.legend(fontsize=8)
     fig.tight_layout()

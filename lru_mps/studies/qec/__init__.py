@@ -52,7 +52,7 @@ import math
 import numpy as np
 import xarray as xr
 
-from ...analysis.decay import decay_times
+from ...analysis.decay import decay_times, unresolved_reason
 from ...analysis.lifetimes import leakage_lifetimes
 from ...physics.conditions import bare_T2
 from ...analysis.qec import (mean_leakage_cycles, pauli_errors, qubit_channel, seepage_per_cycle,
@@ -62,9 +62,9 @@ from ...errors import ParameterError, require
 from ...physics.units import time_to_us, to_time
 from ...run.trajectories import engine_mix
 from ..config import Config
-from ..base import Study, StudyContext, StudyResult, finite_or_none, time_json
+from ..base import TIME_UNITS, Study, StudyContext, StudyResult, finite_or_none, time_json
 from ..common import conditions_of, refuse_bath, refuse_readout, dataset_attrs, ensemble_settings, json_list, positive_int, run_ensemble, spec_of
-from . import report as qec_report
+from . import report as qec_report, unresolved
 from .direct import direct_injections, direct_realizations, direct_simulation
 
 HELP = """Leakage per error-correction cycle: survival S(k), duration D, seepage, added errors.
@@ -136,6 +136,7 @@ class Qec(Study):
 
     NAME = "qec"
     HELP = HELP
+    TIME_UNITS = TIME_UNITS  # no time axis: its figures count cycles
 
     def run(self, cfg: dict, ctx: StudyContext) -> StudyResult:
         """The study's outputs (config.toml, results.nc, summary.json, figures) and leakage_model.json."""
@@ -229,6 +230,9 @@ class Qec(Study):
             },
             "leakage_model": "leakage_model.json",
         }
+        # why each null number is null, and what would give it (keys of their own beside the nulls)
+        unresolved.add(summary, {q: unresolved_reason(q, res, decays) for q in ("T1", "T2") if decays[q] is None})
+        summary["note"]["unresolved"] = UNRESOLVED_NOTE
         ds = self._dataset(res, spec, cfg, t_c, k, S, S_sem, seep, seep_err, summary)
         return ds, summary
 
@@ -314,6 +318,13 @@ def _round(x: float) -> float:
 
 
 PROBS = ("eps_1", "p_x", "p_y", "p_z", "p_total")
+
+UNRESOLVED_NOTE = ("a null number has its reason beside it and what would give it: T1_reason, T2_reason; "
+                   "leakage_survival.sem_reason, first_cycle_below_reason; mean_leakage_cycles and "
+                   "steady_state_leakage: reason (value) or error_reason; seepage_per_cycle.reasons (per cycle) and "
+                   "trajectories_to_resolve; error_per_cycle: lru_reason, added_reason, lru_T1_T2_fit_reason, "
+                   "added_T1_T2_fit_reason, error_reason in a probability; direct_simulation: error_reason, "
+                   "ratio_error_reason")
 
 SURVIVAL_ESTIMATOR = ("ratio: S(k) = sum_i w_i s_i(k t_c) / sum_i w_i over the rows (weights of the thermal odds and "
                       "the branch), so S(0) = 1 exactly and every S(k) is in [0, 1]; sem: its jackknife error over the "

@@ -36,7 +36,9 @@ import json
 import numpy as np
 
 from ..base import save_figure
-from ..common import PLOT_STYLE, pyplot
+from ..common import PLOT_STYLE, UNRESOLVED_LABEL, mark_unresolved, pyplot, unresolved_handle
+from ..lifetimes import reason_lines
+from .unresolved import seepage_line
 
 ERROR_MODEL = ("Pauli twirl of the qubit's channel over one cycle t_c (Ghosh, Fowler, Geller, PRA 86, 062318 (2012)): "
                "p_x = p_y = eps_1/4, p_z = (1 - c)/2 - eps_1/4, p_total = p_x + p_y + p_z, with eps_1 the relaxation "
@@ -68,12 +70,16 @@ def leakage_model(summary: dict) -> dict:
         "cycle_time_s": float(f"{ct['value_us'] * 1e-6:.12g}"),
         "cycle_time_us": ct["value_us"],
         "leakage_survival": {k: summary["leakage_survival"][k] for k in ("cycles", "mean", "sem", "tail", "K_reached")},
-        "mean_leakage_cycles": {k: summary["mean_leakage_cycles"][k] for k in ("value", "error", "tail_method")},
+        "mean_leakage_cycles": {k: summary["mean_leakage_cycles"][k]
+                                for k in ("value", "error", "tail_method", "reason", "error_reason")
+                                if k in summary["mean_leakage_cycles"]},
         "seepage_per_cycle": summary["seepage_per_cycle"],
         "steady_state_leakage": {k: summary["steady_state_leakage"][k]
-                                 for k in ("injection", "value", "error", "method", "direct_simulation")},
+                                 for k in ("injection", "value", "error", "method", "direct_simulation", "reason",
+                                           "error_reason") if k in summary["steady_state_leakage"]},
         "qubit_error_per_cycle": {"lru": probs(e["lru"]), "bare": probs(e["bare"]), "added": probs(e["added"]),
-                                  "method": e.get("method")},
+                                  "method": e.get("method"),
+                                  **{k: e[k] for k in ("lru_reason", "added_reason") if k in e}},
         "error_model": ERROR_MODEL,
         "parameters": {**summary["parameters"], "conditions": summary["conditions"]},
         "source": "lru-mps study qec",
@@ -85,6 +91,8 @@ def leakage_model_json(summary: dict) -> str:
 
 
 def _pm(x: dict | None, fmt: str = ".4g") -> str:
+    if x is not None and x.get("value") is None and x.get("reason"):
+        return "not resolved*"
     if x is None or x.get("value") is None:
         return "-"
     err = "?" if x.get("error") is None else format(x["error"], ".2g")
@@ -107,12 +115,15 @@ def table(summary: dict) -> str:
     lines.append(f"{0:4d} {S0['mean']:14.4e} +- {S0['sem'] if S0['sem'] is not None else '?':<8.2g} {'':>24}")
     for i in shown:
         if seep["value"][i] is None:
-            s_ = "-"
+            s_ = "not resolved*" if (seep.get("reasons") or [None] * K)[i] else "-"
         else:
             err = seep["error"][i]
             s_ = f"{seep['value'][i]:.4f} +- {format(err, '.2g') if err is not None else '?'}"
         sem = "?" if ls["sem"][i] is None else format(ls["sem"][i], ".2g")
         lines.append(f"{ls['cycles'][i]:4d} {ls['mean'][i]:14.4e} +- {sem:<8} {s_:>24}")
+    gap = seepage_line(summary, shown)
+    if gap:
+        lines.append(gap)
     rise = ls.get("rises")
     if rise is not None:
         if rise["largest_rise"] is None:
@@ -143,7 +154,7 @@ def table(summary: dict) -> str:
     for name in ("lru", "bare", "added"):
         row = e[name]
         if row is None:
-            lines.append(f"{name:>8} (not resolved)")
+            lines.append(f"{name:>8} (not resolved{'*' if e.get(name + '_reason') else ''})")
             continue
         if name == "lru":
             cells = [_pm(row["population_at_cycle"], ".4f"), _pm(row["coherence_at_cycle"], ".4f")]
@@ -165,7 +176,39 @@ def table(summary: dict) -> str:
         lines += [f"  not the answer: from the fitted T1 = {tcell(fit['T1'])}, T2 = {tcell(fit['T2'])}{amp} (late-time "
                   f"rates; the early loss 1 - A is not in them): eps_1 = {_pm(fit['eps_1'], '.3e')}, p_total = "
                   f"{_pm(fit['p_total'], '.3e')} (added {_pm(fit_added['p_total'], '.3e')})"]
+    elif e.get("lru_T1_T2_fit_reason"):
+        lines.append("  not the answer, from the fitted T1 and T2: not resolved*")
+    gaps = reason_lines(reasons_of(summary))
+    if gaps:
+        lines += [""] + gaps
     return "\n".join(lines) + "\n"
+
+
+def reasons_of(summary: dict) -> dict:
+    """{label: {"reason": ...}} of the summary's null numbers other than the seepage (its own line), for
+    :func:`lru_mps.studies.lifetimes.reason_lines`."""
+    e = summary["error_per_cycle"]
+    ls = summary["leakage_survival"]
+    ss = summary["steady_state_leakage"]
+    D = summary["mean_leakage_cycles"]
+    out = {"fitted T1": summary.get("T1_reason"), "fitted T2": summary.get("T2_reason"),
+           "the error of S(k) (?)": ls.get("sem_reason"),
+           "mean leakage duration D": D.get("reason"), "the error of D (?)": D.get("error_reason"),
+           "steady-state leakage": ss.get("reason"), "the error of the steady-state leakage (?)": ss.get("error_reason"),
+           "error per cycle with the LRU": e.get("lru_reason"), "added error per cycle": e.get("added_reason"),
+           "error per cycle from the fitted T1 and T2": e.get("lru_T1_T2_fit_reason")}
+    for name in ("lru", "added"):
+        for q, x in (e.get(name) or {}).items():
+            if isinstance(x, dict) and x.get("error_reason"):
+                out[f"the error of {name} {q} (?)"] = x["error_reason"]
+    d = ss.get("direct_simulation")
+    if d is not None:
+        why = [x.get("error_reason") or x.get("ratio_error_reason") for x in d["points"]]
+        why += [x.get("error_reason") for x in d.get("D_reference", {}).values() if isinstance(x, dict)]
+        why = [w for w in why if w]
+        if why:
+            out["the errors of the direct simulation (?)"] = why[0]
+    return {k: {"reason": v} for k, v in out.items() if v}
 
 
 def _direct_table(ss: dict) -> list[str]:
@@ -236,6 +279,9 @@ def plot(ds, summary: dict, figdir) -> list:
         ok = S > 0
         ax.errorbar(k[ok], S[ok], yerr=np.nan_to_num(e[ok]), fmt="o", ms=3, color="k", capsize=2, lw=0.8,
                     label=r"$S(k) = P_\star^{(1)}(k t_c)$")
+        if (~ok).any():  # S(k) = 0 (no leaked row left) has no place on a log axis: an x at the axis
+            mark_unresolved(ax, k[~ok], "k")
+            ax.plot([], [], ls="none", marker="x", color="k", label=r"$S(k) = 0$: no leaked row left")
         tail = summary["leakage_survival"]["tail"]
         if tail["S_end"] > 0 and tail["ratio"] > 0:
             j = np.arange(0, max(6, len(k) // 4))
@@ -245,14 +291,20 @@ def plot(ds, summary: dict, figdir) -> list:
         ax.set_xlabel(r"cycle $k$ ($t / t_c$)")
         ax.set_ylabel("leakage")
         D = summary["mean_leakage_cycles"]
-        ax.set_title(f"(a) survival, D = {D['value']:.3g} cycles" if D["value"] is not None else "(a) survival",
-                     loc="left")
+        ax.set_title(f"(a) survival, D = {D['value']:.3g} cycles" if D["value"] is not None else
+                     "(a) survival, D not resolved (reason in summary.json)", loc="left")
         ax.legend(fontsize=7)
         ax = axes[1]
         sp, se = ds["seepage"].values, ds["seepage_error"].values
         ok = np.isfinite(sp)
-        ax.errorbar(k[ok], sp[ok], yerr=np.nan_to_num(se[ok]), fmt="o", ms=3, color="C2", capsize=2, lw=0.8)
+        ax.errorbar(k[ok], sp[ok], yerr=np.nan_to_num(se[ok]), fmt="o", ms=3, color="C2", capsize=2, lw=0.8,
+                    label="resolved")
+        gap = ~ok & (k >= 1)  # S(k-1) not resolved: the ratio is noise (the reason in summary.json)
+        mark_unresolved(ax, k[gap], "C2")
         ax.set_ylim(-0.1, 1.05)
+        if gap.any():
+            ax.legend(handles=[*ax.get_legend_handles_labels()[0], unresolved_handle()],
+                      labels=["resolved", UNRESOLVED_LABEL], fontsize=7, loc="upper right")
         ax.set_xlabel(r"cycle $k$")
         ax.set_ylabel(r"seepage $1 - S(k)/S(k-1)$")
         ax.set_title("(b) seepage per cycle", loc="left")
@@ -262,7 +314,10 @@ def plot(ds, summary: dict, figdir) -> list:
         xs = np.arange(len(names))
         for off, (who, c) in zip((-0.2, 0.2), (("bare", "0.6"), ("lru", "C3"))):
             row = e[who]
-            if row is None:
+            if row is None:  # said, not dropped
+                ax.text(0.5, 0.6, f"{'bare transmon' if who == 'bare' else 'with LRU'}: not resolved\n"
+                        "(reason in summary.json)", ha="center", va="center", transform=ax.transAxes, fontsize=8,
+                        color=c)
                 continue
             v = [row[q]["value"] or 0.0 for q in names]
             err = [row[q]["error"] or 0.0 for q in names]
