@@ -12,16 +12,22 @@ look at the state; there a decay a_l acts (site l with probability
 <n_l> / N) and an ordinary trajectory follows.  Instead of sampling tau
 into the curve, a row records
 
-    f(t) = S(t) f_0(t) + 1{t > tau} f_tau(t),      S(t) = exp(-gamma int_0^t N(t') dt'),
+    f(t) = S(t) f_0(t) + w(tau) 1{t > tau} f_tau(t),      S(t) = exp(-gamma int_0^t N(t') dt'),
 
-with f_0 the decay-free path's value, tau drawn from the clock along that
-path, and f_tau the continuation from the path's state at tau after the
-decay, computed the same way (each generation lowers N by one, so at most N
-generations).  E[f(t)] is the ensemble value (the first term is the expectation
-of f_0(t) 1{tau > t} over tau given the path); the variance loses the
-randomness of when the first decay comes, which carried most of the leakage
-lifetimes' variance: a leakage stack blocked by a thermal excitation lives
-until it or the blocker decays.
+with f_0 the decay-free path's value, f_tau the continuation from the
+path's state at tau after the decay, computed the same way (each generation
+lowers N by one, so at most N generations), and tau drawn in the run's
+window from a defensive mixture of the clock along the path and a uniform
+time, with the importance weight w(tau) (:func:`first_decay`).  E[f(t)] is
+the ensemble value (the first term is the expectation of f_0(t) 1{tau > t}
+over tau given the path, the second the integral of the continuation over
+the first decay's density); the variance loses the randomness of when the
+first decay comes, which carried most of the leakage lifetimes' variance: a
+leakage stack blocked by a thermal excitation lives until it or the blocker
+decays.  Drawn from the clock alone, the blocker's decay late in the run
+(the released stack then carries the late curve for ~T_prop) came in few
+rows with a large value: a heavy tail; the uniform share draws it in every
+part of the window with a small weight.
 
 The state at tau is that of the path itself: the row's stream is replayed
 with a stop at tau (a trajectory's numbers depend only on its stream, not
@@ -66,6 +72,9 @@ from .states import StateList
 #: larger sector (Chebyshev, MPS) it would run to t_final in that sector, where a sampled row leaves it at its
 #: first decay (~T1q/N): 10x the cost for a hot row at L = 16, every excited row at L = 20.
 INTEGRATE_MAX_DIM = 1000
+#: the share of first decay times drawn from the path's own decay clock; the others are uniform over the run, so
+#: that a late decay is drawn as often as an early one (:func:`first_decay`)
+NATURAL_SHARE = 0.5
 
 
 def without_decay(spec: ArraySpec) -> ArraySpec:
@@ -146,8 +155,8 @@ class _DecayGeneration:
         survival = np.exp(-hazard)
         pops = survival[:, None, None] * rec.populations
         coh = survival * rec.coherence
-        tau = decay_time(drng.exponential(), starts, numbers, self.gamma)
-        if tau < times[-1]:
+        tau, w_tau = first_decay(times[-1], starts, numbers, self.gamma, drng.random(2))
+        if w_tau > 0.0 and tau < times[-1]:
             before = times[times < tau]
             row2 = self._row(replay, clock_next)
             rec2 = run_rows(StateList([make_state()], self.free), self.free, np.append(before, tau), [row2], "sampled",
@@ -164,8 +173,8 @@ class _DecayGeneration:
             child_rng, child_drng = drng.spawn(2)
             sub = self.run(state.copy, np.concatenate([[0.0], times[later] - tau]), child_rng, child_drng, n_tau - 1,
                            self._next_after(first_measurement, tau))
-            pops[later] += sub[0][1:]
-            coh[later] += sub[1][1:] * np.exp(1j * self.wq * tau)
+            pops[later] += w_tau * sub[0][1:]
+            coh[later] += w_tau * sub[1][1:] * np.exp(1j * self.wq * tau)
             diag = merge_diagnostics(diag, sub[2])
         return pops, coh, diag
 
@@ -218,6 +227,31 @@ def decay_time(e: float, starts: np.ndarray, numbers: np.ndarray, gamma: float) 
     if numbers[j] <= 0:
         return math.inf
     return float(starts[j] + (e - at_starts[j]) / (gamma * numbers[j]))
+
+
+def first_decay(t_end: float, starts: np.ndarray, numbers: np.ndarray, gamma: float, u) -> tuple[float, float]:
+    """The first decay time tau in [0, t_end] and its importance weight, from two uniforms ``u``.
+
+    Along the path the first decay comes at the density p(tau) = gamma N(tau) exp(-gamma int_0^tau N), of total
+    P = 1 - S(t_end) on [0, t_end].  Drawn from it, a late tau is rare, and a row whose continuation carries the
+    late curve (a blocked stack released by its blocker's decay) is a rare row with a large value: the tail the
+    error of the mean does not see.  tau is drawn instead from the defensive mixture q = a p / P + (1 - a) / t_end
+    (a = :data:`NATURAL_SHARE`: natural with probability a, else uniform on [0, t_end]) and the continuation carries
+    w = p(tau) / q(tau) <= P / a.  E[w 1{t > tau} f_tau(t)] = int_0^t p(tau) f_tau(t) dtau for every t <= t_end:
+    unbiased, with every part of the window drawn.  Returns (inf, 0) where no decay can come (N = 0 throughout).
+    """
+    total = -math.expm1(-float(cumulative_hazard(np.array([t_end]), starts, numbers, gamma)[0]))
+    if not total > 0.0:
+        return math.inf, 0.0
+    if u[0] < NATURAL_SHARE:
+        tau = min(decay_time(-math.log1p(-u[1] * total), starts, numbers, gamma), t_end)
+    else:
+        tau = float(u[1]) * t_end
+    n_tau = float(numbers[np.searchsorted(starts, tau, side="right") - 1])
+    if n_tau <= 0.0:
+        return tau, 0.0
+    p = gamma * n_tau * math.exp(-float(cumulative_hazard(np.array([tau]), starts, numbers, gamma)[0]))
+    return tau, p / (NATURAL_SHARE * p / total + (1.0 - NATURAL_SHARE) / t_end)
 
 
 def merge_diagnostics(a: dict, b: dict) -> dict:
