@@ -149,7 +149,8 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
               help="Figure file formats, a comma-separated list of png, pdf, svg, eps.")
 @click.option("--time-unit", "time_unit", type=click.Choice(["us", "1/J"]), default="us", show_default=True,
               help="Unit of the figures' time axes: us (microseconds) or 1/J (the inverse hopping, the code's unit). "
-                   "Figures without a time axis (qec, design) are drawn as they are.")
+                   "Figures without a time axis (qec, design) are drawn as they are; the hopping-sweep's are in "
+                   "us only (J varies along it).")
 def plot_command(folder, formats, time_unit):
     """Redraw the figures of a stored study from FOLDER (into FOLDER/figures)."""
     import matplotlib

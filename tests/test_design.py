@@ -182,7 +182,7 @@ def test_quick_design_outputs_and_contract(quick):
         for who in ("screen", "confirm"):
             assert x[who]["D"]["value"] > 0 and x[who]["D"]["error"] > 0 and x[who]["added"]["p_total"]["error"] > 0
         z = x["disagreement"]
-        assert x["agree"] == (z["D"] <= 3 and z["added"] <= 3)
+        assert x["agree"] is (z["D"] <= 3 and z["added"] <= 3)  # both distances computed: a bool
     # the confirmed front is non-dominated among the confirmed points, and the budget is the paper's added error
     D = {x["index"]: x["confirm"]["D"]["value"] for x in pts}
     A = {x["index"]: x["confirm"]["added"]["p_total"]["value"] for x in pts}
@@ -324,8 +324,9 @@ def test_unconfirmed_front_points_say_why(quick, tmp_path, monkeypatch):
 
 def test_unresolved_confirmations_say_why(tmp_path, monkeypatch):
     """Confirmations of 4 trajectories do not resolve the fitted T1: the added error, the screen-confirmation
-    distance, the budget and the verdict cannot be computed.  Each null says why (and what would resolve it) beside
-    it in the JSON, 'not resolved*' and '?*' in the table with the reasons under it, an x at the axis on the figure."""
+    distance, the budget and the verdict cannot be computed (`agree` is then null: not compared, so no agreement).
+    Each null says why (and what would resolve it) beside it in the JSON, 'not resolved*' and '?*' in the table with
+    the reasons under it, an x at the axis on the figure."""
     from lru_mps.studies.design import report
 
     out = tmp_path / "d"
@@ -337,6 +338,12 @@ def test_unresolved_confirmations_say_why(tmp_path, monkeypatch):
         assert c["added"]["p_total"]["value"] is None and "T1_reason" in c["added"]["p_total"]["reason"]
         assert x["disagreement"]["added"] is None and x["disagreement"]["added_reason"].startswith("not computed")
         assert c["D"]["value"] is not None and "reason" not in c["D"]  # D is resolved: no reason
+        # the added errors were not compared: no agreement (null) unless the computed D distance is over the flag
+        z, flag = x["disagreement"], s["validation"]["flag_sigmas"]
+        assert x["agree"] is (False if z["D"] is not None and z["D"] > flag else None), (x["label"], z)
+    assert any(x["agree"] is None for x in s["confirmation"]["points"])
+    v = s["validation"]
+    assert v["agree"] == 0 and len(v["screen_misleads"]) == sum(x["agree"] is False for x in s["confirmation"]["points"])
     assert s["budget"]["added_p_total"] is None and s["budget"]["reason"] and s["verdict"]["reason"]
     table = res.table
     assert table.count("not resolved*") >= len(s["confirmation"]["points"]) and "?*" in table

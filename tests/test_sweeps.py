@@ -278,6 +278,37 @@ def test_decay_sweeps_T_prop_and_leakage_speed(quick):
     assert hi["value_us"] < lo["value_us"] - 3.0 * math.hypot(lo["error_us"], hi["error_us"]), (lo, hi)
 
 
+def test_decay_sweep_time_unit(quick, monkeypatch):
+    """`lru-mps plot --time-unit 1/J` draws the disorder sweep's time axes in 1/J (read from the redrawn figures:
+    the axis labels, and the curves' times those of results.nc in 1/J, not in us; us by default); the hopping
+    sweep refuses 1/J by the option's name, saying why (its J varies from point to point)."""
+    from click.testing import CliRunner
+
+    import lru_mps.studies.disorder_hopping_sweeps as sweeps
+    from lru_mps.studies import replot
+    from lru_mps_cli.main import main
+
+    out = quick["disorder-sweep"][0].out
+    ds = load_dataset(out / "results.nc")
+    figs = []
+    monkeypatch.setattr(sweeps, "save_figure", lambda fig, figdir, name: figs.append(fig) or [])
+    for unit, shown, suffix in ((None, "µs", "us"), ("us", "µs", "us"), ("1/J", "1/J", "J")):
+        figs.clear()
+        replot(out, time_unit=unit)
+        times, fits = figs
+        assert times.axes[0].get_ylabel() == f"time ({shown})", unit
+        assert all(ax.get_xlabel() == f"time $t$ ({shown})" for ax in fits.axes), unit
+        # the first curve of the T_star panel: the leakage ensemble of the first point, in the unit asked
+        np.testing.assert_allclose(fits.axes[0].lines[0].get_xdata(), ds[f"leakage_time_{suffix}"].values[0])
+    assert float(ds["leakage_time_us"][0, -1]) != pytest.approx(float(ds["leakage_time_J"][0, -1]))
+    hop = quick["hopping-sweep"][0].out
+    bad = CliRunner().invoke(main, ["plot", str(hop), "--time-unit", "1/J"], catch_exceptions=False)
+    errors = [line for line in bad.output.splitlines() if line.startswith("Error:")]
+    assert bad.exit_code == 2 and errors == [
+        "Error: --time-unit=1/J is not allowed: us: the hopping-sweep study draws its time axes in us only "
+        "(J varies along the hopping sweep, so 1/J is not one unit of time across its points)"], bad.output
+
+
 def test_dynamics_outputs(quick):
     res, _ = quick["dynamics"]
     s = res.summary

@@ -137,7 +137,7 @@ def replot(folder, formats=None, time_unit: str | None = None) -> list[Path]:
     require(unit in TIME_UNITS, "time_unit", unit, f"one of {', '.join(TIME_UNITS)}")
     require(unit in study.TIME_UNITS, "time_unit", unit,
             f"{' or '.join(study.TIME_UNITS)}: the {study.NAME} study draws its time axes in "
-            f"{' or '.join(study.TIME_UNITS)} only")
+            f"{' or '.join(study.TIME_UNITS)} only", study.TIME_UNITS_WHY or None)
     with figure_mark(QUICK_MARK.split(" (")[0] if summary.get("quick") else None), \
             figure_formats(formats or FIGURE_FORMATS), figure_time_unit(unit):
         return study.plot(load_dataset(folder / "results.nc"), summary, folder / "figures")

@@ -408,6 +408,8 @@ class Study(ABC):
     #: the units ``plot`` can draw its time axes in (:func:`time_axis`); a study whose figures have no time axis
     #: lists both (they draw the same)
     TIME_UNITS: tuple[str, ...] = ("us",)
+    #: why the other units are refused (the hint of ``lru-mps plot --time-unit``'s error); "" where none is said
+    TIME_UNITS_WHY = ""
 
     @property
     def DEFAULTS(self) -> dict:

@@ -38,7 +38,7 @@ from ..errors import require
 from ..physics.conditions import Reset, bare_T2
 from ..physics.model import ArraySpec
 from ..physics.units import to_time
-from .base import Study, StudyContext, finite_or_none, save_figure, time_json
+from .base import TIME_UNIT_LABELS, TIME_UNITS, Study, StudyContext, finite_or_none, save_figure, time_json, time_unit
 from .common import (evolution_kind, CURVES, DECAYS, FITTED, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings,
                      json_list, nan_if_none, positive_int, pyplot, run_ensemble, spec_of, us_per_J)
 from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
@@ -82,6 +82,13 @@ class DecaySweep(Study):
         self.list_key = list_key  # 'disorders' or 'hoppings'
         self.dim = dim
         self.label = label
+        # `lru-mps plot --time-unit`: the disorder sweep's J is the same at every point, so its times can be drawn
+        # in 1/J; the hopping sweep's J is what it sweeps, so 1/J is not one unit along its axes
+        if model_key == "disorder":
+            self.TIME_UNITS = TIME_UNITS
+        else:
+            self.TIME_UNITS = ("us",)
+            self.TIME_UNITS_WHY = "J varies along the hopping sweep, so 1/J is not one unit of time across its points"
 
     # ------------------------------------------------------------------ specs
     def _values(self, cfg: dict) -> list[str]:
@@ -306,8 +313,12 @@ class DecaySweep(Study):
 
     # ------------------------------------------------------------------- plot
     def plot(self, ds, summary: dict, figdir) -> list:
-        """Decay times vs the sweep variable (one panel per condition) and the fitted curves."""
+        """Decay times vs the sweep variable (one panel per condition) and the fitted curves, their times in the
+        unit of :func:`time_unit` (1/J: the disorder sweep only, ``TIME_UNITS``)."""
         plt = pyplot()
+        unit = time_unit()
+        suffix = "J" if unit == "1/J" else "us"  # of the stored times: T_star_J or T_star_us, time_J or time_us
+        unit_label = TIME_UNIT_LABELS[unit]
         x = ds[self.dim].values
         xlabel = r"disorder $W/2\pi$ (MHz)" if self.dim == "disorder" else r"hopping $J/2\pi$ (MHz)"
         conds = [str(c) for c in ds["conditions"].values]
@@ -319,8 +330,8 @@ class DecaySweep(Study):
             for ax, cond in zip(axes[:, 0], conds):
                 for q in DECAYS:
                     c, mk, lab = styles[q]
-                    v = ds[f"{q}_us"].sel(conditions=cond).values
-                    e = ds[f"{q}_error_us"].sel(conditions=cond).values
+                    v = ds[f"{q}_{suffix}"].sel(conditions=cond).values
+                    e = ds[f"{q}_error_{suffix}"].sel(conditions=cond).values
                     ok = np.isfinite(v)
                     if not ok.any():
                         continue
@@ -333,9 +344,10 @@ class DecaySweep(Study):
                     for key, c, lab in (("T1q_us", "C3", r"$T_1^{\rm q}$"), ("T2q_us", "C2", r"$T_2^{\rm q}$")):
                         v = ds.attrs.get(key, "inf")
                         if not isinstance(v, str) and np.isfinite(v):
-                            ax.axhline(float(v), color=c, ls=":", lw=1, label=lab + " (one transmon)")
+                            v = float(v) / (float(ds.attrs["time_us_per_J"]) if unit == "1/J" else 1.0)
+                            ax.axhline(v, color=c, ls=":", lw=1, label=lab + " (one transmon)")
                 ax.set_yscale("log")
-                ax.set_ylabel(r"time ($\mu$s)")
+                ax.set_ylabel(f"time ({unit_label})")
                 ax.set_title(f"{cond} conditions, L = {int(ds.attrs['L'])}, {ds.attrs['reset_kind']} reset")
                 ax.legend(loc="best", ncol=2)
             axes[-1, 0].set_xlabel(xlabel)
@@ -358,19 +370,19 @@ class DecaySweep(Study):
                     for p in range(len(x)):
                         color = cmap(p / max(1, len(x) - 1))
                         prefix = "leakage_" if q == "T_star" else ""
-                        t_us = ds[f"{prefix}time_us"].isel({self.dim: p}).values
+                        t = ds[f"{prefix}time_{suffix}"].isel({self.dim: p}).values
                         t_J = ds[f"{prefix}time_J"].isel({self.dim: p}).values
                         y = factor * ds[f"{obs}_mean"].sel(conditions=cond).isel({self.dim: p}).values
-                        ax.plot(t_us, y, color=color, lw=1.0, label=f"{x[p]:g} MHz")
+                        ax.plot(t, y, color=color, lw=1.0, label=f"{x[p]:g} MHz")
                         tau = float(ds[f"{q}_J"].sel(conditions=cond).isel({self.dim: p}))
                         A = float(ds[f"{q}_amplitude"].sel(conditions=cond).isel({self.dim: p}))
                         t0 = float(ds[f"{q}_window_start_J"].sel(conditions=cond).isel({self.dim: p}))
                         t1 = float(ds[f"{q}_window_end_J"].sel(conditions=cond).isel({self.dim: p}))
                         if all(np.isfinite([tau, A, t0, t1])):
                             tt = np.linspace(t0, t1, 50)
-                            ax.plot(tt * t_us[-1] / t_J[-1], A * np.exp(-tt / tau), ls="--", color=color, lw=0.9)
+                            ax.plot(tt * t[-1] / t_J[-1], A * np.exp(-tt / tau), ls="--", color=color, lw=0.9)
                     ax.set_yscale("log")
-                    ax.set_xlabel(r"time $t$ ($\mu$s)")
+                    ax.set_xlabel(f"time $t$ ({unit_label})")
                     ax.set_ylabel(names[q])
                     ax.set_title(f"{cond}: {names[q]} (dashed: fit)")
                     if col == 0:

@@ -249,7 +249,7 @@ class Design(Study):
                             "T1_us": fl(c["T1"][0] * us_i), "T1_error_us": fl(c["T1"][1] * us_i),
                             "T2_us": fl(c["T2"][0] * us_i), "T2_error_us": fl(c["T2"][1] * us_i)},
                 "disagreement": {"D": fl(zD), "added": fl(za)},
-                "agree": bool(not (zD > st["flag"]) and not (za > st["flag"])),
+                "agree": _agree((zD, za), st["flag"]),
             })
         idx = list(conf)
         cD = np.array([conf[i]["D"]["value"] for i in idx])
@@ -261,7 +261,7 @@ class Design(Study):
         best = None if jb is None else idx[jb]
         verdict = _verdict(best, paper, conf, st["flag"])
         verdict["at_range_edge"] = [] if best is None else range_edges(cands[best], space)
-        misleads = [design_report.misleads(x, st["flag"]) for x in confirmed if not x["agree"]]
+        misleads = [design_report.misleads(x, st["flag"]) for x in confirmed if x["agree"] is False]
         summary = {
             "study": self.NAME,
             "parameters": {"T1q_us": fl(bare_us(specs[paper])[0]), "Tphi_us": fl(bare_us(specs[paper])[1]),
@@ -289,7 +289,7 @@ class Design(Study):
                        "error": fl(pc["added"]["p_total"]["error"]) if st["budget"] == "paper" else 0.0},
             "best": None if best is None else next(x for x in confirmed if x["index"] == best),
             "verdict": verdict,
-            "validation": {"flag_sigmas": st["flag"], "agree": sum(x["agree"] for x in confirmed),
+            "validation": {"flag_sigmas": st["flag"], "agree": sum(x["agree"] is True for x in confirmed),
                            "confirmed": len(confirmed), "screen_misleads": misleads},
             "note": design_report.NOTE,
         }
@@ -301,6 +301,15 @@ class Design(Study):
 
     def plot(self, ds, summary: dict, figdir) -> list:
         return design_report.plot(ds, summary, figdir)
+
+
+def _agree(distances, flag: float) -> bool | None:
+    """Whether screen and confirmation agree: False where a computed distance exceeds ``flag``, else None where a
+    distance could not be computed (nan: not compared, so no agreement; its reason is ``disagreement.*_reason``),
+    else True."""
+    if any(z > flag for z in distances):
+        return False
+    return None if any(not math.isfinite(z) for z in distances) else True
 
 
 def bare_us(spec) -> tuple[float, float]:

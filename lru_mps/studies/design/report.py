@@ -27,7 +27,8 @@ NOTE = {
                     "trajectories are the screen's, so this is conservative for D",
     "unresolved": "a null number has its reason beside it and what would give it: 'reason' in a {value, error} "
                   "with a null value ('error_reason': a null error), T1_reason and T2_reason beside a null T1_us, "
-                  "T2_us; disagreement: D_reason, added_reason; budget.reason; each point of the screen's front: "
+                  "T2_us; disagreement: D_reason, added_reason (agree is then null, not compared, unless the other "
+                  "distance is over the flag); budget.reason; each point of the screen's front: "
                   "confirmed, and not_confirmed_reason where it is not",
 }
 

@@ -6,7 +6,8 @@ Added as keys of their own (every other key keeps its meaning):
 probability; in ``screen`` and ``confirm``), ``"error_reason"`` where only the
 error is; ``T1_reason``, ``T2_reason`` beside a null ``T1_us``, ``T2_us``;
 ``D_reason``, ``added_reason`` in ``disagreement`` where a distance could not
-be computed (its point's ``agree`` then says nothing); ``budget.reason`` and
+be computed (its point's ``agree`` is then null: not compared, so no agreement;
+false only where the other distance is computed and over the flag); ``budget.reason`` and
 ``verdict.reason``; per point of the screen's front,
 ``confirmed`` and, where it is not, ``not_confirmed_reason``.
 """
