@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from conftest import long_scale
 from lru_mps.physics.conditions import bare_T2
 from lru_mps.analysis.qec import (cycle_indices, cycle_total, geometric_tail, mean_leakage_cycles,
-                                  pauli_errors, seepage, steady_state_leakage, survival)
+                                  pauli_errors, seepage, steady_state_leakage, survival, survival_resolved)
 from lru_mps.errors import ParameterError
 from lru_mps.io.datasets import load_dataset
 from lru_mps.physics.model import ArraySpec
@@ -32,7 +32,7 @@ from lru_mps.run.seeding import disorder_rng
 from lru_mps.run.simulate import simulate
 from lru_mps.studies import get_study, replot, run_study, study_names
 from lru_mps.studies.base import StudyContext, load_config
-from lru_mps.studies.qec import cycle_grid
+from lru_mps.studies.qec import cycle_grid, report as qec_report
 from lru_mps.studies.qec.direct import direct_simulation
 from lru_mps_cli.main import main
 
@@ -243,8 +243,7 @@ def test_pauli_twirl_closed_forms():
 
 # ------------------------------------------------------------------ against the master equation
 TC = 2 * math.pi * 5e6 * 1e-6  # 1 us in 1/J
-#: S(k) is compared where the reference is at least this: below, the few sampled thermal rows carry it (a stack
-#: blocked by a thermal excitation) and the standard error cannot show the rows not drawn (analysis.decay, DYNAMIC_RANGE)
+#: the bands are asserted narrow (a quarter of the value at 4 sigma) where the reference is at least this
 RESOLVED = 1e-2
 
 
@@ -252,8 +251,9 @@ def _against_reference(L, n, K, seed, realization_seed=21):
     spec = ArraySpec.from_user(length=L)  # the paper's working point, realistic (100 mK, T1q 16.7 us, Tphi 10 us)
     real = spec.draw_realization(np.random.default_rng(realization_seed))
     res = simulate(spec, init="leakage", realization=real, t_final=K * TC, time_points=2 * K + 1, trajectories=n,
-                   seed=seed, engine="exact", estimator="branch", leakage_thermal_odds=8)
+                   seed=seed, engine="exact", estimator="branch", leakage_thermal_odds=8, thermal_strata=True)
     k, S, sem = survival(res, TC)
+    resolved = np.array(survival_resolved(res, TC))
     D = mean_leakage_cycles(res, TC)
     tk = np.arange(0, 6 * K) * TC  # the reference's sum runs until S < 1e-12
     ref = {}
@@ -262,11 +262,15 @@ def _against_reference(L, n, K, seed, realization_seed=21):
         ref[temp] = r.populations[:, 0, 2]
     S_ref = ref["100mK"]
     assert S_ref[-1] < 1e-12  # the sum is complete
-    use = S_ref[: K + 1] >= RESOLVED
+    # every cycle the strata resolve, to the last (the rare thermal classes that carry late S(k) are drawn by
+    # construction; where a class still has too few rows the mask says so)
+    use = np.concatenate([[False], resolved])
     with np.errstate(divide="ignore", invalid="ignore"):  # S(0) = 1 exactly, with no error
         pulls = (S - S_ref[: K + 1]) / sem
-    assert use.sum() >= 6 and np.all(np.abs(pulls[use][1:]) <= 4.0), pulls[use]
-    assert np.all(4 * sem[use] <= 0.5 * S_ref[: K + 1][use])  # the bands are well below the values (as test_vs_reference)
+    assert use.sum() >= K // 2 and np.all(np.abs(pulls[use]) <= 4.0), pulls[use]
+    assert use[np.flatnonzero(S_ref[: K + 1] < 1e-3)].any()  # late cycles (S < 1e-3) among them
+    big = use & (S_ref[: K + 1] >= RESOLVED)
+    assert np.all(4 * sem[big] <= 0.5 * S_ref[: K + 1][big])  # the bands are well below the values (as test_vs_reference)
     D_ref, D_cold = S_ref[1:].sum(), ref["0"][1:].sum()
     assert abs(D.value - D_ref) <= 3 * D.error, (D, D_ref)
     # power: the thermal array's share of D (the reference at 0 K) is larger than the band
@@ -275,9 +279,11 @@ def _against_reference(L, n, K, seed, realization_seed=21):
 
 
 def test_survival_and_duration_match_the_master_equation():
-    """L = 3 at the working point (realistic, periodic feedback at 0.03 J, one realization), t_c = 1 us: S(k) within
-    4 standard errors of the reference's P_star^(1)(k t_c) where it is >= 1e-2 (k <= 8), D within 3 jackknife errors
-    of the reference's sum, the band narrower than the thermal array's share of D (6 %)."""
+    """L = 3 at the working point (realistic, periodic feedback at 0.03 J, one realization, the thermal start drawn
+    by strata as the study does), t_c = 1 us: S(k) within 4 standard errors of the reference's P_star^(1)(k t_c) at
+    every cycle the strata resolve (19 of 20 here, down to S = 2e-4; measured over seeds 4-12 the largest pull at a
+    resolved cycle is 2.8, and the unresolved ones were up to 7 errors off), D within 3 jackknife errors of the
+    reference's sum, the band narrower than the thermal array's share of D (6 %)."""
     _against_reference(3, 2000, 20, seed=4)
 
 
@@ -510,8 +516,15 @@ def test_survival_is_a_ratio_estimate_S0_one_and_every_S_a_probability(quick):
     assert np.all((S >= 0) & (S <= 1)) and all(e is not None and e >= 0 for e in ls["sem"])
     ds = res.dataset
     raw = ds["leakage_site1_mean"].values[:: res.summary["points_per_cycle"]]
-    assert abs(raw[0] - 1) > 1e-3  # the weights do not average to 1 here: the normalization matters
+    assert res.summary["thermal_strata"] and abs(raw[0] - 1) < 1e-12  # the strata's estimate is normalized exactly
     np.testing.assert_allclose(S, raw[1:] / raw[0], rtol=1e-12)
+    # without strata the rows' weights do not average to 1 in a sample: there the ratio's normalization matters
+    plain = simulate(ArraySpec.from_user(length=3), init="leakage", t_final=3 * TC, time_points=7, trajectories=64,
+                     seed=1, engine="exact", estimator="branch", leakage_thermal_odds=8)
+    _, S2, _ = survival(plain, TC)
+    raw2 = plain.observable("leakage_site1").mean[::2]
+    assert abs(raw2[0] - 1) > 1e-3 and S2[0] == 1.0 and np.all((S2 >= 0) & (S2 <= 1))
+    np.testing.assert_allclose(S2, raw2 / raw2[0], rtol=1e-12)
     assert ds["S_mean"].values[0] == 1.0 and ds["S_sem"].values[0] == 0.0
 
 
@@ -612,3 +625,21 @@ def test_unresolved_numbers_say_why_in_json_table_and_figure(tmp_path, monkeypat
     xs = [x for ln in ax.lines if ln.get_marker() == "x" for x in ln.get_xdata()]
     assert sorted(xs) == [seep["cycles"][i] for i in nulls]
     assert any("not resolved" in t.get_text() for t in ax.get_legend().get_texts())
+
+
+def test_unresolved_survival_cycles_are_marked_and_said_why(quick):
+    """The strata's resolved mask at the cycle boundaries (``leakage_survival.resolved``): the quick run's 64 rows
+    resolve the early cycles, not the late ones; those are starred in the table and named in
+    ``leakage_survival.resolved_reason`` with what would resolve them; S(k) stays a number there."""
+    out, res = quick
+    ls = res.summary["leakage_survival"]
+    ok = ls["resolved"]
+    assert len(ok) == len(ls["cycles"]) and ok[0] and not all(ok)
+    bad = [k for k, r in zip(ls["cycles"], ok) if not r]
+    reason = ls["resolved_reason"]
+    assert f"k = {bad[0]}" in reason and "--trajectories" in reason
+    assert all(ls["mean"][k - 1] is not None for k in bad)
+    text = qec_report.table(res.summary)
+    starred = [line for line in text.splitlines() if re.match(r"\s*\d+\s+\S+e[-+]\d+\*", line)]
+    assert starred and all(int(line.split()[0]) in bad for line in starred)
+    assert "S(k) marked *" in text

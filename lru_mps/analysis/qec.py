@@ -184,13 +184,34 @@ def survival(result: SimulationResult, t_c: float) -> tuple[np.ndarray, np.ndarr
     """(k, S(k), its error) at the boundaries k = 0..K: S(k) = sum_i w_i s_i(k t_c) / sum_i w_i, the ratio estimator
     (:func:`boundary_ratio`: S(0) = 1 exactly, each S(k) in [0, 1]), with its jackknife error over the trajectory
     blocks (the error of S(0) is 0).  With a single block (no jackknife) the error is the standard error of the
-    numerator over the mean weight (the weights' own spread left out)."""
+    numerator over the mean weight (the weights' own spread left out).
+
+    A run whose thermal start is stratified gives S(k) = R(k t_c) itself (its estimate is the ratio, normalized
+    exactly: docs/physics.md §6.5) and its error is the strata's delta-method error of R, from every row of every
+    stratum; the 16-block jackknife of the same ratio was measured up to 0.6x of it at single boundaries (L = 3,
+    2000 rows), an error bar that is itself noisy."""
+    ms = result.observable(SURVIVAL_OBSERVABLE)
+    if ms.resolved is not None and ms.mean[0] > 0:
+        idx = cycle_indices(result.times, t_c)
+        S, err = ms.mean[idx] / ms.mean[idx[0]], ms.sem[idx] / ms.mean[idx[0]]
+        err[0] = 0.0
+        return np.arange(len(S)), S, err
     S, err = jackknifed(result, lambda r: boundary_ratio(r, t_c))
     if not np.all(np.isfinite(err)):
         idx = cycle_indices(result.times, t_c)
         ms = result.observable(SURVIVAL_OBSERVABLE)
         err = ms.sem[idx] / ms.mean[idx[0]] if ms.mean[idx[0]] > 0 else np.full(S.shape, np.nan)
     return np.arange(len(S)), S, err
+
+
+def survival_resolved(result: SimulationResult, t_c: float) -> list[bool] | None:
+    """Per cycle k = 1..K, whether S(k)'s error can be trusted: the stratified run's resolved mask of P_star^(1) at
+    the boundaries (docs/physics.md §6.5, "Resolved points": every class of thermal starts that carries the point
+    has rows enough); None where the thermal start is not stratified (no mask)."""
+    mask = result.observable(SURVIVAL_OBSERVABLE).resolved
+    if mask is None:
+        return None
+    return [bool(x) for x in np.asarray(mask)[cycle_indices(result.times, t_c)][1:]]
 
 
 def survival_rises(result: SimulationResult, t_c: float) -> dict:

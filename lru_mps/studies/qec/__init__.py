@@ -55,7 +55,7 @@ import xarray as xr
 from ...analysis.decay import decay_times, unresolved_reason
 from ...analysis.lifetimes import leakage_lifetimes
 from ...physics.conditions import bare_T2
-from ...analysis.qec import (mean_leakage_cycles, pauli_errors, qubit_channel, seepage_per_cycle,
+from ...analysis.qec import (mean_leakage_cycles, survival_resolved, pauli_errors, qubit_channel, seepage_per_cycle,
                             steady_state_leakage, survival, survival_rises, survival_tail)
 from ...atomic import atomic_write_bytes
 from ...errors import ParameterError, require
@@ -63,6 +63,7 @@ from ...physics.units import time_to_us, to_time
 from ...run.trajectories import engine_mix
 from ..config import Config
 from ..base import TIME_UNITS, Study, StudyContext, StudyResult, finite_or_none, time_json
+from ...run.thermal_sample import strata_for
 from ..common import conditions_of, refuse_bath, refuse_readout, dataset_attrs, ensemble_settings, json_list, positive_int, run_ensemble, spec_of
 from . import report as qec_report, unresolved
 from .direct import direct_injections, direct_realizations, direct_simulation
@@ -161,9 +162,14 @@ class Qec(Study):
         threshold = float(cfg["threshold"])
         require(0 < threshold < 1, "threshold", cfg["threshold"], "a probability in (0, 1)")
         odds = Config(cfg).number("leakage_thermal_odds", min=1, default=1.0)
+        strata = Config(cfg).boolean("thermal_strata", default=False)
+        integrate = Config(cfg).boolean("integrate_decay", default=False)
         ctx.plan(1)
         res = run_ensemble(spec, cfg, ctx, f"L={spec.L} t_c={cfg['cycle_time']} K={K}", init="all", t_final=K * t_c,
-                           time_points=K * m + 1, leakage_thermal_odds=odds)
+                           time_points=K * m + 1, leakage_thermal_odds=odds, thermal_strata=strata,
+                           integrate_decay=integrate)
+        stated = [s.stated_weight for s in (strata_for(spec, res.settings, i) for i in res.settings.inits)
+                  if s is not None]
         estimator, n_evol = ensemble_settings(spec, cfg)
         k, S, S_sem = survival(res, t_c)
         D = mean_leakage_cycles(res, t_c)
@@ -184,6 +190,9 @@ class Qec(Study):
             "estimator": estimator,
             "evolutions": n_evol,
             "leakage_thermal_odds": odds,
+            "thermal_strata": strata,
+            "thermal_strata_stated_weight": max(stated) if stated else None,
+            "integrate_decay": integrate,
             "engine_mix": mix,
             "cycle_time": {**time_json(t_c, 0.0, J_hz), "value_us": _round(t_c * us), "value_ns": _round(t_c * us * 1e3)},
             "injection": p,
@@ -198,6 +207,7 @@ class Qec(Study):
                 "tail": survival_tail(res, t_c),
                 "estimator": SURVIVAL_ESTIMATOR,
                 "rises": rises,
+                "resolved": survival_resolved(res, t_c),
             },
             "mean_leakage_cycles": {"value": finite_or_none(D.value), "error": finite_or_none(D.error),
                                     "tail": finite_or_none(D.tail), "tail_method": D.tail_method},

@@ -120,7 +120,8 @@ def table(summary: dict) -> str:
             err = seep["error"][i]
             s_ = f"{seep['value'][i]:.4f} +- {format(err, '.2g') if err is not None else '?'}"
         sem = "?" if ls["sem"][i] is None else format(ls["sem"][i], ".2g")
-        lines.append(f"{ls['cycles'][i]:4d} {ls['mean'][i]:14.4e} +- {sem:<8} {s_:>24}")
+        star = "*" if ls.get("resolved") is not None and not ls["resolved"][i] else " "
+        lines.append(f"{ls['cycles'][i]:4d} {ls['mean'][i]:13.4e}{star} +- {sem:<8} {s_:>24}")
     gap = seepage_line(summary, shown)
     if gap:
         lines.append(gap)
@@ -193,6 +194,7 @@ def reasons_of(summary: dict) -> dict:
     D = summary["mean_leakage_cycles"]
     out = {"fitted T1": summary.get("T1_reason"), "fitted T2": summary.get("T2_reason"),
            "the error of S(k) (?)": ls.get("sem_reason"),
+           "S(k) marked *": ls.get("resolved_reason"),
            "mean leakage duration D": D.get("reason"), "the error of D (?)": D.get("error_reason"),
            "steady-state leakage": ss.get("reason"), "the error of the steady-state leakage (?)": ss.get("error_reason"),
            "error per cycle with the LRU": e.get("lru_reason"), "added error per cycle": e.get("added_reason"),

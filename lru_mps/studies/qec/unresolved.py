@@ -8,6 +8,8 @@ every other key keeps its meaning:
                                           (:func:`lru_mps.analysis.decay.unresolved_reason`);
 ``leakage_survival.sem_reason``           an S(k) without an error;
 ``leakage_survival.first_cycle_below_reason``  S(k) never fell below the threshold;
+``leakage_survival.resolved_reason``      the cycles where the stratified run's mask says S(k)'s error
+                                          cannot be trusted (``leakage_survival.resolved``);
 ``mean_leakage_cycles.reason`` / ``error_reason``, likewise in
 ``steady_state_leakage``                  D (or its error) is null;
 ``seepage_per_cycle.reasons``             per cycle, null where the seepage is
@@ -89,6 +91,12 @@ def add(summary: dict, reasons: dict) -> dict:
     ls = summary["leakage_survival"]
     if any(s is None for s in ls["sem"]):
         ls["sem_reason"] = NO_JACKKNIFE
+    if ls.get("resolved") is not None and not all(ls["resolved"]):
+        ks = [k for k, ok in zip(ls["cycles"], ls["resolved"]) if not ok]
+        ls["resolved_reason"] = (
+            f"S(k) at k = {_ranges(ks)} not resolved: a class of thermal starts that carries it there has too few "
+            f"leaked rows for its error to be trusted (a blocked stack drawn in few rows; docs/physics.md §6.5); the "
+            f"value is kept, its error may be too small; more trajectories ({option}) resolve it")
     if ls["first_cycle_below"] is None:
         ls["first_cycle_below_reason"] = (
             f"not reached: S(k) stays at or above the threshold {ls['threshold']:g} for all K = {summary['cycles']} "
@@ -157,3 +165,15 @@ def seepage_line(summary: dict, shown) -> str | None:
     return (f"* seepage at k = {ks}: not resolved: S(k-1) stands less than {RESOLVED_SIGMAS:g} standard errors above "
             f"zero (the ratio S(k)/S(k-1) is noise); about {span} trajectories would resolve them (ran {n:,}; "
             f"{evolutions_option(summary)})")
+
+
+def _ranges(ks) -> str:
+    """1, 2, 3, 7 -> '1-3, 7'."""
+    out, start = [], None
+    for i, k in enumerate(ks):
+        if start is None:
+            start = k
+        if i + 1 == len(ks) or ks[i + 1] != k + 1:
+            out.append(str(start) if start == k else f"{start}-{k}")
+            start = None
+    return ", ".join(out)
