@@ -121,6 +121,11 @@ def model_options(defaults: bool = True):
         click.option("--hopping-spread", default=d("hopping_spread"), show_default=defaults,
                      help=show("hopping_spread", "Relative std X of the per-bond couplings, J_l = J (1 + eps_l) with "
                                "eps_l ~ N(0, X) per bond and realization (a fraction 0.05 or 5%; 0 = off, < 0.25).")),
+        click.option("--hopping-profile", default=d("hopping_profile"), show_default=defaults,
+                     help=show("hopping_profile", "Engineered nominal couplings J_l along the chain, rescaled to mean "
+                               "J: uniform (the paper); transfer (the stack's 2 J_l^2/Ubar ~ sqrt(l (L-l)), perfect "
+                               "transfer on a clean chain); linear:A:B (a ramp from A at the qubit to B at the reset "
+                               "site); or L-1 relative values, e.g. 1.2,0.9,0.9. The spread multiplies it.")),
         click.option("--thermal-bath/--no-thermal-bath", default=d("thermal_bath"), show_default=defaults,
                      help=show("thermal_bath", "A thermal bath on every site: decay sqrt(gamma (1 + nbar)) a and "
                                "heating sqrt(gamma nbar) a^dag (truncated to the qutrit), gamma = 1/T1, nbar at the "

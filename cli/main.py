@@ -21,7 +21,7 @@ from .common import BACKENDS, engine_options, fail, model_options, progress
 
 def build_spec(length, hopping, anharmonicity, frequency, disorder, reset, rate, conditions, t1, tphi, temperature,
                e2_spread, frequency_noise, disorder_pattern, hopping_spread, readout_error=0.0,
-               readout_confusion=None, device=None, thermal_bath=False):
+               readout_confusion=None, device=None, thermal_bath=False, hopping_profile="uniform"):
     """An ArraySpec from the model options as typed.
 
     With ``device`` the options it fixes count only where the user typed them (in a click command: their
@@ -40,7 +40,7 @@ def build_spec(length, hopping, anharmonicity, frequency, disorder, reset, rate,
                                temperature=temperature, e2_spread=e2_spread, frequency_noise=frequency_noise,
                                disorder_pattern=disorder_pattern, hopping_spread=hopping_spread,
                                readout_error=readout_error, readout_confusion=readout_confusion, device=device,
-                               thermal_bath=bool(thermal_bath))
+                               thermal_bath=bool(thermal_bath), hopping_profile=hopping_profile)
 
 
 _format_warning = warnings.formatwarning

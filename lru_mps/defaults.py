@@ -30,6 +30,9 @@ MODEL = {
     "frequency_noise": "0",     # std of a quasi-static offset s_l of each site's frequency (w_l and E2_l/2 shift)
     "disorder_pattern": "box",  # box | gaussian | quasiperiodic | alternating
     "hopping_spread": "0",      # relative std X of the per-bond couplings, J_l = J (1 + eps_l), eps_l ~ N(0, X)
+    # the engineered nominal couplings P_l (mean 1, docs/physics.md §3.3): uniform (the paper, bit for bit),
+    # transfer, linear:A:B, or a list of L - 1 relative couplings
+    "hopping_profile": "uniform",
     # the feedback measurement's readout at the reset site (docs/physics.md §4.4), off by default (off = bit for bit):
     # symmetric error EPS (p(n|m) = 1 - EPS for n = m, EPS/2 for n != m), or a confusion matrix P[m][n] = p(n|m)
     "readout_error": 0.0,

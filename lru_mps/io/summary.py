@@ -34,6 +34,12 @@ def _disorder_line(spec) -> list[str]:
         nbar = occupations(spec)
         out.append("thermal bath on every site: decay sqrt(gamma (1 + nbar)) a, heating sqrt(gamma nbar) a^dag, nbar = "
                    + ", ".join(f"{x:.4g}" for x in nbar) + " (sites 1..L, at their nominal frequencies)")
+    P = spec.profile()
+    if P is not None:
+        from ..physics.hopping_profile import describe
+
+        out.append(f"hopping profile: {describe(spec.hopping_profile)} (nominal J_l = "
+                   + ", ".join(f"{x:.3g}" for x in P) + " J, bonds 1..L-1, mean J)")
     if spec.disorder_pattern == "box" and spec.e2_spread == 0 and spec.frequency_noise == 0 \
             and spec.hopping_spread == 0:
         return out

@@ -9,7 +9,8 @@ wbar N the Hamiltonian is
 with dw_l uniform in [-W/2, W/2] and U_l = Ubar + 2 dw_l, so that the leakage
 energy E2 = 2 w_l - U_l is the same on every site (the paper's recipe; other
 disorder patterns and the fabrication/tuning spreads: :mod:`.disorder`), and
-J_l = J = 1 on every bond unless ``hopping_spread`` draws J_l = 1 + eps_l.
+J_l = J = 1 on every bond unless a ``hopping_profile`` sets the nominal couplings P_l (mean 1,
+:mod:`.hopping_profile`) and/or ``hopping_spread`` draws J_l = P_l (1 + eps_l).
 Everything here is in units of J (energies, rates) and 1/J (times); ``J_hz``
 = J/2pi in Hz only sets the conversion to physical units and the thermal
 energies; values with units ('5MHz', '0.03J') become a spec through
@@ -31,6 +32,7 @@ import numpy as np
 from . import bath as baths
 from . import device as devices
 from . import disorder
+from . import hopping_profile as profiles
 from . import operators as ops
 from . import readout as readouts
 from .bath import H_PLANCK, K_BOLTZMANN
@@ -118,7 +120,10 @@ class ArraySpec(SpecInput):
     residual detuning), ``frequency_noise`` (std of a quasi-static frequency
     offset), ``hopping_spread`` (relative std of the per-bond couplings) and
     the ``disorder_pattern`` (box, gaussian, quasiperiodic, alternating), see
-    :mod:`lru_mps.physics.disorder` (off by default);
+    :mod:`lru_mps.physics.disorder` (off by default); ``hopping_profile``,
+    the engineered nominal couplings P_l of the bonds, mean 1 (``uniform``,
+    ``linear:A:B``, ``transfer`` or a tuple of L - 1 relative values; see
+    :mod:`lru_mps.physics.hopping_profile`);
     ``readout``, the feedback measurement's confusion matrix P[m][n] = p(n|m)
     (a tuple of tuples; None = an ideal readout), see :mod:`.readout`;
     ``device``, a real chip's values (:class:`~lru_mps.physics.device.Device`,
@@ -151,6 +156,7 @@ class ArraySpec(SpecInput):
     readout: tuple | None = None
     device: devices.Device | None = None
     thermal_bath: bool = bool(MODEL["thermal_bath"])
+    hopping_profile: str | tuple = MODEL["hopping_profile"]
 
     def __post_init__(self):
         require(isinstance(self.L, (int, np.integer)) and self.L >= 2, "length", self.L, "an integer L >= 2")
@@ -167,6 +173,10 @@ class ArraySpec(SpecInput):
         disorder.check(self.Ubar if dev is None else float(np.min(dev.U)), self.wbar if dev is None else
                        float(np.min(dev.w)), self.W, self.disorder_pattern, self.e2_spread, self.frequency_noise,
                        self.hopping_spread)
+        object.__setattr__(self, "hopping_profile", profiles.parse(self.hopping_profile))
+        profiles.couplings(self.hopping_profile, self.L)  # an explicit list: L - 1 of them
+        require(dev is None or profiles.is_uniform(self.hopping_profile), "hopping_profile",
+                profiles.describe(self.hopping_profile), "uniform with a device file (the file gives every coupling)")
         if dev is not None:
             devices.check_spec(dev, self.L, self.J_hz, self.Ubar, self.wbar, self.W, self.disorder_pattern)
         if self.conditions.per_site:  # one T1, Tphi per site: L of them
@@ -212,6 +222,8 @@ class ArraySpec(SpecInput):
             out["frequency_noise_J"] = self.frequency_noise
         if self.hopping_spread != _DEFAULT["hopping_spread"]:
             out["hopping_spread"] = self.hopping_spread
+        if not profiles.is_uniform(self.hopping_profile):
+            out["hopping_profile"] = profiles.as_json(self.hopping_profile)
         if self.readout is not None:  # P[m][n] = p(n|m)
             out["readout_confusion"] = [list(r) for r in self.readout]
         if self.thermal_bath:
@@ -235,7 +247,8 @@ class ArraySpec(SpecInput):
         Other patterns, then the e2 spread (U_l -> U_l - delta_l) and the
         frequency noise (dw_l -> dw_l + s_l), drawn after the pattern and only
         when on: :func:`lru_mps.physics.disorder.draw`; last the per-bond
-        couplings J_l (:func:`lru_mps.physics.disorder.hoppings`), only when on.
+        couplings J_l (:func:`lru_mps.physics.disorder.hoppings`), only when on,
+        times the profile's nominal P_l (:meth:`profile`).
         """
         if self.device is not None:  # the file's values, the spreads on top
             dw, U, offset, J = self.device.realization(rng, self.e2_spread, self.frequency_noise, self.hopping_spread)
@@ -243,14 +256,21 @@ class ArraySpec(SpecInput):
         dw, U, offset = disorder.draw(self.L, self.Ubar, self.W, rng, self.disorder_pattern, self.e2_spread,
                                       self.frequency_noise)
         J = disorder.hoppings(self.L, self.hopping_spread, rng)
+        P = self.profile()
+        if P is not None:
+            J = P if J is None else P * J
         return Realization(dw=dw, U=U, frequency_offset=offset, J=J)
+
+    def profile(self) -> np.ndarray | None:
+        """The nominal couplings P_l of the hopping profile, mean 1 (units of J); None when uniform."""
+        return profiles.couplings(self.hopping_profile, self.L)
 
     def clean_realization(self) -> Realization:
         """The disorder-free array (dw = 0, U = Ubar); a device's own values, without spreads."""
         if self.device is not None:
             return Realization(dw=self.device.dw, U=self.device.U, J=self.device.J)
         dw = np.zeros(self.L)
-        return Realization(dw=dw, U=np.full(self.L, self.Ubar))
+        return Realization(dw=dw, U=np.full(self.L, self.Ubar), J=self.profile())
 
     def channels(self) -> list[Channel]:
         """All Lindblad channels of the master equation (reset and hardware noise).
@@ -344,7 +364,9 @@ class ArraySpec(SpecInput):
         dw_max, du_max = disorder.extent(self.disorder_pattern, self.W, self.e2_spread, self.frequency_noise)
         umax = self.Ubar + du_max  # box, no spreads: Ubar + W (|dw_l| <= W/2)
         total_rate = sum(ch.rate * np.abs(ch.op.conj().T @ ch.op).max() for ch in self.jump_channels())
-        hop = 2.0 * (1.0 + disorder.NEGLIGIBLE_SIGMAS * self.hopping_spread)  # 2 max J_l (2 J without the spread)
+        P = self.profile()
+        hop = 2.0 * (1.0 if P is None else float(P.max())) * (1.0 + disorder.NEGLIGIBLE_SIGMAS * self.hopping_spread)
+        # (2 max J_l: 2 J without the profile and the spread)
         if self.device is not None:  # W = 0: the extent is the spreads'; add the file's own extremes
             dw_dev, u_dev, j_dev = self.device.extent()
             dw_max, umax, hop = dw_max + dw_dev, umax - self.Ubar + u_dev, hop * j_dev

@@ -31,7 +31,7 @@ class SpecInput:
                   temperature=None, e2_spread=MODEL["e2_spread"], frequency_noise=MODEL["frequency_noise"],
                   disorder_pattern=MODEL["disorder_pattern"], hopping_spread=MODEL["hopping_spread"],
                   readout_error=MODEL["readout_error"], readout_confusion=MODEL["readout_confusion"],
-                  device=None, thermal_bath=MODEL["thermal_bath"]) -> Self:
+                  device=None, thermal_bath=MODEL["thermal_bath"], hopping_profile=MODEL["hopping_profile"]) -> Self:
         """Build a spec from values with units as a user types them (defaults: :data:`lru_mps.defaults.MODEL`).
 
         ``length``, ``hopping``, ``anharmonicity``, ``frequency`` and
@@ -47,7 +47,9 @@ class SpecInput:
         '2Jprop'); ``disorder_pattern`` is box, gaussian, quasiperiodic or
         alternating (:mod:`lru_mps.physics.disorder`); ``hopping_spread`` is the
         relative std X of J_l = J (1 + eps_l), a bare fraction or a percentage
-        ('0.05', '5%').  ``readout_error`` (the
+        ('0.05', '5%'); ``hopping_profile`` the engineered nominal couplings
+        (uniform, transfer, 'linear:A:B' or a list of L - 1 relative values, mean 1:
+        :mod:`lru_mps.physics.hopping_profile`).  ``readout_error`` (the
         symmetric error EPS) or ``readout_confusion`` (P[m][n] = p(n|m)): the
         feedback measurement's readout (:mod:`lru_mps.physics.readout`; 0/None: ideal).
         ``thermal_bath``: the bath of :mod:`lru_mps.physics.bath` on every site (off by default).
@@ -59,7 +61,7 @@ class SpecInput:
                                    temperature=temperature, e2_spread=e2_spread, frequency_noise=frequency_noise,
                                    disorder_pattern=disorder_pattern, hopping_spread=hopping_spread,
                                    readout_error=readout_error, readout_confusion=readout_confusion,
-                                   thermal_bath=thermal_bath)
+                                   thermal_bath=thermal_bath, hopping_profile=hopping_profile)
         length, hopping, anharmonicity, frequency, disorder = (MODEL[k] if v is None else v for k, v in (
             ("length", length), ("hopping", hopping), ("anharmonicity", anharmonicity), ("frequency", frequency),
             ("disorder", disorder)))
@@ -89,6 +91,7 @@ class SpecInput:
             hopping_spread=to_fraction(hopping_spread, "hopping_spread", "a relative spread 0 <= X < 0.25"),
             readout=readouts.confusion(readout_error, readout_confusion),
             thermal_bath=thermal_bath,
+            hopping_profile=hopping_profile,
         )
 
     @classmethod
@@ -96,7 +99,8 @@ class SpecInput:
                     tphi=None, temperature=None, e2_spread=MODEL["e2_spread"],
                     frequency_noise=MODEL["frequency_noise"], disorder_pattern=MODEL["disorder_pattern"],
                     hopping_spread=MODEL["hopping_spread"], readout_error=MODEL["readout_error"],
-                    readout_confusion=MODEL["readout_confusion"], thermal_bath=MODEL["thermal_bath"]) -> Self:
+                    readout_confusion=MODEL["readout_confusion"], thermal_bath=MODEL["thermal_bath"],
+                    hopping_profile=MODEL["hopping_profile"]) -> Self:
         """A real chip's spec from its device file (a path, or its table as a dict; :mod:`lru_mps.physics.device`).
 
         L, the unit J (``hopping``, else the mean of ``couplings``), w_l, U_l
@@ -106,7 +110,8 @@ class SpecInput:
         ``conditions`` (realistic: the paper's; ideal: none, 0 K), and ``t1``,
         ``tphi``, ``temperature`` override both.  The other options are those
         of :meth:`from_user`, in the device's J (``rate='0.03J'``); the spreads
-        are drawn on top of the file's values; ``disorder_pattern`` must be box.
+        are drawn on top of the file's values; ``disorder_pattern`` must be box and
+        ``hopping_profile`` uniform (the file gives every coupling).
         """
         dev = devices.load(device)
         J_hz, Ubar = dev.J_hz, dev.Ubar
@@ -121,4 +126,5 @@ class SpecInput:
             readout=readouts.confusion(readout_error, readout_confusion),
             device=dev,
             thermal_bath=thermal_bath,
+            hopping_profile=hopping_profile,
         )
