@@ -2,7 +2,7 @@
 reference (docs/validation: "the combination test").
 
 The options (FACTORS) are the reset kind, the conditions, the temperature (0, 100, 300 mK), a device file with
-per-site T1 and Tphi, each spread and disorder pattern, the thermal bath, the readout (an error, a confusion
+per-site T1 and Tphi, each spread and disorder pattern, the hopping profile, the thermal bath, the readout (an error, a confusion
 matrix), integrate-decay, the estimator and the engine (exact, sector, auto; the MPS engine is checked per
 trajectory against the exact one at L = 5 below, at L = 3 it is 40x slower than the exact engine).  :func:`covering_cases` builds a set of cases in which
 every pair of values of two options appears at least once (a greedy covering array, deterministic).  Each case
@@ -56,12 +56,14 @@ FACTORS = {
     "thermal_strata": (False, True),
     "estimator": ("auto", "sampled", "branch"),
     "engine": ("exact", "sector", "auto"),
+    "hopping_profile": ("uniform", "transfer", "linear"),
 }
 #: pairs of option values that the model refuses outright (a readout needs feedback measurements; a device file
-#: gives every frequency, so there is no pattern to draw): kept out of the covering array, refused by
+#: gives every frequency and coupling, so there is no pattern or profile to draw): kept out of the covering array, refused by
 #: test_refusals_name_the_option
 EXCLUDED = [({"readout": r, "reset": k}, f"readout_{r}") for r in ("error", "confusion") for k in ("dissipation", "none")] \
-    + [({"device": True, "disorder": d}, "disorder_pattern") for d in ("gaussian", "quasiperiodic", "alternating")]
+    + [({"device": True, "disorder": d}, "disorder_pattern") for d in ("gaussian", "quasiperiodic", "alternating")] \
+    + [({"device": True, "hopping_profile": p}, "hopping_profile") for p in ("transfer", "linear")]
 
 
 def _allowed(case: dict) -> bool:
@@ -78,8 +80,10 @@ CONFUSION = "0.9,0.06,0.04; 0.05,0.9,0.05; 0.03,0.07,0.9"
 CURVES = {"leakage_array": "leakage", "qubit_population": "qubit", "qubit_coherence": "coherence"}
 CARRIER = {"leakage_array": 1.0, "qubit_population": 1.0, "qubit_coherence": 0.5}
 T_FINAL, POINTS = 300.0, 16
-#: trajectories per case in the full form; the reduced form runs FULL * long_scale()
-FULL = 8000
+#: trajectories per case in the full form; the reduced form runs FULL * long_scale() ** 2.5 (12000: a periodic
+#: feedback case at 300 mK with a bath and a confusion readout projects its coherence window's 3 sigma to 5.6 % at
+#: 8000, from 250 rows)
+FULL = 12000
 #: the smallest relative bias a window sum must detect at 3 sigma in the full form
 POWER = 0.05
 
@@ -135,6 +139,8 @@ def build_spec(case: dict) -> ArraySpec:
         kw[d] = "0.1"
     elif d != "box":
         kw["disorder_pattern"] = d
+    if case["hopping_profile"] != "uniform":
+        kw["hopping_profile"] = "linear:0.6:1.4" if case["hopping_profile"] == "linear" else "transfer"
     if case["readout"] == "error":
         kw["readout_error"] = 0.06
     elif case["readout"] == "confusion":
@@ -188,7 +194,7 @@ def _window(res, curve: np.ndarray, name: str) -> tuple[float, float, float]:
 
 
 def _trajectories() -> int:
-    """FULL at LRU_MPS_LONG_SCALE=1; the reduced form (0.25) runs FULL / 32 = 250."""
+    """FULL at LRU_MPS_LONG_SCALE=1; the reduced form (0.25) runs FULL / 32 = 375."""
     return max(250, int(FULL * long_scale() ** 2.5))
 
 
@@ -249,10 +255,11 @@ def test_refusals_name_the_option():
 
 
 #: L = 5 (sector, MPS) and L = 7 (auto: its per-trajectory policy starts at L = 7) cases with events the Lindblad
-#: reference cannot reach: a readout error and a bath at 300 mK, random feedback with a confusion matrix and
+#: reference cannot reach: a readout error and a bath at 300 mK on a linear hopping profile, random feedback with a confusion matrix and
 #: spreads, engineered dissipation with a quasiperiodic pattern and frequency noise
 ENGINE_CASES = {
-    "readout, bath": dict(readout_error=0.06, thermal_bath=True, temperature="300mK", rate="0.1J"),
+    "readout, bath": dict(readout_error=0.06, thermal_bath=True, temperature="300mK", rate="0.1J",
+                          hopping_profile="linear:0.7:1.3"),
     "random, confusion, spreads": dict(reset="random", rate="0.1J", readout_confusion=CONFUSION, temperature="300mK",
                                        e2_spread="0.05J", hopping_spread="0.1"),
     "dissipation, quasiperiodic": dict(reset="dissipation", rate="0.3J", disorder_pattern="quasiperiodic",
