@@ -198,3 +198,13 @@ def test_cli_error_is_one_line_and_help_names_the_option():
     (line,) = [x for x in res.output.splitlines() if x.startswith("Error:")]
     assert line.startswith("Error: --hopping-profile=linear is not allowed: uniform, transfer, linear:A:B"), line
     assert "--hopping-profile" in CliRunner().invoke(main, ["study", "length-scaling", "--help"]).output
+
+
+def test_no_infinite_chain_reference_for_a_profile():
+    """xi_theory has no reference for a profile (a bond's coupling changes with L): NaN, not the uniform chain's."""
+    from lru_mps.analysis.localization import xi_theory
+
+    uniform = xi_theory(ArraySpec(L=4, W=20.0), n_grid=5, n_sites=200, chains=4)
+    assert np.isfinite(uniform["strong"]) and np.isfinite(uniform["transfer"])
+    ramp = xi_theory(ArraySpec(L=4, W=20.0, hopping_profile="linear:0.6:1.4"), n_grid=5, n_sites=200, chains=4)
+    assert np.isnan(ramp["strong"]) and np.isnan(ramp["transfer"]) and ramp["inverse_at_energies"] is None

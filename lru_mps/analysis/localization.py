@@ -279,9 +279,14 @@ def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0, n_site
     energies themselves); 'inverse_at_energies': 2 gamma(E_q) = 1/xi at each
     given qubit energy (for paired comparisons with a fit on the same
     realizations).  With a hopping spread the transfer matrix has the
-    per-bond couplings (:func:`lyapunov_exponent_bonds`).
+    per-bond couplings (:func:`lyapunov_exponent_bonds`).  With an engineered
+    hopping profile (``spec.profile()`` not None) the couplings of bond l
+    depend on L, so there is no infinite-chain reference: every value is NaN
+    (None for the energies).
     """
     W = spec.W
+    if getattr(spec, "profile", lambda: None)() is not None:  # the couplings change with L: no infinite chain
+        return {"strong": math.nan, "transfer": math.nan, "transfer_error": math.nan, "inverse_at_energies": None}
     X = float(getattr(spec, "hopping_spread", 0.0))
     strong = anderson.xi_strong(W) if W > math.e**1.5 else math.nan
     if X > 0 and math.isfinite(strong):

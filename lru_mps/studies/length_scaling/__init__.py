@@ -368,6 +368,9 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
             entry["xi_fit"] = _xi_json(fit, theory["transfer_error"])
             entry["xi_theory_strong"] = finite_or_none(theory["strong"])
             entry["xi_theory_transfer"] = finite_or_none(theory["transfer"])
+            if spec0.profile() is not None:
+                entry["xi_theory_reason"] = ("no reference: with an engineered hopping profile a bond's coupling "
+                                             "changes with L, so there is no infinite-chain localization length")
             entry["floating_point_floor"] = {
                 "lengths_past_floor": log_space,
                 "note": "per-realization rates at these L are below double precision relative to the energies; "

@@ -37,11 +37,12 @@ def table(summary: dict, J_hz: float) -> str:
         lines += reason_lines(unresolved)
         if "xi" in e:
             xi = e["xi"]
-            lines.append(
-                f"xi = {xi['value']:.4g} +- {xi['error']:.2g} sites (fit of ln T1_typ vs L); "
-                f"strong disorder 1/(2 ln(W/J) - 3) = {e['xi_theory_strong']}; transfer matrix = {e['xi_theory_transfer']:.4g}"
-                if xi["value"] is not None else "xi: not resolved"
-            )
+            transfer = e["xi_theory_transfer"]
+            theory = (f"strong disorder 1/(2 ln(W/J) - 3) = {e['xi_theory_strong']}; transfer matrix = "
+                      + (f"{transfer:.4g}" if transfer is not None else "none")
+                      if "xi_theory_reason" not in e else f"theory: {e['xi_theory_reason']}")
+            lines.append(f"xi = {xi['value']:.4g} +- {xi['error']:.2g} sites (fit of ln T1_typ vs L); {theory}"
+                         if xi["value"] is not None else "xi: not resolved")
             xf = e.get("xi_fit") or {}
             if "fit_lengths" in xf:
                 lines.append(f"xi fitted on L = {xf['fit_lengths'][0]}..{xf['fit_lengths'][-1]} "
