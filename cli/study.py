@@ -157,6 +157,10 @@ _make("design", [
     click.option("--disorders", default=None, help="Disorder widths W/2pi to search, e.g. 60MHz,100MHz,150MHz."),
     click.option("--hoppings", default=None, help="Hoppings J/2pi to search, e.g. 3MHz,5MHz,7MHz."),
     click.option("--anharmonicities", default=None, help="Mean anharmonicities Ubar/2pi to search, e.g. 250MHz."),
+    click.option("--hopping-profiles", default=None,
+                 help="Hopping profiles to search, named forms separated by commas: uniform, transfer, linear:A:B, "
+                      "e.g. uniform,transfer (an explicit list of couplings fits one length: refused) "
+                      "[default: uniform; --quick: uniform,transfer]."),
     click.option("--resets", default=None, help="Reset kinds to search, e.g. periodic,random,dissipation."),
     click.option("--rate-factors", default=None,
                  help="Rates to search, as multiples of the analytic low optimum, e.g. 0.375,0.75,1.5."),

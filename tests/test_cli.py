@@ -147,6 +147,7 @@ def test_a_single_value_and_its_list_are_one_rule(tmp_path, args, shown):
     ("length-scaling", "length", "5", {"lengths": "5", "realistic_lengths": "5"}),
     ("temperature-sweep", "temperature", "50mK", {"temperatures": ["50mK"]}),
     ("design", "reset", "dissipation", {"resets": ["dissipation"]}),
+    ("design", "hopping_profile", "transfer", {"hopping_profiles": ["transfer"]}),
     ("disorder-sweep", "disorder", "150MHz", {"disorders": ["150MHz"]}),
     ("dynamics", "rate", "1J", {"rates": ["1J"]}),
 ])

@@ -4,8 +4,10 @@ and (long) the screen against the realistic confirmation at the paper's working 
 
 Cost on one core (default tests): the quick study once through the command line and its resumed rerun, the
 master-equation checks at L = 3 and the common-random-numbers measurement: 47 s at load 4 on the shared 2-core
-machine (the quick study 26 s, its rerun 8 s).  Long (reduced; LRU_MPS_LONG_SCALE=1 for the full one): the paper's point screened and confirmed with the
-qec study's trajectories.
+machine (the quick study 26 s, its rerun 8 s; with transfer at L = 4, 16 candidates: 30 s, its rerun 5 s).
+Hopping profiles: the key's parsing and refusals, a candidate's profile in its realizations, whether a profile
+moves the front on constructed points, the quick study's `profiles` entry.  Long (reduced; LRU_MPS_LONG_SCALE=1 for
+the full one): the paper's point screened and confirmed with the qec study's trajectories.
 """
 
 import json
@@ -28,7 +30,9 @@ from lru_mps.run.seeding import disorder_rng
 from lru_mps.studies import get_study, replot, run_study, study_names
 from lru_mps.studies.base import StudyContext
 from lru_mps.analysis.design import best_under
-from lru_mps.studies.design import PAPER_POINT, candidate_spec, candidates, search_space, to_confirm
+from lru_mps.physics.hopping_profile import couplings
+from lru_mps.studies.design import PAPER_POINT, candidate_spec, candidates, label, search_space, to_confirm
+from lru_mps.studies.design.profiles import compare, searched, skipped
 from lru_mps.studies.design.screen import screen_leakage, screen_qubit
 from lru_mps_cli.main import main
 
@@ -73,6 +77,85 @@ def test_candidates_seed_the_rates_and_hold_the_paper_point():
     # a grid without the paper's point gets it added
     extra = candidates({**search_space(cfg), "lengths": [4]})
     assert len(extra) == 82 and extra[-1]["paper"] and extra[-1]["rate_J"] == 0.03
+
+
+# ------------------------------------------------------------------ hopping profiles
+def test_hopping_profiles_parse_and_refuse(tmp_path):
+    """Named profiles, commas or a TOML list, uniform first; a number (an explicit list's piece), a list of
+    couplings or an unknown name is refused in one line naming hopping_profiles; hopping_profile set in [model]
+    outside the search is refused; with transfer the default grid gains its L = 4, 5 candidates only."""
+    assert searched({"hopping_profiles": "transfer, uniform"}) == ["uniform", "transfer"]
+    assert searched({"hopping_profiles": ["linear:0.6:1.4", "Transfer"]}) == ["linear:0.6:1.4", "transfer"]
+    for bad in ("1.2,0.9,0.9", [[1.2, 0.9, 0.9]], "uniform,zigzag", "", [], "linear:1"):
+        with pytest.raises(ParameterError, match=r"^hopping_profiles=.* is not allowed: named hopping profiles"):
+            searched({"hopping_profiles": bad})
+    runner = CliRunner()
+    for args, shown in ((["--hopping-profiles", "1.2,0.9,0.9"], "--hopping-profiles=1.2,0.9,0.9 is not allowed: "
+                          "named hopping profiles separated by commas"),
+                        (["--hopping-profile", "transfer", "--hopping-profiles", "uniform"],
+                         "--hopping-profile=transfer is not allowed: one of --hopping-profile and --hopping-profiles")):
+        res = runner.invoke(main, ["study", "design", "--quick", *args, "--out", str(tmp_path / "b")])
+        errors = [ln for ln in res.output.splitlines() if ln.startswith("Error:")]
+        assert res.exit_code == 2 and len(errors) == 1 and shown in errors[0], res.output
+    cfg = get_study("design").DEFAULTS
+    with pytest.raises(ParameterError, match="^hopping_profile='transfer' is not allowed: not set in the design"):
+        search_space({**cfg, "model": {**cfg["model"], "hopping_profile": "transfer"}})
+    both = candidates(search_space({**cfg, "hopping_profiles": ["uniform", "transfer"]}))
+    assert len(both) == 324 + 2 * 81 and sum(c["paper"] for c in both) == 1
+    assert {c["L"] for c in both if c["hopping_profile"] == "transfer"} == {4, 5}
+    assert skipped(["uniform", "transfer", "linear:1:2"], [2, 3, 4]) == {"transfer": {"2": "uniform", "3": "uniform"},
+                                                                       "linear:1:2": {"2": "uniform"}}
+
+
+def test_a_candidates_profile_reaches_its_realizations():
+    """A transfer candidate at L = 5: its spec holds the profile, every realization's couplings are the profile's
+    (mean 1, no spread), the label and the screen's exact rates see it (they differ from the uniform chain's)."""
+    cfg = get_study("design").DEFAULTS
+    cands = candidates(search_space({**cfg, "lengths": [5], "hopping_profiles": "uniform,transfer"}))
+    c = next(c for c in cands if c["hopping_profile"] == "transfer" and c["reset"] == "periodic")
+    u = next(x for x in cands if x["hopping_profile"] == "uniform" and all(x[k] == c[k] for k in ("W_MHz", "J_MHz",
+                                                                                               "reset", "rate_J")))
+    spec = candidate_spec(cfg, c)
+    assert spec.hopping_profile == "transfer" and "transfer" in label(c) and "transfer" not in label(u)
+    P = couplings("transfer", 5)
+    assert P.mean() == pytest.approx(1.0) and P[1] / P[0] == pytest.approx((6 / 4) ** 0.25)
+    real = spec.draw_realization(disorder_rng(0, 3))
+    np.testing.assert_allclose(real.hoppings, P, rtol=1e-12)
+    ureal = candidate_spec(cfg, u).draw_realization(disorder_rng(0, 3))
+    np.testing.assert_allclose(ureal.dw, real.dw)  # the same disorder: common random numbers across profiles
+    G = c["rate_J"]
+    assert ideal_gamma2(real.dw, real.hoppings, "periodic", G)[1] != pytest.approx(
+        ideal_gamma2(ureal.dw, ureal.hoppings, "periodic", G)[1], rel=1e-6)
+
+
+def _pt(i, prof, D, eD, a, ea):
+    return {"index": i, "label": f"#{i} {prof}", "hopping_profile": prof, "D": {"value": D, "error": eD},
+            "added": {"value": a, "error": ea}}
+
+
+def test_whether_a_profile_moves_the_front():
+    """Constructed confirmed points: a transfer point better than every uniform one beyond 2 combined errors moves
+    the front; one better by value only (within errors) does not, nor one dominated; uniform alone: nothing to
+    compare (null with the reason)."""
+    uni = [_pt(0, "uniform", 1.0, 0.05, 0.004, 0.0002), _pt(1, "uniform", 0.5, 0.03, 0.010, 0.0005)]
+    moved = compare(uni + [_pt(2, "transfer", 0.6, 0.03, 0.004, 0.0002)], ["uniform", "transfer"], 0.0045)
+    assert moved["moves_front"] is True and moved["moves_front_by_value"] is True
+    assert [x["index"] for x in moved["movers"]] == [2] and moved["front"] == [1, 2] and moved["uniform_front"] == [1, 0]
+    by = moved["front_by_profile"]
+    assert by["uniform"]["best"]["index"] == 0 and by["transfer"]["best"]["index"] == 2
+    d = moved["best_difference"]["transfer"]
+    assert d["value"] == pytest.approx(0.4) and d["error"] == pytest.approx(math.hypot(0.05, 0.03))
+    assert d["within_errors"] is False and "moves the confirmed front" in moved["text"]
+    assert "beyond 2 combined errors" in moved["text"]
+    close = compare(uni + [_pt(2, "transfer", 0.98, 0.05, 0.0039, 0.0002)], ["uniform", "transfer"], 0.0045)
+    assert close["moves_front"] is False and close["moves_front_by_value"] is True and close["movers"] == []
+    assert close["best_difference"]["transfer"]["within_errors"] is True
+    assert "does not move" in close["text"] and "within errors" in close["text"]
+    worse = compare(uni + [_pt(2, "transfer", 1.2, 0.05, 0.005, 0.0002)], ["uniform", "transfer"], 0.0045)
+    assert worse["moves_front"] is False and worse["moves_front_by_value"] is False
+    assert worse["front_by_profile"]["transfer"]["best"] is None and worse["front_by_profile"]["transfer"]["best_reason"]
+    alone = compare(uni, ["uniform"], 0.0045)
+    assert alone["moves_front"] is None and "only the uniform profile" in alone["reason"]
 
 
 # ------------------------------------------------------------------ the screen's rates: exact
@@ -172,7 +255,7 @@ def test_quick_design_outputs_and_contract(quick):
     assert "design" in study_names() and set(get_study("design").QUICK) <= set(get_study("design").DEFAULTS)
     assert s == json.loads((out / "summary.json").read_text())
     assert (out / "config.toml").exists() and "design_front.png" in {p.name for p in (out / "figures").iterdir()}
-    assert s["candidates"] == 8 and s["conditions"] == "realistic" and s["cycle_time"]["value_us"] == 1.0
+    assert s["candidates"] == 16 and s["conditions"] == "realistic" and s["cycle_time"]["value_us"] == 1.0
     assert {"front", "budget", "best"} <= set(s["screen"]) and s["screen"]["front"]
     pts = s["confirmation"]["points"]
     idx = [x["index"] for x in pts]
@@ -194,8 +277,18 @@ def test_quick_design_outputs_and_contract(quick):
     assert best["confirm"]["added"]["p_total"]["value"] <= s["budget"]["added_p_total"]
     assert s["verdict"]["result"] in ("reproduces", "better") and "better_by" in s["verdict"]
     ds = load_dataset(out / "results.nc")
-    assert ds.sizes["candidate"] == 8 and int(ds["confirmed"].sum()) == len(pts)
+    assert ds.sizes["candidate"] == 16 and int(ds["confirmed"].sum()) == len(pts)
     np.testing.assert_allclose(ds["D_screen"].values[idx], [x["screen"]["D"]["value"] for x in pts])
+    # the profiles searched (--quick: uniform and transfer, L = 2..4) and whether transfer moves the confirmed front
+    pr = s["profiles"]
+    assert s["search"]["hopping_profiles"] == pr["searched"] == ["uniform", "transfer"]
+    assert pr["skipped"] == {"transfer": {"2": "uniform", "3": "uniform"}}
+    assert isinstance(pr["moves_front"], bool) and isinstance(pr["moves_front_by_value"], bool)
+    assert set(pr["front_by_profile"]) == {"uniform", "transfer"} and pr["text"].startswith("hopping profiles: ")
+    assert any(x["hopping_profile"] == "transfer" and "transfer" in x["label"] for x in pts)
+    assert pr["front"] == [x["index"] for x in s["front"]]
+    assert pr["text"] in get_study("design").table(s)
+    assert ds["hopping_profile"].values.tolist().count("transfer") == 4  # L = 4: 2 resets x 2 rates
     fig = out / "figures" / "design_front.png"
     fig.unlink()
     assert any(p.name == "design_front.png" for p in replot(out)) and fig.stat().st_size > 1000
@@ -313,7 +406,8 @@ def test_unconfirmed_front_points_say_why(quick, tmp_path, monkeypatch):
     table = report.table(s)
     for f in left:
         assert re.search(re.escape(f["label"]) + r"\s+\S+\s+not confirmed\*", table)
-        assert f"* {f['label']}: {f['not_confirmed_reason']}" in table
+        assert any(ln.startswith("* ") and ln.endswith(f": {f['not_confirmed_reason']}") and f["label"] in ln
+                   for ln in table.splitlines())  # (the labels of one reason share its line)
     figs = []
     monkeypatch.setattr(report, "save_figure", lambda fig, figdir, name: figs.append(fig) or [])
     report.plot(load_dataset(out / "results.nc"), s, tmp_path)

@@ -45,7 +45,7 @@ SWEPT_OPTIONS = {
     "qec": {},
     "design": {"length": ("lengths",), "disorder": ("disorders",), "hopping": ("hoppings",),
                "anharmonicity": ("anharmonicities",), "disorder_pattern": ("disorder_patterns",), "reset": ("resets",),
-               "rate": None},
+               "rate": None, "hopping_profile": ("hopping_profiles",)},
 }
 #: how a study sweeps the options it takes no single value of
 _SWEPT_HOW = {("rate-sweep", "rate"): "the rate from rate_min to rate_max (--rate has no effect here)",

@@ -4,7 +4,8 @@ For the hardware of the ``[model]`` table (T1q ``t1``, Tphi ``tphi``,
 ``temperature``) and a QEC cycle t_c (``cycle_time``), search the array
 length L (``lengths``), disorder width W (``disorders``), hopping J
 (``hoppings``), mean anharmonicity Ubar (``anharmonicities``), disorder
-pattern (``disorder_patterns``, the patterns of "Your chip"), reset kind
+pattern (``disorder_patterns``, the patterns of "Your chip"), hopping profile
+(``hopping_profiles``: uniform, transfer, linear:A:B; :mod:`.profiles`), reset kind
 (``resets``) and rate (``rate_factors`` x the kind's analytic low optimum,
 :func:`lru_mps.analysis.design.seed_rate`).  Each candidate is scored by the
 QEC view's two numbers (docs/physics.md §8 "Designing an LRU"): the mean
@@ -25,7 +26,11 @@ the LRU (``p_total`` against a bare transmon).
    beyond ``flag_sigmas`` the study says where the screen misleads).
 4. On the confirmed points: the front, the best under the budget, and the
    verdict against the paper's point: "reproduces" or "better by X +- Y" in
-   D (paired jackknife: the same trajectories in both).
+   D (paired jackknife: the same trajectories in both); with more than one
+   hopping profile, whether a non-uniform one moves the confirmed front
+   (``profiles``; the uniform-only screen's front and each profile's best
+   under the budget are confirmed too, so that both fronts rest on
+   confirmations).
 """
 
 from __future__ import annotations
@@ -43,30 +48,38 @@ from ..config import Config
 from ..base import TIME_UNITS, Study, StudyContext, finite_or_none, parse_lengths, time_json
 from ..common import as_list, conditions_of, positive_int, refuse_bath, refuse_readout, spec_of
 from ..qec import cycle_grid, cycle_time
-from . import report as design_report, screen as design_screen, unresolved
+from . import profiles as design_profiles, report as design_report, screen as design_screen, unresolved
 
 HELP = """Design search: the Pareto front of leakage duration D vs added qubit error per cycle.
 
 For the hardware (--t1, --tphi, --temperature, --cycle-time) search the
 array length (--lengths), disorder width (--disorders), hopping
 (--hoppings), anharmonicity (--anharmonicities), disorder pattern
-(disorder_patterns in the TOML), reset kind (--resets) and rate (--rate-factors x the analytic low optimum): screen
+(disorder_patterns in the TOML), hopping profile (--hopping-profiles: named
+profiles separated by commas, e.g. uniform,transfer,linear:0.6:1.4; an explicit
+list of couplings fits one length and is refused), reset kind (--resets) and
+rate (--rate-factors x the analytic low optimum): screen
 every candidate fast (short branch runs for D, exact per-realization qubit
 rates with the hardware composed in for the added error, common random
 numbers), then confirm the front, the paper's working point (L = 3,
 W = 100 MHz, J = 5 MHz, periodic feedback at 0.03 J) and the best design
 under the budget (--budget: 'paper' or an added p_total per cycle in (0, 1]) with the
 qec study's realistic trajectories.  Says whether the paper's point is
-reproduced or by how much a design beats it, and where the screen misleads.
-Default: 324 candidates, about 23 minutes on one core of a busy 2-core machine (--quick: 25 s).
+reproduced or by how much a design beats it, where the screen misleads, and
+(with more than one profile) whether a non-uniform profile moves the confirmed
+front, with each profile's best D under the budget.
+Default: uniform only, 324 candidates, about 23 minutes on one core of a busy 2-core machine; with
+--hopping-profiles uniform,transfer (studies/design-profiles.toml) 486 and about 35 minutes (--quick: uniform
+and transfer, 16 candidates, 30 s).
 """
 
 #: the paper's working point (paper Sec. IV: L = 3, W/2pi = 100 MHz, J/2pi = 5 MHz, Ubar/2pi = 250 MHz, periodic
 #: feedback at 0.03 J)
 PAPER_POINT = {"L": 3, "W_MHz": 100.0, "J_MHz": 5.0, "Ubar_MHz": 250.0, "pattern": "box", "reset": "periodic",
-               "rate_J": 0.03}
+               "rate_J": 0.03, "hopping_profile": "uniform"}
 #: the model options the search sets (refused in the [model] table)
-SEARCHED = ("length", "disorder", "hopping", "anharmonicity", "disorder_pattern", "reset", "rate", "device")
+SEARCHED = ("length", "disorder", "hopping", "anharmonicity", "disorder_pattern", "reset", "rate", "device",
+            "hopping_profile")
 
 
 def _mhz_list(cfg: dict, key: str) -> list[float]:
@@ -87,7 +100,7 @@ def search_space(cfg: dict) -> dict:
     for key in SEARCHED:
         require(cfg["model"].get(key) is None, key, cfg["model"].get(key),
                 "not set in the design study's [model] table (the search sets it: use lengths, disorders, hoppings, "
-                "anharmonicities, disorder_patterns, resets, rate_factors)")
+                "anharmonicities, disorder_patterns, hopping_profiles, resets, rate_factors)")
     lengths = parse_lengths(cfg["lengths"])
     require(max(lengths) <= 8, "lengths", cfg["lengths"], "lengths 2..8 (the screen's trajectories at L > 8 are slow)")
     resets = as_list(cfg, "resets")
@@ -107,26 +120,32 @@ def search_space(cfg: dict) -> dict:
         factors.append(f)
     return {"lengths": lengths, "W_MHz": _mhz_list(cfg, "disorders"), "J_MHz": _mhz_list(cfg, "hoppings"),
             "Ubar_MHz": _mhz_list(cfg, "anharmonicities"), "patterns": list(dict.fromkeys(patterns)),
-            "resets": list(dict.fromkeys(resets)), "rate_factors": sorted(set(factors))}
+            "resets": list(dict.fromkeys(resets)), "rate_factors": sorted(set(factors)),
+            "profiles": design_profiles.searched(cfg)}
 
 
 def candidate_spec(cfg: dict, c: dict):
     """The ArraySpec of candidate ``c`` (the [model] table's hardware and conditions)."""
     return spec_of(cfg, length=c["L"], disorder=f"{c['W_MHz']!r}MHz", hopping=f"{c['J_MHz']!r}MHz",
                    anharmonicity=f"{c['Ubar_MHz']!r}MHz", disorder_pattern=c["pattern"], reset=c["reset"],
-                   rate=f"{c['rate_J']!r}J")
+                   rate=f"{c['rate_J']!r}J", hopping_profile=c.get("hopping_profile", "uniform"))
 
 
 def candidates(space: dict) -> list[dict]:
     """Every combination of the search space, rates seeded at the analytic low optimum times each factor; the
-    paper's point added (``paper``: True) if the grid does not hold it."""
+    paper's point added (``paper``: True) if the grid does not hold it.  A profile whose couplings at a length are
+    an earlier profile's is not repeated there (:func:`.profiles.distinct`).  The seed uses the nominal J_prop =
+    2 J^2/Ubar of the unit (mean) coupling J, whatever the profile (its bonds hop at 2 J_l^2/Ubar)."""
     out = []
+    profiles = space.get("profiles", ["uniform"])
     for L, W, J, U, pat, kind, f in itertools.product(space["lengths"], space["W_MHz"], space["J_MHz"],
                                                       space["Ubar_MHz"], space["patterns"], space["resets"],
                                                       space["rate_factors"]):
         G = f * seed_rate(kind, 2.0 * J / U)  # J_prop = 2 J^2/Ubar in units of J = 2 (J/2pi)/(Ubar/2pi)
-        out.append({"L": L, "W_MHz": W, "J_MHz": J, "Ubar_MHz": U, "pattern": pat, "reset": kind, "rate_factor": f,
-                    "rate_J": float(f"{G:.12g}"), "rate_MHz": float(f"{G * J:.12g}"), "paper": False})
+        for prof in design_profiles.distinct(profiles, L)[0]:
+            out.append({"L": L, "W_MHz": W, "J_MHz": J, "Ubar_MHz": U, "pattern": pat, "reset": kind,
+                        "rate_factor": f, "rate_J": float(f"{G:.12g}"), "rate_MHz": float(f"{G * J:.12g}"),
+                        "paper": False, "hopping_profile": prof})
     for c in out:
         c["paper"] = all(c[k] == PAPER_POINT[k] if k != "rate_J" else abs(c[k] - PAPER_POINT[k]) < 1e-9
                          for k in PAPER_POINT)
@@ -140,7 +159,8 @@ def candidates(space: dict) -> list[dict]:
 def label(c: dict) -> str:
     """A short name of a candidate for tables and progress."""
     pat = "" if c["pattern"] == "box" else f" {c['pattern']}"
-    return (f"L={c['L']} W={c['W_MHz']:g}MHz J={c['J_MHz']:g}MHz U={c['Ubar_MHz']:g}MHz{pat} {c['reset']} "
+    prof = design_profiles.tag(c.get("hopping_profile", "uniform"))
+    return (f"L={c['L']} W={c['W_MHz']:g}MHz J={c['J_MHz']:g}MHz U={c['Ubar_MHz']:g}MHz{pat}{prof} {c['reset']} "
             f"G={c['rate_J']:.3g}J")
 
 
@@ -169,14 +189,32 @@ def _settings(cfg: dict, J_hz: float) -> dict:
             "budget": budget, "odds": odds}
 
 
-def to_confirm(front: list[int], best: int | None, paper: int, n: int) -> list[int]:
+def to_confirm(front: list[int], best: int | None, paper: int, n: int, more: tuple = ()) -> list[int]:
     """Candidates to confirm: up to ``n`` front points spread evenly along it (by D), always the paper's point and
-    the screen's best under the budget."""
+    the screen's best under the budget, then ``more`` (those not picked yet)."""
     picks = list(front)
     if len(picks) > n:
         picks = [front[i] for i in sorted(set(np.linspace(0, len(front) - 1, n).round().astype(int).tolist()))]
     extra = [i for i in (best, paper) if i is not None and i not in picks]
-    return picks + extra
+    return list(dict.fromkeys(picks + extra + [i for i in more if i is not None]))
+
+
+def profile_picks(cands: list[dict], sD, sA, budget: float, paper: int, n: int, profiles: list[str]) -> list[int]:
+    """With more than one profile searched: what the uniform-only study would confirm (its screen's front, up to
+    ``n``, its best under the budget, the paper's point) and each profile's best under the budget on the screen,
+    so that the uniform-only front and every profile's best rest on confirmations.  None with one profile."""
+    if len(profiles) < 2:
+        return []
+    out = []
+    for p in profiles:
+        sub = [i for i, c in enumerate(cands) if c["hopping_profile"] == p]
+        if not sub:
+            continue
+        b = best_under(sD[sub], sA[sub], budget)
+        if p == "uniform":
+            out += to_confirm([sub[j] for j in pareto_front(sD[sub], sA[sub])], None, paper, n)
+        out += [] if b is None else [sub[b]]
+    return out
 
 
 class Design(Study):
@@ -197,7 +235,8 @@ class Design(Study):
         specs = [candidate_spec(cfg, c) for c in cands]  # bad values stop the study before anything runs
         paper = next(i for i, c in enumerate(cands) if c["paper"])
         st = _settings(cfg, specs[paper].J_hz)
-        ctx.plan(len(cands) + st["confirm_max"] + 2)
+        many = len(space["profiles"]) > 1  # the uniform-only front and each profile's best confirmed too
+        ctx.plan(len(cands) + st["confirm_max"] + 2 + (st["confirm_max"] + len(space["profiles"]) if many else 0))
         screen = []
         for c, spec in zip(cands, specs):
             t_c = cycle_time(cfg, spec.J_hz)  # the same t_c in each candidate's unit 1/J
@@ -210,7 +249,8 @@ class Design(Study):
         front = [int(i) for i in pareto_front(sD, sA)]
         budget_s = sA[paper] if st["budget"] == "paper" else st["budget"]
         best_s = best_under(sD, sA, budget_s)
-        picks = to_confirm(front, best_s, paper, st["confirm_max"])
+        picks = to_confirm(front, best_s, paper, st["confirm_max"],
+                           profile_picks(cands, sD, sA, budget_s, paper, st["confirm_max"], space["profiles"]))
         conf = {}
         for i in picks:
             spec = specs[i]
@@ -272,6 +312,7 @@ class Design(Study):
             "search": {"lengths": space["lengths"], "disorders_MHz": space["W_MHz"], "hoppings_MHz": space["J_MHz"],
                        "anharmonicities_MHz": space["Ubar_MHz"], "disorder_patterns": space["patterns"],
                        "resets": space["resets"], "rate_factors": space["rate_factors"],
+                       "hopping_profiles": space["profiles"],
                        "rate_seed": "the L = 2 stack model's low optimum: 2 J_prop (feedback), sqrt2 J_prop "
                                     "(dissipation), J_prop = 2 J^2/Ubar"},
             "candidates": len(cands),
@@ -291,6 +332,10 @@ class Design(Study):
             "verdict": verdict,
             "validation": {"flag_sigmas": st["flag"], "agree": sum(x["agree"] is True for x in confirmed),
                            "confirmed": len(confirmed), "screen_misleads": misleads},
+            "profiles": {**design_profiles.compare(
+                [{"index": x["index"], "label": x["label"], "hopping_profile": x["hopping_profile"],
+                  "D": x["confirm"]["D"], "added": x["confirm"]["added"]["p_total"]} for x in confirmed],
+                space["profiles"], fl(budget_c)), "skipped": design_profiles.skipped(space["profiles"], space["lengths"])},
             "note": design_report.NOTE,
         }
         # why each null number is null, and what would give it (keys of their own beside the nulls)

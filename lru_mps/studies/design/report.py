@@ -7,6 +7,7 @@ import math
 import numpy as np
 import xarray as xr
 
+from ...physics.hopping_profile import describe, is_uniform
 from ..base import save_figure
 from ..common import PLOT_STYLE, UNRESOLVED_LABEL, dataset_attrs, mark_unresolved, pyplot
 from ..lifetimes import reason_lines
@@ -23,6 +24,11 @@ NOTE = {
     "front": "the confirmed points no other confirmed point beats in both D and added p_total",
     "best": "the smallest confirmed D among the confirmed points with added p_total <= the budget (by value)",
     "verdict": "better: D_paper - D_best > 2 paired jackknife errors (the same trajectories in both); else reproduces",
+    "profiles": "with more than one hopping profile searched: moves_front, whether a non-uniform point of the "
+                "confirmed front is matched by no uniform confirmed point within `sigmas` combined errors in both D "
+                "and added p_total (moves_front_by_value: on the front by value); front_by_profile: each profile's "
+                "confirmed front and best under the budget; best_difference: uniform's best D minus the profile's; "
+                "skipped: the lengths where a profile's couplings are an earlier one's (not screened twice)",
     "disagreement": "|screen - confirmed| / sqrt(error_screen^2 + error_confirmed^2); the confirmation's first "
                     "trajectories are the screen's, so this is conservative for D",
     "unresolved": "a null number has its reason beside it and what would give it: 'reason' in a {value, error} "
@@ -92,6 +98,7 @@ def dataset(cfg, paper_spec, cands, screen, front, conf, summary) -> xr.Dataset:
         "rate_J": ("candidate", np.array([c["rate_J"] for c in cands]), {"units": "J of the candidate"}),
         "rate_MHz": ("candidate", np.array([c["rate_MHz"] for c in cands]), {"units": "MHz"}),
         "paper": ("candidate", np.array([c["paper"] for c in cands], dtype=np.int8)),
+        "hopping_profile": ("candidate", np.array([describe(c["hopping_profile"]) for c in cands], dtype=str)),
     }
     best = summary["best"]
     attrs = dataset_attrs(paper_spec, cfg, conditions=summary["conditions"], cycle_time_us=summary["cycle_time"]["value_us"],
@@ -104,6 +111,7 @@ def dataset(cfg, paper_spec, cands, screen, front, conf, summary) -> xr.Dataset:
 def table(s: dict) -> str:
     """The printed report: the confirmed points (screen vs confirmation), the best, the verdict."""
     p = s["parameters"]
+    w = max([50] + [len(x["label"]) for x in s["confirmation"]["points"] + s["screen"]["front"]])
 
     def us(v):  # a time in us: one number (4 digits), per-site values, or none (ideal)
         return f"{v:.4g}" if isinstance(v, (int, float)) else str(v)
@@ -113,7 +121,7 @@ def table(s: dict) -> str:
              f"{p['temperature_K'] * 1e3:g} mK, t_c = {s['cycle_time']['value_us']:g} us; "
              f"{len(s['screen']['front'])} on the screen's front, {s['validation']['confirmed']} confirmed "
              f"({s['confirmation']['trajectories']} trajectories each)", "",
-             f"{'candidate':<52} {'D screen':>15} {'D confirmed':>15} {'added screen':>19} {'added confirmed':>19}  ok"]
+             f"{'candidate':<{w + 2}} {'D screen':>15} {'D confirmed':>15} {'added screen':>19} {'added confirmed':>19}  ok"]
     front = {x["index"] for x in s["front"]}
     gaps = {}  # label: {"reason"}, listed under the table
     for x in sorted(s["confirmation"]["points"], key=lambda x: x["confirm"]["D"]["value"] or math.inf):
@@ -122,7 +130,7 @@ def table(s: dict) -> str:
         z = x["disagreement"]
         unknown = [z.get(f"{k}_reason") for k in ("D", "added") if z.get(f"{k}_reason")]
         ok = "?*" if unknown else "yes" if x["agree"] else "NO"
-        lines.append(f"{mark} {x['label']:<50} {_pm(sc['D'], 3):>15} {_pm(cf['D'], 3):>15} "
+        lines.append(f"{mark} {x['label']:<{w}} {_pm(sc['D'], 3):>15} {_pm(cf['D'], 3):>15} "
                      f"{_pm(sc['added']['p_total'], 5):>19} {_pm(cf['added']['p_total'], 5):>19}  {ok}")
         for who, side in (("screen", sc), ("confirmed", cf)):
             gaps[f"{x['label']}: {who} D"] = side["D"]
@@ -134,7 +142,7 @@ def table(s: dict) -> str:
     for f in s["screen"]["front"]:  # the screen's front points without a confirmation: said, with the reason
         if f.get("confirmed", True):
             continue
-        lines.append(f"{'':2} {f['label']:<50} {_pm(f['D'], 3):>15} {'not confirmed*':>15} "
+        lines.append(f"{'':2} {f['label']:<{w}} {_pm(f['D'], 3):>15} {'not confirmed*':>15} "
                      f"{_pm(f['added']['p_total'], 5):>19} {'not confirmed*':>19}")
         gaps[f"{f['label']}"] = {"reason": f["not_confirmed_reason"]}
     b = s["budget"]
@@ -159,6 +167,8 @@ def table(s: dict) -> str:
         lines.append(f"screen vs confirmation: {s['validation']['agree']} of {s['validation']['confirmed']} agree "
                      f"within {s['validation']['flag_sigmas']:g} errors")
     lines += [f"  screen misleads: {m}" for m in s["validation"]["screen_misleads"]]
+    if "profiles" in s and len(s["profiles"]["searched"]) > 1:
+        lines.append(s["profiles"]["text"])
     gaps = reason_lines(gaps)
     if gaps:
         lines += ["", "not resolved / not confirmed (* above), and what would give it:"] + gaps
@@ -196,6 +206,11 @@ def plot(ds, summary: dict, figdir) -> list:
             ax.plot([], [], ls="none", marker="x", color="C0", label="confirmation " + UNRESOLVED_LABEL)
         ax.errorbar(ds["added_confirm"].values[c], ds["D_confirm"].values[c], xerr=ds["added_confirm_error"].values[c],
                     yerr=ds["D_confirm_error"].values[c], fmt="s", color="C0", ms=4, capsize=2, label="confirmed")
+        if "hopping_profile" in ds.coords:  # (results of runs before the profiles have no such coordinate)
+            nu = c & (ds["hopping_profile"].values != "uniform")
+            if nu.any():
+                ax.plot(ac[nu], dc[nu], "^", mfc="none", mec="C4", ms=9, mew=1.2,
+                        label="confirmed, hopping profile not uniform (named in its label)")
         idx = [x["index"] for x in summary["front"]]
         if idx:
             order = sorted(idx, key=lambda i: ds["added_confirm"].values[i])
@@ -240,4 +255,6 @@ def plot(ds, summary: dict, figdir) -> list:
 def point_label(x: dict) -> str:
     """A design point's short label on the figure: L, W, J, the reset and its rate (the table has the full one)."""
     reset = {"periodic": "per", "random": "rand", "dissipation": "diss"}.get(x["reset"], x["reset"])
-    return f"L{x['L']} W{x['W_MHz']:g} J{x['J_MHz']:g} {reset} {x['rate_J']:.2g}J"
+    prof = x.get("hopping_profile", "uniform")
+    prof = "" if is_uniform(prof) else f" {describe(prof)}"
+    return f"L{x['L']} W{x['W_MHz']:g} J{x['J_MHz']:g}{prof} {reset} {x['rate_J']:.2g}J"

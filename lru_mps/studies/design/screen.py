@@ -35,6 +35,16 @@ random numbers.
 
 Every ensemble goes through the study's work folder, so a rerun (or an
 interrupted run) reuses every finished block.
+
+Hopping profiles (``hopping_profile`` of the candidate's spec): the
+trajectories and the exact rates take each realization's couplings
+(``Realization.hoppings``: the profile's P_l, times the spread when on), so
+both passes see the profile.  Two numbers stay nominal, J_l = J: the rate seed
+(J_prop = 2 J^2/Ubar of the mean coupling, :func:`lru_mps.studies.design.candidates`)
+and the fit window's start T_prop = pi/(2 J_prop) of the added error (the same
+as the confirmation's, :func:`lru_mps.analysis.decay.fit_window_start`, so the
+two compare like with like); a profile changes the transit time by a factor
+of order one, inside a window that runs for tens of T_prop.
 """
 
 from __future__ import annotations
@@ -116,6 +126,7 @@ def screen_qubit(spec, cfg: dict, t_c: float, times: np.ndarray) -> dict:
     T1b, T2b = bare_times(spec)
     w1, g1, g2 = realization_rates(spec, int(cfg["seed"]), int(cfg["realizations"]))
     G1, G2 = composed_rates(g1, g2, T1b, float(spec.conditions.tphi_sites(spec.L)[0]))
+    # (nominal T_prop whatever the profile: the confirmation's window starts there too)
     start = spec.T_prop if not spec.conditions.ideal else (spec.L - 1) * spec.T_prop
     return screened_qubit_error(times, start, t_c, w1, G1, G2, T1b, T2b)
 
