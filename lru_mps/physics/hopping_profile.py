@@ -6,7 +6,7 @@ bond, J_l = P_l (1 + eps_l)).  The mean coupling stays the unit J: every
 profile is rescaled to mean(P_l) = 1, so ``--hopping 5MHz`` is the mean of
 the chip's couplings and times stay in units of 1/J.
 
-A leakage stack |2> hops by second order through |1 1> (docs/physics.md §2):
+A leakage stack ``|2>`` hops by second order through ``|1 1>`` (docs/physics.md §2):
 bond l carries J_prop,l = 2 J_l^2 / Ubar, and every site's energy is shifted
 by -(2/Ubar) times the sum of J^2 over its bonds.  The profiles:
 
@@ -130,8 +130,8 @@ def as_json(profile):
 def effective_stack_hamiltonian(J: np.ndarray, Ubar: float, dw2: np.ndarray | None = None) -> np.ndarray:
     """The one-particle Hamiltonian of a leakage stack on a chain, to second order in J_l / U (units of J).
 
-    H_eff = sum_l E_l |l><l| - sum_l (2 J_l^2 / Ubar) (|l><l+1| + h.c.), E_l = dw2_l - (2/Ubar) sum over the
-    bonds b of site l of J_b^2: the stack |2_l> reaches |2_{l+1}> through |1_l 1_{l+1}> (matrix elements
+    ``H_eff = sum_l E_l |l><l| - sum_l (2 J_l^2 / Ubar) (|l><l+1| + h.c.)``, ``E_l = dw2_l - (2/Ubar)`` times the
+    sum over the bonds b of site l of ``J_b^2``: the stack ``|2_l>`` reaches ``|2_{l+1}>`` through ``|1_l 1_{l+1}>`` (matrix elements
     sqrt(2) J_l each, energy denominator -Ubar on a clean resonant chain), and the same virtual process shifts
     it.  ``dw2``: an extra on-site energy of the stack (None: a clean resonant chain).  The sign of the hopping
     (negative) does not change a transit's populations.
