@@ -131,10 +131,10 @@ def effective_stack_hamiltonian(J: np.ndarray, Ubar: float, dw2: np.ndarray | No
     """The one-particle Hamiltonian of a leakage stack on a chain, to second order in J_l / U (units of J).
 
     ``H_eff = sum_l E_l |l><l| - sum_l (2 J_l^2 / Ubar) (|l><l+1| + h.c.)``, ``E_l = dw2_l - (2/Ubar)`` times the
-    sum over the bonds b of site l of ``J_b^2``: the stack ``|2_l>`` reaches ``|2_{l+1}>`` through ``|1_l 1_{l+1}>`` (matrix elements
-    sqrt(2) J_l each, energy denominator -Ubar on a clean resonant chain), and the same virtual process shifts
-    it.  ``dw2``: an extra on-site energy of the stack (None: a clean resonant chain).  The sign of the hopping
-    (negative) does not change a transit's populations.
+    sum over the bonds b of site l of ``J_b^2``: the stack ``|2_l>`` reaches ``|2_{l+1}>`` through
+    ``|1_l 1_{l+1}>`` (matrix elements sqrt(2) J_l each, energy denominator -Ubar on a clean resonant chain),
+    and the same virtual process shifts it.  ``dw2``: an extra on-site energy of the stack (None: a clean
+    resonant chain).  The sign of the hopping (negative) does not change a transit's populations.
     """
     J = np.asarray(J, dtype=float)
     L = len(J) + 1
