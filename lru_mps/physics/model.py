@@ -202,7 +202,7 @@ class ArraySpec(SpecInput):
         require(isinstance(self.thermal_bath, (bool, np.bool_)), "thermal_bath", self.thermal_bath, "True or False")
 
     def _check_geometry(self) -> None:
-        g = geometries.parse(self.geometry, self.L)
+        g = geometries.parse(self.geometry)  # (the text 'chain': None, the default chain)
         object.__setattr__(self, "geometry", g)
         if g is None:
             return
