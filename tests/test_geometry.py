@@ -133,6 +133,16 @@ def test_spec_refusals_on_a_graph():
     assert info.value.name == "geometry"
     with pytest.raises(ParameterError, match="one per bond"):
         Realization(np.zeros(4), np.full(4, 50.0), J=np.ones(3), edges=geo.grid(2, 2).edges)
+    ring = ArraySpec(L=4, geometry="grid:2x2")
+    assert np.array_equal(ring.couplings(Realization(np.zeros(4), np.full(4, 50.0))), np.ones(4))  # uniform
+    with pytest.raises(ParameterError, match="one coupling per bond"):  # a chain's couplings on the ring
+        ring.couplings(Realization(np.zeros(4), np.full(4, 50.0), J=np.ones(3)))
+    with pytest.raises(ParameterError, match="one coupling per bond"):  # a ring's realization on the chain
+        ArraySpec(L=4).couplings(ring.draw_realization(np.random.default_rng(1)))
+    from lru_mps.engines.mps.tebd import bond_hamiltonians
+
+    with pytest.raises(ParameterError, match="engine"):
+        bond_hamiltonians(ring, ring.clean_realization())
 
 
 def test_records_and_draws_on_a_graph():

@@ -303,10 +303,12 @@ class ArraySpec(SpecInput):
         return None if self.geometry is None else self.geometry.edges
 
     def couplings(self, real: Realization) -> np.ndarray:
-        """J_b of every bond of :meth:`edges` (units of J), checked against the realization's own bonds."""
-        J = real.hoppings
-        require(J.shape == (len(self.edges()),) and (real.edges is None or tuple(real.edges) == self.edges()),
-                "realization", f"{real.n_bonds} bonds", f"one coupling per bond of the spec ({len(self.edges())})")
+        """J_b of every bond of :meth:`edges` (units of J; ``real.J`` None: 1 on every bond), checked against the
+        realization's own bonds."""
+        E = self.edges()
+        J = np.ones(len(E)) if real.J is None else np.asarray(real.J, dtype=float)
+        require(J.shape == (len(E),) and (real.edges is None or tuple(real.edges) == E), "realization",
+                f"{real.n_bonds} bonds", f"one coupling per bond of the spec ({len(E)}: {E})")
         return J
 
     def one_particle_hamiltonian(self, real: Realization, dw: np.ndarray | None = None) -> np.ndarray:

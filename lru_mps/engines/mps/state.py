@@ -87,6 +87,7 @@ class MPSPropagator:
     """Bond terms and gates of one realization; makes MPS states."""
 
     def __init__(self, spec: ArraySpec, real: Realization, engine: "MPSOptions"):
+        refuse_graph(spec)
         self.spec, self.realization, self.engine, self.L = spec, real, engine, spec.L
         self.h_bonds = bond_hamiltonians(spec, real)
         #: the bond terms of the Hermitian H (for <H>)
