@@ -1,7 +1,8 @@
 """Arrays on a coupling graph (lru_mps/physics/geometry.py, ``ArraySpec.geometry``).
 
 * parsing ('chain', 'ladder:N', 'grid:RxC') and refusals with one line naming ``geometry``; connected graphs only;
-  the relabelling (start site first, reset site last, the permutation recorded);
+  the relabelling (start site first, reset site last, the permutation recorded; H_eff of a relabelled grid is the
+  original one with its site factors permuted);
 * a chain given as a Geometry is the default chain: the same realizations and the same records, bit for bit
   (exact, batched exact and sector engines, with events);
 * one Hamiltonian everywhere: the exact engine's H_eff, the batched exact store's N-blocks, the sector blocks
@@ -85,6 +86,9 @@ def test_relabel_puts_start_first_and_reset_last_and_records_the_permutation():
     # the same graph: every new edge is an old edge through the labels
     assert {tuple(sorted((r.labels[i], r.labels[j]))) for i, j in r.edges} == set(g.edges)
     assert all(r.coords[k] == g.coords[r.labels[k]] for k in range(r.L))
+    values = np.arange(6) * 10.0  # a per-site result in the new numbering, put back in the grid's
+    back = r.in_original_order(values)
+    assert all(back[r.labels[k]] == values[k] for k in range(6)) and back[2] == 0.0 and back[3] == 50.0
     # relabelling twice composes the permutations
     rr = r.relabel(start=5, reset=0)
     assert rr.labels[0] == r.labels[5] and rr.labels[-1] == r.labels[0]
@@ -93,6 +97,23 @@ def test_relabel_puts_start_first_and_reset_last_and_records_the_permutation():
         g.relabel(1, 1)
     with pytest.raises(ParameterError, match="geometry"):
         g.relabel(0, 6)
+
+
+def test_a_relabelled_graph_is_the_same_array_renumbered():
+    """H_eff of the 2 x 3 grid relabelled (start 2, reset 3), with the realization's sites and couplings carried
+    along, is the original H_eff with its site factors permuted (periodic feedback: H_eff holds the uniform decay
+    and dephasing only, no reset-site term)."""
+    g = geo.grid(2, 3)
+    r = g.relabel(start=2, reset=3)
+    spec = ArraySpec(L=6, geometry=g, reset=Reset("periodic", 0.3), conditions=Conditions(T1q=80.0, Tphi=60.0))
+    dw = np.linspace(-8.0, 7.0, 6)
+    real = Realization(dw, 50.0 + 2 * dw, J=np.linspace(0.8, 1.2, 7), edges=g.edges)
+    lab = list(r.labels)
+    J_new = np.array([real.J[g.edges.index(tuple(sorted((lab[i], lab[j]))))] for i, j in r.edges])
+    real_r = Realization(dw[lab], real.U[lab], J=J_new, edges=r.edges)
+    H = hamiltonian_eff(spec, real).toarray().reshape((3,) * 12)
+    Hr = hamiltonian_eff(spec.replace(geometry=r), real_r).toarray().reshape((3,) * 12)
+    np.testing.assert_allclose(Hr, np.transpose(H, lab + [6 + k for k in lab]), atol=1e-12, rtol=0)
 
 
 def test_spec_refusals_on_a_graph():

@@ -99,6 +99,15 @@ class Geometry:
         return Geometry(self.name, L, tuple(edges), tuple(self.coords[o] for o in order),
                         tuple(self.labels[o] for o in order))
 
+    def in_original_order(self, values) -> np.ndarray:
+        """Per-site values (first axis: the sites in this numbering) put back in the original site order
+        (before any :meth:`relabel`): ``out[labels[k]] = values[k]``."""
+        values = np.asarray(values)
+        require(values.shape[:1] == (self.L,), NAME, self.name, f"per-site values with a first axis of {self.L}")
+        out = np.empty_like(values)
+        out[list(self.labels)] = values
+        return out
+
     def as_dict(self) -> dict:
         """JSON-friendly description (for a spec's parameters and cache key)."""
         return {"geometry": self.name, "geometry_edges": [list(e) for e in self.edges],
