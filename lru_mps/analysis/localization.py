@@ -282,10 +282,12 @@ def xi_theory(spec, qubit_energies=None, n_grid: int = 41, seed: int = 0, n_site
     per-bond couplings (:func:`lyapunov_exponent_bonds`).  With an engineered
     hopping profile (``spec.profile()`` not None) the couplings of bond l
     depend on L, so there is no infinite-chain reference: every value is NaN
-    (None for the energies).
+    (None for the energies).  Likewise on a coupling graph that is not a chain (``spec.is_chain`` False): the
+    references are the disordered chain's.
     """
     W = spec.W
-    if getattr(spec, "profile", lambda: None)() is not None:  # the couplings change with L: no infinite chain
+    if getattr(spec, "profile", lambda: None)() is not None or not getattr(spec, "is_chain", True):
+        # the couplings change with L, or a graph: no infinite chain
         return {"strong": math.nan, "transfer": math.nan, "transfer_error": math.nan, "inverse_at_energies": None}
     X = float(getattr(spec, "hopping_spread", 0.0))
     strong = anderson.xi_strong(W) if W > math.e**1.5 else math.nan

@@ -308,6 +308,9 @@ class QubitRates:
 
 def _check_spec(spec: ArraySpec, real: Realization) -> None:
     require(isinstance(spec, ArraySpec), "spec", type(spec).__name__, "an ArraySpec")
+    require(spec.is_chain, "geometry", spec.geometry.name if spec.geometry is not None else "chain",
+            "a chain for the qubit rates (tridiagonal H1, the log-space continuation along the bonds (l, l+1))",
+            "on a graph simulate the qubit state, or use references.single_excitation.qubit_population_n1")
     kind = spec.reset.kind
     require(
         kind != "none",

@@ -38,10 +38,13 @@ def choose_engine(spec) -> tuple[str, str]:
     (:class:`~lru_mps.engines.auto.PerTrajectoryEngine`): each
     trajectory's thermal sample fixes its largest excitation number N0 (no
     channel raises N), and it runs on the sector engine when that sector has
-    at most SECTOR_AUTO_MAX_DIM states, on the MPS engine otherwise.
+    at most SECTOR_AUTO_MAX_DIM states, on the MPS engine otherwise.  On a coupling graph (not a chain) never
+    MPS: exact up to L = 6, the sector engine beyond.
     """
     if spec.L <= EXACT_AUTO_MAX_LENGTH:
         return "exact", f"L = {spec.L} <= {EXACT_AUTO_MAX_LENGTH}: full 3^L space, exact propagation"
+    if not spec.is_chain:  # the MPS engine (and so the per-trajectory policy) holds a chain only
+        return "sector", f"geometry {spec.geometry.name}: a graph, exact fixed-N sectors (MPS needs a chain)"
     if spec.conditions.temperature_K == 0.0:
         return "sector", "T = 0: at most 2 excitations, exact fixed-N sectors"
     return "auto", (f"T > 0 on a long array: per trajectory, exact fixed-N sectors where the sampled state's largest "

@@ -84,7 +84,9 @@ class PerTrajectoryEngine:
         return self.sector if name == "sector" else self.mps
 
     def row_preparer(self, spec, free_spec=None, fixed=None) -> "AutoRowPreparer":
-        """The rows of a run under this policy (:mod:`lru_mps.engines.rows`)."""
+        """The rows of a run under this policy (:mod:`lru_mps.engines.rows`); a chain only (it may hand rows to MPS)."""
+        require(spec.is_chain, "engine", "auto", "a chain for the per-trajectory policy (it may hand rows to the MPS "
+                "engine)", "use the exact or sector engine on a graph geometry")
         return AutoRowPreparer(self, spec, free_spec, fixed)
 
     def diagnostics(self, name: str, L: int, nmax: int, diag: dict) -> dict:

@@ -34,6 +34,10 @@ def _disorder_line(spec) -> list[str]:
         nbar = occupations(spec)
         out.append("thermal bath on every site: decay sqrt(gamma (1 + nbar)) a, heating sqrt(gamma nbar) a^dag, nbar = "
                    + ", ".join(f"{x:.4g}" for x in nbar) + " (sites 1..L, at their nominal frequencies)")
+    g = spec.geometry
+    if g is not None:
+        out.append(f"geometry: {g.name}, {g.n_edges} bonds (sites 1..L at (row, col) "
+                   + " ".join(f"({r},{c})" for r, c in g.coords) + "; site 1 the qubit, site L the reset site)")
     P = spec.profile()
     if P is not None:
         from ..physics.hopping_profile import describe

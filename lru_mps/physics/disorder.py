@@ -121,13 +121,14 @@ def spreads(dw: np.ndarray, U: np.ndarray, rng: np.random.Generator, e2_spread: 
     return dw, U, offset
 
 
-def hoppings(L: int, hopping_spread: float, rng: np.random.Generator) -> np.ndarray | None:
-    """The per-bond couplings J_l = 1 + eps_l, eps_l ~ N(0, X) (units of J; L - 1 normals), None when X = 0 (uniform J).
+def hoppings(L: int, hopping_spread: float, rng: np.random.Generator, bonds: int | None = None) -> np.ndarray | None:
+    """The per-bond couplings J_l = 1 + eps_l, eps_l ~ N(0, X) (units of J; L - 1 normals, or one per bond of a
+    graph: ``bonds``), None when X = 0 (uniform J).
 
     Drawn after :func:`draw` (step 4 of the module docstring), so that with X = 0 the stream is untouched.
     """
     if hopping_spread > 0:
-        return 1.0 + rng.normal(0.0, hopping_spread, size=L - 1)
+        return 1.0 + rng.normal(0.0, hopping_spread, size=L - 1 if bonds is None else bonds)
     return None
 
 

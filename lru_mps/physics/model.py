@@ -32,6 +32,7 @@ import numpy as np
 from . import bath as baths
 from . import device as devices
 from . import disorder
+from . import geometry as geometries
 from . import hopping_profile as profiles
 from . import operators as ops
 from . import readout as readouts
@@ -65,28 +66,36 @@ class Realization:
     ``dw`` (None: none).  It is part of the Hamiltonian but not of the qubit
     frequency an experiment calibrates (:meth:`ArraySpec.qubit_frequency`).
     ``J``: the per-bond couplings J_l of bonds (l, l+1), shape (L-1,), units
-    of J (None: uniform J_l = 1, the paper); see :attr:`hoppings`.
+    of J (None: uniform J_l = 1, the paper); see :attr:`hoppings`.  ``edges``:
+    the bonds of a coupling graph (:mod:`.geometry`; None: the chain's
+    (l, l+1)); ``J`` then holds one coupling per edge, in their order.
     """
 
     dw: np.ndarray
     U: np.ndarray
     frequency_offset: np.ndarray | None = None
     J: np.ndarray | None = None
+    edges: tuple | None = None
 
     def __post_init__(self):
         if self.J is not None:
             J = np.asarray(self.J, dtype=float)
-            require(J.shape == (len(self.dw) - 1,) and bool(np.all(np.isfinite(J) & (J > 0))), "realization",
-                    f"J = {self.J}", "per-bond couplings J_l > 0, one per bond (L - 1 of them; units of J)")
+            require(J.shape == (self.n_bonds,) and bool(np.all(np.isfinite(J) & (J > 0))), "realization",
+                    f"J = {self.J}", f"per-bond couplings J_l > 0, one per bond ({self.n_bonds} of them; units of J)")
 
     @property
     def L(self) -> int:
         return len(self.dw)
 
     @property
+    def n_bonds(self) -> int:
+        """The number of bonds: L - 1 on the chain, the graph's edges otherwise."""
+        return self.L - 1 if self.edges is None else len(self.edges)
+
+    @property
     def hoppings(self) -> np.ndarray:
         """J_l of every bond (units of J): ``J``, or ones when uniform."""
-        return np.ones(self.L - 1) if self.J is None else np.asarray(self.J, dtype=float)
+        return np.ones(self.n_bonds) if self.J is None else np.asarray(self.J, dtype=float)
 
     @property
     def calibrated_dw(self) -> np.ndarray:
@@ -132,6 +141,10 @@ class ArraySpec(SpecInput):
     values with the spreads on top (build it with :meth:`from_device`);
     ``thermal_bath``: decay sqrt(gamma (1 + nbar)) a and heating
     sqrt(gamma nbar) a^dag on every site (:mod:`.bath`; False = decay alone).
+    ``geometry``: the coupling graph (:class:`~lru_mps.physics.geometry.Geometry`,
+    L of its sites, start site 0, reset site L - 1; None = the chain, bit for
+    bit): the couplings are then one per edge (:meth:`edges`), the spread
+    draws one eps per edge, and a profile or a device file needs a chain.
 
     Constructed directly, every field is in internal units and the defaults
     are those of :data:`lru_mps.defaults.MODEL` converted, except
@@ -157,6 +170,7 @@ class ArraySpec(SpecInput):
     device: devices.Device | None = None
     thermal_bath: bool = bool(MODEL["thermal_bath"])
     hopping_profile: str | tuple = MODEL["hopping_profile"]
+    geometry: geometries.Geometry | None = None
 
     def __post_init__(self):
         require(isinstance(self.L, (int, np.integer)) and self.L >= 2, "length", self.L, "an integer L >= 2")
@@ -177,6 +191,7 @@ class ArraySpec(SpecInput):
         profiles.couplings(self.hopping_profile, self.L)  # an explicit list: L - 1 of them
         require(dev is None or profiles.is_uniform(self.hopping_profile), "hopping_profile",
                 profiles.describe(self.hopping_profile), "uniform with a device file (the file gives every coupling)")
+        self._check_geometry()
         if dev is not None:
             devices.check_spec(dev, self.L, self.J_hz, self.Ubar, self.wbar, self.W, self.disorder_pattern)
         if self.conditions.per_site:  # one T1, Tphi per site: L of them
@@ -185,6 +200,18 @@ class ArraySpec(SpecInput):
             object.__setattr__(self, "readout", readouts.check(self.readout))
         readouts.check_reset(self.readout, self.reset.kind)
         require(isinstance(self.thermal_bath, (bool, np.bool_)), "thermal_bath", self.thermal_bath, "True or False")
+
+    def _check_geometry(self) -> None:
+        g = geometries.parse(self.geometry)  # (the text 'chain': None, the default chain)
+        object.__setattr__(self, "geometry", g)
+        if g is None:
+            return
+        require(g.L == self.L, "geometry", g.name, f"a graph of L = {self.L} sites (the spec's length)",
+                f"it has {g.L}: set L = {g.L}")
+        if not g.is_chain:
+            require(profiles.is_uniform(self.hopping_profile), "hopping_profile", profiles.describe(
+                self.hopping_profile), f"uniform on the graph {g.name} (a profile is a chain's, bond by bond)")
+            require(self.device is None, "geometry", g.name, "a chain with a device file (a file describes a chain)")
 
     # ------------------------------------------------------------------ input
     # from_user and from_device (values with units, a device file): SpecInput, lru_mps/physics/spec_input.py
@@ -209,6 +236,7 @@ class ArraySpec(SpecInput):
             "temperature_K": self.conditions.temperature_K,
             **self._errors_dict(),
             **(self.device.as_dict() if self.device is not None else {}),  # (absent without: earlier keys stay)
+            **(self.geometry.as_dict() if self.geometry is not None else {}),  # (likewise)
         }
 
     def _errors_dict(self) -> dict:
@@ -255,11 +283,41 @@ class ArraySpec(SpecInput):
             return Realization(dw=dw, U=U, frequency_offset=offset, J=J)
         dw, U, offset = disorder.draw(self.L, self.Ubar, self.W, rng, self.disorder_pattern, self.e2_spread,
                                       self.frequency_noise)
-        J = disorder.hoppings(self.L, self.hopping_spread, rng)
+        J = (disorder.hoppings(self.L, self.hopping_spread, rng) if self.geometry is None else
+             disorder.hoppings(self.L, self.hopping_spread, rng, bonds=len(self.edges())))  # one eps per edge
         P = self.profile()
         if P is not None:
             J = P if J is None else P * J
-        return Realization(dw=dw, U=U, frequency_offset=offset, J=J)
+        return Realization(dw=dw, U=U, frequency_offset=offset, J=J, edges=self._real_edges())
+
+    def edges(self) -> tuple:
+        """The bonds (i, j) that carry a hopping: the chain's (l, l+1), or the geometry's edges."""
+        return tuple((l, l + 1) for l in range(self.L - 1)) if self.geometry is None else self.geometry.edges
+
+    @property
+    def is_chain(self) -> bool:
+        """True on the chain (no geometry, or a geometry whose edges are the chain's)."""
+        return self.geometry is None or self.geometry.is_chain
+
+    def _real_edges(self):
+        return None if self.geometry is None else self.geometry.edges
+
+    def couplings(self, real: Realization) -> np.ndarray:
+        """J_b of every bond of :meth:`edges` (units of J; ``real.J`` None: 1 on every bond), checked against the
+        realization's own bonds."""
+        E = self.edges()
+        J = np.ones(len(E)) if real.J is None else np.asarray(real.J, dtype=float)
+        require(J.shape == (len(E),) and (real.edges is None or tuple(real.edges) == E), "realization",
+                f"{real.n_bonds} bonds", f"one coupling per bond of the spec ({len(E)}: {E})")
+        return J
+
+    def one_particle_hamiltonian(self, real: Realization, dw: np.ndarray | None = None) -> np.ndarray:
+        """H1 = diag(dw) + sum_b J_b (|i><j| + h.c.): H on the N = 1 sector (L x L; ``dw``: real.dw if None)."""
+        h = np.diag(np.asarray(real.dw if dw is None else dw, dtype=float))
+        for (i, j), x in zip(self.edges(), self.couplings(real)):
+            h[i, j] += x
+            h[j, i] += x
+        return h
 
     def profile(self) -> np.ndarray | None:
         """The nominal couplings P_l of the hopping profile, mean 1 (units of J); None when uniform."""
@@ -270,7 +328,7 @@ class ArraySpec(SpecInput):
         if self.device is not None:
             return Realization(dw=self.device.dw, U=self.device.U, J=self.device.J)
         dw = np.zeros(self.L)
-        return Realization(dw=dw, U=np.full(self.L, self.Ubar), J=self.profile())
+        return Realization(dw=dw, U=np.full(self.L, self.Ubar), J=self.profile(), edges=self._real_edges())
 
     def channels(self) -> list[Channel]:
         """All Lindblad channels of the master equation (reset and hardware noise).
@@ -323,9 +381,12 @@ class ArraySpec(SpecInput):
         if frame == "bare":
             return float(dw[0])
         require(frame == "dressed", "qubit_frame", frame, "dressed or bare")
-        from scipy.linalg import eigh_tridiagonal
+        if self.is_chain:
+            from scipy.linalg import eigh_tridiagonal
 
-        lam, vec = eigh_tridiagonal(dw, real.hoppings)
+            lam, vec = eigh_tridiagonal(dw, self.couplings(real))
+        else:  # a graph: the dense N = 1 block
+            lam, vec = np.linalg.eigh(self.one_particle_hamiltonian(real, dw))
         return float(lam[np.argmax(np.abs(vec[0]) ** 2)])
 
     def jump_channels(self) -> list[Channel]:
@@ -356,8 +417,9 @@ class ArraySpec(SpecInput):
         return np.kron(ops.adag, ops.a) + np.kron(ops.a, ops.adag)
 
     def bond_terms(self, real: Realization) -> np.ndarray:
-        """The hopping of every bond, J_l (a_l^dag a_{l+1} + h.c.), shape (L-1, 9, 9) (J_l = 1: :meth:`bond_term`)."""
-        return real.hoppings[:, None, None] * self.bond_term()[None]
+        """The hopping of every bond (i, j) of :meth:`edges`, J_b (a_i^dag a_j + h.c.), shape (bonds, 9, 9), acting on
+        (i, j) in that order (J_b = 1: :meth:`bond_term`)."""
+        return self.couplings(real)[:, None, None] * self.bond_term()[None]
 
     def fastest_scale(self) -> float:
         """The largest frequency in H_eff (units of J), for time-step checks."""
@@ -365,8 +427,9 @@ class ArraySpec(SpecInput):
         umax = self.Ubar + du_max  # box, no spreads: Ubar + W (|dw_l| <= W/2)
         total_rate = sum(ch.rate * np.abs(ch.op.conj().T @ ch.op).max() for ch in self.jump_channels())
         P = self.profile()
-        hop = 2.0 * (1.0 if P is None else float(P.max())) * (1.0 + disorder.NEGLIGIBLE_SIGMAS * self.hopping_spread)
-        # (2 max J_l: 2 J without the profile and the spread)
+        degree = 2 if self.geometry is None else max(2, int(self.geometry.degrees().max()))
+        hop = degree * (1.0 if P is None else float(P.max())) * (1.0 + disorder.NEGLIGIBLE_SIGMAS * self.hopping_spread)
+        # (2 max J_l: 2 J without the profile and the spread; on a graph the max degree times max J_l)
         if self.device is not None:  # W = 0: the extent is the spreads'; add the file's own extremes
             dw_dev, u_dev, j_dev = self.device.extent()
             dw_max, umax, hop = dw_max + dw_dev, umax - self.Ubar + u_dev, hop * j_dev

@@ -55,8 +55,7 @@ def qubit_population_n1(spec: ArraySpec, real: Realization, times, t0_nodes: int
     T1, Tphi = c.t1_sites(L), c.tphi_sites(L)
     g = np.where(np.isfinite(T1), 1.0 / T1, 0.0)  # decay rate of site l
     k = np.where(np.isfinite(Tphi), 2.0 / Tphi, 0.0)  # dephasing rate of site l
-    J = real.hoppings
-    H = np.diag(np.asarray(real.dw, dtype=float)) + np.diag(J, 1) + np.diag(J, -1)
+    H = spec.one_particle_hamiltonian(real)  # diag(dw) + J_b on every bond (i, j) (the chain's (l, l+1))
     eye = np.eye(L)
     # vec(rho) row-major: vec(A rho B) = (A kron B^T) vec(rho)
     liou = -1j * (np.kron(H, eye) - np.kron(eye, H.T))

@@ -139,6 +139,9 @@ def make_settings(spec: ArraySpec, **options) -> RunSettings:
     engine, engine_options = o["engine"], o["engine_options"]
     if engine == "auto":
         engine, _ = choose_engine(spec)
+    require(spec.is_chain or engine in ("exact", "sector"), "engine", engine, "exact or sector on a graph geometry "
+            f"({spec.geometry.name if spec.geometry is not None else ''}: the MPS engine and the per-trajectory "
+            "policy, which may hand rows to it, need a chain)")
     options = dict(engine_options or {})
     if engine == "mps":
         options = {**MPS, **{k: v for k, v in options.items() if v is not None}}

@@ -159,9 +159,10 @@ class ExactBatch(BatchStore):
             self.dt_ref = float(vals[np.argmax(counts)])
 
         # block n of realization r exists for n <= N_max(r); H_eff = hopping + diagonal on-site terms
-        hop = _hopping_blocks(L, basis.nmax)
+        edges = None if spec.geometry is None else spec.edges()  # a coupling graph's bonds (None: the chain's)
+        hop = _hopping_blocks(L, basis.nmax, edges)
         # per-bond couplings J_l (hopping spread): sum_l J_l (bond l's block), per realization
-        Js = np.array([real.hoppings for real in reals]) if any(real.J is not None for real in reals) else None
+        Js = np.array([spec.couplings(real) for real in reals]) if any(real.J is not None for real in reals) else None
         diag = np.empty((self.R, L, 3), dtype=complex)
         dense = set()
         for r, real in enumerate(reals):
@@ -177,7 +178,7 @@ class ExactBatch(BatchStore):
             acc = dn[:, 0, lev[0]]
             for l in range(1, L):  # summed in site order, as hamiltonian_eff adds its terms
                 acc = acc + dn[:, l, lev[l]]
-            hn = hop[n][None, :, :] if Js is None else np.einsum("rb,bij->rij", Js[rs], _bond_blocks(L, basis.nmax)[n])
+            hn = hop[n][None, :, :] if Js is None else np.einsum("rb,bij->rij", Js[rs], _bond_blocks(L, basis.nmax, edges)[n])
             H = hn + acc[:, :, None] * np.eye(lev.shape[1])
             for j, r in enumerate(rs):
                 if r in dense:  # an on-site term that is not diagonal: build it as the exact engine does

@@ -12,7 +12,7 @@ from functools import lru_cache, reduce
 import numpy as np
 
 from ...physics import operators as ops
-from .state import embed_bond, number_of_excitations
+from .state import embed_edge, number_of_excitations
 
 
 class SortedBasis:
@@ -65,22 +65,27 @@ class SortedBasis:
         return src, dst
 
 
+def _edges(L: int, edges) -> tuple:
+    return tuple((l, l + 1) for l in range(L - 1)) if edges is None else tuple(edges)
+
+
 @lru_cache(maxsize=16)
-def hopping_blocks(L: int, nmax: int) -> tuple[np.ndarray, ...]:
-    """The hopping part of H (no disorder) on each N-block, natural order within a block.
+def hopping_blocks(L: int, nmax: int, edges: tuple | None = None) -> tuple[np.ndarray, ...]:
+    """The hopping part of H (no disorder) on each N-block, natural order within a block (``edges``: the bonds
+    (i, j) of a coupling graph; None: the chain's (l, l+1)).
 
     Built from the same sparse terms as exact.hamiltonian_eff, so the entries are identical.
     """
     bond = np.kron(ops.adag, ops.a) + np.kron(ops.a, ops.adag)
-    H = reduce(lambda x, y: x + y, [embed_bond(bond, l, L) for l in range(L - 1)]).tocsr()
+    H = reduce(lambda x, y: x + y, [embed_edge(bond, i, j, L) for i, j in _edges(L, edges)]).tocsr()
     basis = SortedBasis(L, nmax)
     return tuple(H[idx][:, idx].toarray() for idx in basis.natural)
 
 
 @lru_cache(maxsize=16)
-def bond_blocks(L: int, nmax: int) -> tuple[np.ndarray, ...]:
-    """The hopping of each bond (J_l = 1) on each N-block: block n is (L-1, d_n, d_n), for per-bond couplings."""
+def bond_blocks(L: int, nmax: int, edges: tuple | None = None) -> tuple[np.ndarray, ...]:
+    """The hopping of each bond (J_l = 1) on each N-block: block n is (bonds, d_n, d_n), for per-bond couplings."""
     bond = np.kron(ops.adag, ops.a) + np.kron(ops.a, ops.adag)
-    per = [embed_bond(bond, l, L).tocsr() for l in range(L - 1)]
+    per = [embed_edge(bond, i, j, L).tocsr() for i, j in _edges(L, edges)]
     basis = SortedBasis(L, nmax)
     return tuple(np.stack([B[idx][:, idx].toarray() for B in per]) for idx in basis.natural)

@@ -31,6 +31,25 @@ def embed_bond(op9: np.ndarray, site: int, L: int) -> sp.csr_matrix:
     return sp.kron(sp.kron(sp.identity(3**site), sp.csr_matrix(op9)), sp.identity(3 ** (L - site - 2)), format="csr")
 
 
+def embed_edge(op9: np.ndarray, i: int, j: int, L: int) -> sp.csr_matrix:
+    """A two-site operator on the sites (i, j), i < j, of a coupling graph (op9 in the order site i, site j).
+
+    Adjacent sites are :func:`embed_bond`; otherwise op9 = sum_{a,c} |a><c|_i (x) B_ac with B_ac its block.
+    """
+    if j == i + 1:
+        return embed_bond(op9, i, L)
+    T = np.asarray(op9).reshape(3, 3, 3, 3)  # (a, b; c, d): <a b| op |c d>
+    out = sp.csr_matrix((3**L, 3**L), dtype=complex)
+    for a in range(3):
+        for c in range(3):
+            B = T[a, :, c, :]
+            if np.any(B != 0):
+                E = np.zeros((3, 3))
+                E[a, c] = 1.0
+                out = out + embed(E, i, L) @ embed(B, j, L)
+    return out.tocsr()
+
+
 def hamiltonian_eff(spec: ArraySpec, real: Realization, hermitian_only: bool = False) -> sp.csr_matrix:
     """H_eff (or H with ``hermitian_only``) on the full 3^L space, from the model's local terms."""
     L = spec.L
@@ -38,8 +57,8 @@ def hamiltonian_eff(spec: ArraySpec, real: Realization, hermitian_only: bool = F
     if hermitian_only:
         onsite = 0.5 * (onsite + onsite.conj().transpose(0, 2, 1))
     terms = [embed(onsite[l], l, L) for l in range(L)]
-    bonds = spec.bond_terms(real)  # J_l (a_l^dag a_l+1 + h.c.)
-    terms += [embed_bond(bonds[l], l, L) for l in range(L - 1)]
+    bonds = spec.bond_terms(real)  # J_b (a_i^dag a_j + h.c.) on every bond (i, j): (l, l+1) on the chain
+    terms += [embed_edge(bonds[b], i, j, L) for b, (i, j) in enumerate(spec.edges())]
     return reduce(lambda x, y: x + y, terms).tocsr()
 
 

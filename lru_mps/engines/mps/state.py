@@ -43,6 +43,13 @@ DISCARDED_WEIGHT_WARN = 1e-6
 NORM_ERROR_WARN = 1e-8
 
 
+def refuse_graph(spec: ArraySpec) -> None:
+    """The MPS engine's bonds are the chain's (l, l+1): refuse a coupling graph with one line."""
+    if not spec.is_chain:
+        require(False, "engine", "mps", f"a chain for the MPS engine (its bonds are (l, l+1)); geometry "
+                f"{spec.geometry.name} is a graph", "use the exact or sector engine on a graph geometry")
+
+
 def hamiltonian_mpo(spec: ArraySpec, real: Realization, hermitian_only: bool = True):
     """H (or H_eff) as a quimb MatrixProductOperator of bond dimension 4, from the model's local terms.
 
@@ -51,6 +58,7 @@ def hamiltonian_mpo(spec: ArraySpec, real: Realization, hermitian_only: bool = T
     """
     import quimb.tensor as qtn
 
+    refuse_graph(spec)
     L = spec.L
     onsite = spec.onsite_terms(real)
     if hermitian_only:
@@ -79,6 +87,7 @@ class MPSPropagator:
     """Bond terms and gates of one realization; makes MPS states."""
 
     def __init__(self, spec: ArraySpec, real: Realization, engine: "MPSOptions"):
+        refuse_graph(spec)
         self.spec, self.realization, self.engine, self.L = spec, real, engine, spec.L
         self.h_bonds = bond_hamiltonians(spec, real)
         #: the bond terms of the Hermitian H (for <H>)
@@ -282,6 +291,7 @@ class MPSOptions:
         self.kernel, self.track_energy = kernel, track_energy
 
     def prepare(self, spec: ArraySpec, real: Realization) -> MPSPropagator:
+        refuse_graph(spec)
         spec.check_time_step(self.dt, "dt")
         return MPSPropagator(spec, real, self)
 

@@ -114,7 +114,9 @@ def schedule(L: int, order: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def bond_hamiltonians(spec, real) -> np.ndarray:
-    """h_b (L-1, 9, 9), acting on sites b, b+1, with the on-site terms split between bonds (units of J)."""
+    """h_b (L-1, 9, 9), acting on sites b, b+1, with the on-site terms split between bonds (units of J); a chain only."""
+    require(getattr(spec, "is_chain", True), "engine", "mps", "a chain for the MPS engine (its bonds are (l, l+1))",
+            "use the exact or sector engine on a graph geometry")
     L = spec.L
     onsite = spec.onsite_terms(real)
     hop = spec.bond_terms(real)

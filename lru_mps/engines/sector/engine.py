@@ -122,7 +122,7 @@ def transition(L: int, N: int, site: int, j: int, i: int):
 
 
 def sector_hamiltonian(spec: ArraySpec, real: Realization, N: int, onsite: np.ndarray | None = None) -> sp.csr_matrix:
-    """Sparse H_eff on the N sector: diagonal on-site terms plus the hopping J_l of every bond (``real.hoppings``)."""
+    """Sparse H_eff on the N sector: diagonal on-site terms plus the hopping J_b of every bond (``spec.edges()``)."""
     L = spec.L
     basis = sector_basis(L, N)
     onsite = spec.onsite_terms(real) if onsite is None else onsite
@@ -133,16 +133,16 @@ def sector_hamiltonian(spec: ArraySpec, real: Realization, N: int, onsite: np.nd
     diag = diag_terms[np.arange(L)[None, :], basis.occ].sum(axis=1) if N else diag_terms[:, :1].sum(axis=0)
     rows, cols, vals = [np.arange(basis.dim)], [np.arange(basis.dim)], [diag.astype(complex)]
     occ = basis.occ
-    J = real.hoppings
-    for l in range(L - 1):
-        # a_l^dag a_{l+1}: one boson from l+1 to l, amplitude sqrt(n_l + 1) sqrt(n_{l+1})
-        src = np.nonzero((occ[:, l + 1] >= 1) & (occ[:, l] <= 1))[0]
+    J = spec.couplings(real)
+    for b, (l, m) in enumerate(spec.edges()):  # the bonds (l, m): (l, l+1) on the chain, a graph's edges
+        # a_l^dag a_m: one boson from m to l, amplitude sqrt(n_l + 1) sqrt(n_m)
+        src = np.nonzero((occ[:, m] >= 1) & (occ[:, l] <= 1))[0]
         if len(src) == 0:
             continue
         new = occ[src].copy()
-        amp = J[l] * np.sqrt((new[:, l] + 1.0) * new[:, l + 1])
+        amp = J[b] * np.sqrt((new[:, l] + 1.0) * new[:, m])
         new[:, l] += 1
-        new[:, l + 1] -= 1
+        new[:, m] -= 1
         dst = basis.index_of(new)
         rows += [dst, src]
         cols += [src, dst]

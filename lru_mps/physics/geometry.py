@@ -1,0 +1,172 @@
+"""Arrays on a coupling graph: which pairs of transmons are coupled, and where the sites sit.
+
+An array is a connected graph: L sites (qutrits) and the edges (i, j), i < j, that carry a hopping
+J_e (a_i^dag a_j + h.c.).  The chain's conventions are kept by numbering: the coding qubit (the start
+site) is index 0 and the single reset site is the last index L - 1, so every reset, observable and
+store written for the chain stays valid on a graph.  :meth:`Geometry.relabel` renumbers a geometry so
+that a chosen start site comes first and a chosen reset site last; the permutation is recorded
+(``labels``: the original index of every new site) so that per-site results map back to coordinates.
+
+Constructors: :func:`chain` (edges (l, l+1), coordinates (0, l)), :func:`ladder` (2 x n),
+:func:`grid` (R x C, rows of C sites numbered row by row); :func:`parse` reads the user's text
+``chain``, ``ladder:N`` or ``grid:RxC`` (a chain's length is the spec's L).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ParameterError, require
+
+NAME = "geometry"
+ALLOWED = "chain, ladder:N (2 x N sites, N >= 1) or grid:RxC (R rows of C sites, R, C >= 1, R C >= 2)"
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """A connected coupling graph of ``L`` sites (0-based), its ``edges`` (i, j), i < j, and per-site
+    ``coords`` (row, col); ``labels[k]``: the index site k had before any :meth:`relabel` (identity if none)."""
+
+    name: str
+    L: int
+    edges: tuple
+    coords: tuple
+    labels: tuple | None = None
+
+    def __post_init__(self):
+        L = self.L
+        require(isinstance(L, (int, np.integer)) and L >= 2, NAME, self.name, "at least 2 sites")
+        edges = []
+        for e in self.edges:
+            require(len(e) == 2, NAME, self.name, "edges as (i, j) pairs of sites")
+            i, j = int(e[0]), int(e[1])
+            require(0 <= i < L and 0 <= j < L and i != j, NAME, self.name,
+                    f"edges (i, j) with 0 <= i, j < L = {L} and i != j", f"edge {e!r}")
+            edges.append((min(i, j), max(i, j)))
+        require(len(set(edges)) == len(edges), NAME, self.name, "each edge once")
+        object.__setattr__(self, "edges", tuple(edges))
+        coords = tuple((int(r), int(c)) for r, c in self.coords)
+        require(len(coords) == L, NAME, self.name, f"one (row, col) coordinate per site ({L})")
+        object.__setattr__(self, "coords", coords)
+        labels = tuple(range(L)) if self.labels is None else tuple(int(x) for x in self.labels)
+        require(sorted(labels) == list(range(L)), NAME, self.name, "labels: a permutation of the sites")
+        object.__setattr__(self, "labels", labels)
+        require(_connected(L, edges), NAME, self.name, "a connected graph (every site reachable from site 0)")
+
+    @property
+    def n_edges(self) -> int:
+        return len(self.edges)
+
+    @property
+    def is_chain(self) -> bool:
+        """True when the edges are exactly the chain's (l, l+1), l = 0..L-2, in that order."""
+        return self.edges == tuple((l, l + 1) for l in range(self.L - 1))
+
+    def degrees(self) -> np.ndarray:
+        """The number of neighbours of every site."""
+        deg = np.zeros(self.L, dtype=int)
+        for i, j in self.edges:
+            deg[i] += 1
+            deg[j] += 1
+        return deg
+
+    def adjacency(self, couplings=None) -> np.ndarray:
+        """The L x L adjacency matrix, entry (i, j) = (j, i) = the coupling of edge (i, j) (1 when None)."""
+        J = np.ones(self.n_edges) if couplings is None else np.asarray(couplings, dtype=float)
+        A = np.zeros((self.L, self.L))
+        for (i, j), x in zip(self.edges, J):
+            A[i, j] = A[j, i] = x
+        return A
+
+    def relabel(self, start: int, reset: int) -> "Geometry":
+        """The same graph renumbered so that site ``start`` is index 0 and site ``reset`` the last index.
+
+        The other sites keep their relative order.  ``start`` and ``reset`` are indices of this
+        geometry; the result's ``labels`` map every new index to the original one (composed with this
+        geometry's own labels).
+        """
+        L = self.L
+        for name, s in (("start", start), ("reset", reset)):
+            require(isinstance(s, (int, np.integer)) and 0 <= s < L, NAME, f"{self.name} {name}={s}",
+                    f"a site index 0..{L - 1}")
+        require(start != reset, NAME, f"{self.name} start=reset={start}", "different start and reset sites")
+        order = [start] + [k for k in range(L) if k not in (start, reset)] + [reset]  # order[new] = old
+        new_of = {old: new for new, old in enumerate(order)}
+        edges = sorted((min(new_of[i], new_of[j]), max(new_of[i], new_of[j])) for i, j in self.edges)
+        return Geometry(self.name, L, tuple(edges), tuple(self.coords[o] for o in order),
+                        tuple(self.labels[o] for o in order))
+
+    def in_original_order(self, values) -> np.ndarray:
+        """Per-site values (first axis: the sites in this numbering) put back in the original site order
+        (before any :meth:`relabel`): ``out[labels[k]] = values[k]``."""
+        values = np.asarray(values)
+        require(values.shape[:1] == (self.L,), NAME, self.name, f"per-site values with a first axis of {self.L}")
+        out = np.empty_like(values)
+        out[list(self.labels)] = values
+        return out
+
+    def as_dict(self) -> dict:
+        """JSON-friendly description (for a spec's parameters and cache key)."""
+        return {"geometry": self.name, "geometry_edges": [list(e) for e in self.edges],
+                "geometry_coords": [list(c) for c in self.coords], "geometry_labels": list(self.labels)}
+
+
+def _connected(L: int, edges) -> bool:
+    seen, todo = {0}, [0]
+    nbrs = {k: [] for k in range(L)}
+    for i, j in edges:
+        nbrs[i].append(j)
+        nbrs[j].append(i)
+    while todo:
+        for m in nbrs[todo.pop()]:
+            if m not in seen:
+                seen.add(m)
+                todo.append(m)
+    return len(seen) == L
+
+
+def chain(L: int) -> Geometry:
+    """The paper's chain: edges (l, l+1), coordinates (0, l)."""
+    L = int(L)
+    return Geometry("chain", L, tuple((l, l + 1) for l in range(L - 1)), tuple((0, l) for l in range(L)))
+
+
+def grid(R: int, C: int) -> Geometry:
+    """R rows of C sites, site r C + c at (r, c), nearest neighbours coupled (no wrap-around)."""
+    R, C = int(R), int(C)
+    require(R >= 1 and C >= 1 and R * C >= 2, NAME, f"grid:{R}x{C}", ALLOWED)
+    edges = []
+    for r in range(R):
+        for c in range(C):
+            k = r * C + c
+            if c + 1 < C:
+                edges.append((k, k + 1))
+            if r + 1 < R:
+                edges.append((k, k + C))
+    return Geometry(f"grid:{R}x{C}", R * C, tuple(sorted(edges)), tuple((r, c) for r in range(R) for c in range(C)))
+
+
+def ladder(n: int) -> Geometry:
+    """Two legs of n sites (a 2 x n grid)."""
+    g = grid(2, n)
+    return Geometry(f"ladder:{int(n)}", g.L, g.edges, g.coords)
+
+
+def parse(value, L: int | None = None) -> Geometry | None:
+    """The geometry of a user's text: ``chain`` (needs ``L``; None when L is None: the spec's own chain),
+    ``ladder:N``, ``grid:RxC``; a :class:`Geometry` or None passes through."""
+    if value is None or isinstance(value, Geometry):
+        return value
+    text = str(value).strip().lower()
+    if text == "chain":
+        return None if L is None else chain(L)
+    m = re.fullmatch(r"ladder:(\d+)", text)
+    if m and int(m.group(1)) >= 1:
+        return ladder(int(m.group(1)))
+    m = re.fullmatch(r"grid:(\d+)x(\d+)", text)
+    if m and int(m.group(1)) >= 1 and int(m.group(2)) >= 1 and int(m.group(1)) * int(m.group(2)) >= 2:
+        return grid(int(m.group(1)), int(m.group(2)))
+    raise ParameterError(NAME, value, ALLOWED)
