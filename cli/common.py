@@ -132,6 +132,17 @@ def model_options(defaults: bool = True):
                                "site's qubit frequency and the temperature; the excitation number can grow, so the "
                                "branch estimator is refused and decay fits go to the equilibrium (docs/physics.md "
                                "§5.1). Off = the paper's decay alone.")),
+        click.option("--geometry", default=d("geometry"), show_default=defaults,
+                     help=show("geometry", "The coupling graph: chain (the paper's), ladder:N (2 x N sites) or grid:RxC "
+                               "(R rows of C sites, nearest neighbours coupled). A graph fixes L (--length refused "
+                               "unless equal); the MPS engine and the studies run chains only (docs/physics.md §3.4).")),
+        click.option("--start-site", default=None,
+                     help="The coding qubit's site: a 1-based site number in the layout's order (row by row: site "
+                          "r C + c + 1 of a grid) or a 1-based coordinate 'r,c' (row, column) [default: the first "
+                          "site]. The layout is renumbered so that it is site 1."),
+        click.option("--reset-site", default=None,
+                     help="The reset site, like --start-site (a site number or 'r,c') [default: the last site]; it is "
+                          "renumbered to site L. Not the start site."),
         click.option("--device", default=None,
                      help="A device file (TOML, e.g. studies/device-example.toml): every site's frequency, "
                           "anharmonicity and coupling, optionally T1, Tphi (one or one per site) and the temperature, each "

@@ -21,11 +21,13 @@ from .common import BACKENDS, engine_options, fail, model_options, progress
 
 def build_spec(length, hopping, anharmonicity, frequency, disorder, reset, rate, conditions, t1, tphi, temperature,
                e2_spread, frequency_noise, disorder_pattern, hopping_spread, readout_error=0.0,
-               readout_confusion=None, device=None, thermal_bath=False, hopping_profile="uniform"):
+               readout_confusion=None, device=None, thermal_bath=False, hopping_profile="uniform", geometry="chain",
+               start_site=None, reset_site=None):
     """An ArraySpec from the model options as typed.
 
     With ``device`` the options it fixes count only where the user typed them (in a click command: their
-    defaults are the paper's, not the user's), so that ArraySpec.from_user refuses exactly those.
+    defaults are the paper's, not the user's), so that ArraySpec.from_user refuses exactly those.  Likewise with a
+    ``geometry`` other than the chain the length counts only where typed (a graph fixes L).
     """
     from lru_mps.physics.device import FIXED_OPTIONS
     from lru_mps.physics.model import ArraySpec
@@ -36,11 +38,15 @@ def build_spec(length, hopping, anharmonicity, frequency, disorder, reset, rate,
     if device is not None and ctx is not None:
         fixed = {k: (None if k in FIXED_OPTIONS and ctx.get_parameter_source(k) is ParameterSource.DEFAULT else v)
                  for k, v in fixed.items()}
+    graph = not (geometry is None or str(geometry).strip().lower() == "chain")
+    if graph and ctx is not None and ctx.get_parameter_source("length") is ParameterSource.DEFAULT:
+        fixed["length"] = None
     return ArraySpec.from_user(**fixed, reset=reset, rate=rate, conditions=conditions, t1=t1, tphi=tphi,
                                temperature=temperature, e2_spread=e2_spread, frequency_noise=frequency_noise,
                                disorder_pattern=disorder_pattern, hopping_spread=hopping_spread,
                                readout_error=readout_error, readout_confusion=readout_confusion, device=device,
-                               thermal_bath=bool(thermal_bath), hopping_profile=hopping_profile)
+                               thermal_bath=bool(thermal_bath), hopping_profile=hopping_profile, geometry=geometry,
+                               start_site=start_site, reset_site=reset_site)
 
 
 _format_warning = warnings.formatwarning

@@ -40,6 +40,12 @@ MODEL = {
     # a thermal bath on every site (docs/physics.md §5.1), off by default (off = bit for bit): decay
     # sqrt(gamma (1 + nbar)) a and heating sqrt(gamma nbar) a^dag, gamma = 1/T1, nbar at the qubit frequency
     "thermal_bath": False,
+    # the coupling graph (docs/physics.md §3.4): chain (the paper, bit for bit), ladder:N or grid:RxC; a graph fixes L.
+    # The start (qubit) and reset sites: a 1-based site number in the layout's order or a 1-based coordinate "r,c";
+    # None = the layout's first and last site
+    "geometry": "chain",
+    "start_site": None,
+    "reset_site": None,
 }
 
 #: The paper's hardware figures, applied by ``conditions = "realistic"`` (docs/physics.md §5).

@@ -58,8 +58,9 @@ DYNAMIC_RANGE = 100.0
 
 
 def fit_window_start(result: SimulationResult, name: str = "T_star") -> float:
-    """Start of decay time ``name``'s window (1/J): T_star after the transit (L-1) T_prop; T1 and T2 after one
-    hop T_prop under hardware noise, after the transit in ideal conditions (docs/physics.md §8).
+    """Start of decay time ``name``'s window (1/J): T_star after the transit (L-1) T_prop (``spec.transit_hops``
+    T_prop: on a graph the distance from the start to the reset site); T1 and T2 after one hop
+    T_prop under hardware noise, after the transit in ideal conditions (docs/physics.md §8).
 
     The leakage starts its exponential decay only once it has crossed the
     array.  The qubit's decay has no transit: its own dynamics (hybridization
@@ -71,7 +72,7 @@ def fit_window_start(result: SimulationResult, name: str = "T_star") -> float:
     to the reset site, and the transit window stays.
     """
     if name == "T_star" or result.spec.conditions.ideal:
-        return (result.spec.L - 1) * result.spec.T_prop
+        return result.spec.transit_hops * result.spec.T_prop
     return result.spec.T_prop
 
 

@@ -4,7 +4,11 @@ A simulation result becomes one Dataset with coordinates ``time_J`` (1/J) and
 ``site`` (1..L), variables ``<observable>_mean`` / ``<observable>_sem`` for
 every observable, the per-site ``site_population`` / ``site_leakage`` for
 each initial state that was run, and all parameters, run settings and decay
-times as attributes.  Files are written atomically (temporary file + rename).
+times as attributes.  On a graph (``spec.geometry``) the site coordinate is the
+run's numbering (the start site 1, the reset site L) and carries, per site,
+``site_row`` / ``site_col`` (1-based layout coordinates) and ``site_layout``
+(the site's number in the layout's own order); the JSON has the same lists
+under ``sites`` and the parameters name ``start_site`` and ``reset_site``.  Files are written atomically (temporary file + rename).
 """
 
 from __future__ import annotations
@@ -44,7 +48,29 @@ def parameters(result: SimulationResult) -> dict:
     """Physics parameters and run settings of a result, JSON-friendly (with a device file: its path, too)."""
     device = result.spec.device
     source = {"device_file": device.source} if device is not None and device.source else {}
-    return {**result.spec.as_dict(), **source, **_settings_dict(result), **diagnostics_summary(result)}
+    return {**result.spec.as_dict(), **source, **_geometry_sites(result.spec), **_settings_dict(result),
+            **diagnostics_summary(result)}
+
+
+def _geometry_sites(spec) -> dict:
+    """On a graph: the start and reset sites as the user types them (1-based 'r,c' coordinates and layout site
+    numbers) and the transit's hops (absent on the default chain: earlier keys stay)."""
+    g = spec.geometry
+    if g is None:
+        return {}
+    return {"start_site": f"{g.coords[0][0] + 1},{g.coords[0][1] + 1}", "start_layout_site": g.labels[0] + 1,
+            "reset_site": f"{g.coords[-1][0] + 1},{g.coords[-1][1] + 1}", "reset_layout_site": g.labels[-1] + 1,
+            "transit_hops": spec.transit_hops}
+
+
+def site_coordinates(spec) -> dict | None:
+    """Per-site coordinates of a graph, site k = 1..L in the spec's numbering (start first, reset last): the
+    1-based row and column and the site's number in the layout's original order; None on the default chain."""
+    g = spec.geometry
+    if g is None:
+        return None
+    return {"site_row": [r + 1 for r, _ in g.coords], "site_col": [c + 1 for _, c in g.coords],
+            "site_layout": [k + 1 for k in g.labels]}
 
 
 def diagnostics_summary(result: SimulationResult) -> dict:
@@ -69,8 +95,10 @@ def to_json(result: SimulationResult) -> dict:
     J_hz = result.spec.J_hz
     times = {k: (v.as_json(J_hz) if v is not None else None) for k, v in decay_times(result).items()}
     lifetimes = {k: (v.as_json(J_hz) if v is not None else None) for k, v in leakage_lifetimes(result).items()}
+    sites = site_coordinates(result.spec)
     return {
         "parameters": parameters(result),
+        **({"sites": sites} if sites is not None else {}),
         "time_J": result.times.tolist(),
         "observables": observables,
         "decay_times": times,
@@ -82,6 +110,8 @@ def to_dataset(result: SimulationResult) -> xr.Dataset:
     """The result as an xarray Dataset (see module docstring)."""
     t = result.times
     coords = {"time_J": ("time_J", t, {"units": "1/J"}), "site": np.arange(1, result.spec.L + 1)}
+    for name, values in (site_coordinates(result.spec) or {}).items():  # on a graph: where each site sits
+        coords[name] = ("site", np.asarray(values), {"description": "1-based; site k of the run (start 1, reset L)"})
     data = {}
     for name, init in OBSERVABLE_INIT.items():
         if init in result.blocks:

@@ -36,8 +36,11 @@ def _disorder_line(spec) -> list[str]:
                    + ", ".join(f"{x:.4g}" for x in nbar) + " (sites 1..L, at their nominal frequencies)")
     g = spec.geometry
     if g is not None:
-        out.append(f"geometry: {g.name}, {g.n_edges} bonds (sites 1..L at (row, col) "
-                   + " ".join(f"({r},{c})" for r, c in g.coords) + "; site 1 the qubit, site L the reset site)")
+        out.append(f"geometry: {g.name}, {g.n_edges} bonds, {spec.transit_hops} hops from the start to the reset site; "
+                   f"start (qubit, site 1) at {_rc(g.coords[0])}, reset (site L) at {_rc(g.coords[-1])} "
+                   "(row,col 1-based; layout site " + f"{g.labels[0] + 1} and {g.labels[-1] + 1})")
+        out.append("sites 1..L at (row,col): " + " ".join(f"({_rc(c)})" for c in g.coords)
+                   + "  (layout sites " + " ".join(str(k + 1) for k in g.labels) + ")")
     P = spec.profile()
     if P is not None:
         from ..physics.hopping_profile import describe
@@ -71,7 +74,8 @@ def format_summary(result: SimulationResult) -> str:
         f"t_final={s.times[-1]:g}/J ({time_to_us(s.times[-1], spec.J_hz):.3g} us)",
         "estimator: " + estimator_label(spec, s.estimator, spec.reset.kind in ("periodic", "random"))
         + (_integrate_note(spec) if s.integrate_decay else ""),
-        f"fit windows: T_star t > (L-1) T_prop = {fit_window_start(result):.4g}/J, "
+        f"fit windows: T_star t > {'(L-1)' if spec.geometry is None else spec.transit_hops} T_prop = "
+        f"{fit_window_start(result):.4g}/J, "
         f"T1 and T2 t > {fit_window_start(result, 'T1'):.4g}/J",
     ]
     mix = format_engine_mix(result.diagnostics)
@@ -106,6 +110,11 @@ def format_summary(result: SimulationResult) -> str:
             ms = result.observable(name)
             lines.append(f"  {name:18s} {ms.mean[-1]:.4g} +- {ms.sem[-1]:.2g}")
     return "\n".join(lines)
+
+
+def _rc(coord) -> str:
+    """A layout coordinate (row, col), 0-based inside, as the user types it: 'r,c' 1-based."""
+    return f"{coord[0] + 1},{coord[1] + 1}"
 
 
 def _integrate_note(spec) -> str:

@@ -73,6 +73,23 @@ class Geometry:
             deg[j] += 1
         return deg
 
+    def distance(self, a: int, b: int) -> int:
+        """The graph distance (fewest edges) between sites ``a`` and ``b``."""
+        nbrs = {k: [] for k in range(self.L)}
+        for i, j in self.edges:
+            nbrs[i].append(j)
+            nbrs[j].append(i)
+        dist, todo = {a: 0}, [a]
+        while todo:
+            nxt = []
+            for k in todo:
+                for m in nbrs[k]:
+                    if m not in dist:
+                        dist[m] = dist[k] + 1
+                        nxt.append(m)
+            todo = nxt
+        return dist[b]
+
     def adjacency(self, couplings=None) -> np.ndarray:
         """The L x L adjacency matrix, entry (i, j) = (j, i) = the coupling of edge (i, j) (1 when None)."""
         J = np.ones(self.n_edges) if couplings is None else np.asarray(couplings, dtype=float)
@@ -170,3 +187,44 @@ def parse(value, L: int | None = None) -> Geometry | None:
     if m and int(m.group(1)) >= 1 and int(m.group(2)) >= 1 and int(m.group(1)) * int(m.group(2)) >= 2:
         return grid(int(m.group(1)), int(m.group(2)))
     raise ParameterError(NAME, value, ALLOWED)
+
+
+def site_index(value, g: Geometry, name: str) -> int:
+    """The 0-based index of a user's site on ``g``: a 1-based site number in the layout's order (``3``, ``"3"``)
+    or a 1-based coordinate ``"r,c"`` (row, column; also a pair (r, c)); refused naming ``name`` otherwise."""
+    allowed = (f"a site number 1..{g.L} in the layout's order, or a coordinate 'r,c' (1-based row and column) of "
+               f"{g.name}: " + " ".join(f"{r + 1},{c + 1}" for r, c in g.coords))
+    if isinstance(value, (tuple, list)):
+        parts = list(value)
+    elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        parts = [int(value)]
+    else:
+        parts = [p.strip() for p in str(value).strip().strip("()").split(",")]
+    try:
+        nums = [int(p) for p in parts]
+    except (TypeError, ValueError):
+        raise ParameterError(name, value, allowed) from None
+    if len(nums) == 1:
+        require(1 <= nums[0] <= g.L, name, value, allowed)
+        return nums[0] - 1
+    require(len(nums) == 2 and (nums[0] - 1, nums[1] - 1) in g.coords, name, value, allowed)
+    return g.coords.index((nums[0] - 1, nums[1] - 1))
+
+
+def from_user(value, L: int | None, start=None, reset=None) -> Geometry | None:
+    """The geometry of the user's ``geometry`` text with its ``start`` and ``reset`` sites (None: the layout's
+    first and last site; :func:`site_index`), relabelled so that start is index 0 and reset the last index.
+
+    ``chain`` with the default sites is None (the spec's own chain, bit for bit); ``L`` is the chain's length
+    (a graph's own L is its number of sites)."""
+    g = parse(value, L if L is not None else 2)
+    if g is None:  # (a Geometry given as None)
+        return None
+    s = 0 if start is None else site_index(start, g, "start_site")
+    r = g.L - 1 if reset is None else site_index(reset, g, "reset_site")
+    require(s != r, "reset_site" if reset is not None else "start_site", reset if reset is not None else start,
+            f"a site other than the {'start' if reset is not None else 'reset'} site "
+            f"({s + 1}, at {g.coords[s][0] + 1},{g.coords[s][1] + 1})", "the qubit and the reset sit on two sites")
+    if (s, r) == (0, g.L - 1):
+        return None if g.name == "chain" and g.is_chain else g
+    return g.relabel(s, r)

@@ -269,6 +269,12 @@ class ArraySpec(SpecInput):
         """Propagation time T_prop = pi / (2 J_prop) (units of 1/J)."""
         return math.pi / (2.0 * self.J_prop)
 
+    @property
+    def transit_hops(self) -> int:
+        """Hops from the start site (index 0) to the reset site (index L - 1): L - 1 on the chain, the graph
+        distance on a :attr:`geometry` (the transit of the leakage takes transit_hops T_prop)."""
+        return self.L - 1 if self.geometry is None else self.geometry.distance(0, self.L - 1)
+
     def draw_realization(self, rng: np.random.Generator) -> Realization:
         """Resonant-E2 disorder: dw_l ~ U[-W/2, W/2], U_l = Ubar + 2 dw_l (box pattern, no spreads).
 

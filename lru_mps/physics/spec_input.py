@@ -15,6 +15,7 @@ import math
 from typing import Self
 
 from . import device as devices
+from . import geometry as geometries
 from . import readout as readouts
 from .conditions import Reset, resolve
 from ..defaults import MODEL
@@ -31,7 +32,8 @@ class SpecInput:
                   temperature=None, e2_spread=MODEL["e2_spread"], frequency_noise=MODEL["frequency_noise"],
                   disorder_pattern=MODEL["disorder_pattern"], hopping_spread=MODEL["hopping_spread"],
                   readout_error=MODEL["readout_error"], readout_confusion=MODEL["readout_confusion"],
-                  device=None, thermal_bath=MODEL["thermal_bath"], hopping_profile=MODEL["hopping_profile"]) -> Self:
+                  device=None, thermal_bath=MODEL["thermal_bath"], hopping_profile=MODEL["hopping_profile"],
+                  geometry=MODEL["geometry"], start_site=MODEL["start_site"], reset_site=MODEL["reset_site"]) -> Self:
         """Build a spec from values with units as a user types them (defaults: :data:`lru_mps.defaults.MODEL`).
 
         ``length``, ``hopping``, ``anharmonicity``, ``frequency`` and
@@ -53,8 +55,18 @@ class SpecInput:
         symmetric error EPS) or ``readout_confusion`` (P[m][n] = p(n|m)): the
         feedback measurement's readout (:mod:`lru_mps.physics.readout`; 0/None: ideal).
         ``thermal_bath``: the bath of :mod:`lru_mps.physics.bath` on every site (off by default).
+        ``geometry``: the coupling graph, ``chain`` (the paper's, bit for bit), ``ladder:N`` or ``grid:RxC``
+        (:mod:`lru_mps.physics.geometry`; a graph fixes L: ``length`` None takes its number of sites, another
+        value is refused); ``start_site`` (the coding qubit) and ``reset_site``: a 1-based site number in the
+        layout's order or a 1-based coordinate 'r,c' (None: the layout's first and last site); the layout is
+        relabelled so that the start site is index 0 and the reset site the last (:meth:`Geometry.relabel`).
         """
+        graph = not _is_chain_text(geometry) or start_site is not None or reset_site is not None
         if device is not None:
+            require(not graph, "geometry", geometry if not _is_chain_text(geometry) else
+                    f"chain start_site={start_site} reset_site={reset_site}",
+                    "the chain with its qubit at site 1 and its reset at site L with a device file (a file describes "
+                    "a chain)")
             devices.refuse_fixed(length=length, hopping=hopping, anharmonicity=anharmonicity, frequency=frequency,
                                  disorder=disorder)
             return cls.from_device(device, reset=reset, rate=rate, conditions=conditions, t1=t1, tphi=tphi,
@@ -62,6 +74,7 @@ class SpecInput:
                                    disorder_pattern=disorder_pattern, hopping_spread=hopping_spread,
                                    readout_error=readout_error, readout_confusion=readout_confusion,
                                    thermal_bath=thermal_bath, hopping_profile=hopping_profile)
+        length_given = length
         length, hopping, anharmonicity, frequency, disorder = (MODEL[k] if v is None else v for k, v in (
             ("length", length), ("hopping", hopping), ("anharmonicity", anharmonicity), ("frequency", frequency),
             ("disorder", disorder)))
@@ -71,6 +84,15 @@ class SpecInput:
             raise ParameterError("length", length, "an integer L >= 2") from None
         if isinstance(length, float) and length != L:
             raise ParameterError("length", length, "an integer L >= 2")
+        g = None
+        if graph:
+            if not _is_chain_text(geometry):
+                layout = geometries.parse(geometry)
+                require(length_given is None or L == layout.L, "length", length_given,
+                        f"L = {layout.L}, the number of sites of the geometry {layout.name} (a graph fixes L)",
+                        "leave the length out")
+                L = layout.L
+            g = geometries.from_user(geometry, L, start_site, reset_site)
         J_hz = parse_frequency_hz(hopping, "hopping")
         require(J_hz > 0, "hopping", hopping, "J/2pi > 0, e.g. '5MHz'")
         hardware = resolve(conditions, t1, tphi, temperature, J_hz)
@@ -92,6 +114,7 @@ class SpecInput:
             readout=readouts.confusion(readout_error, readout_confusion),
             thermal_bath=thermal_bath,
             hopping_profile=hopping_profile,
+            geometry=g,
         )
 
     @classmethod
@@ -128,3 +151,8 @@ class SpecInput:
             thermal_bath=thermal_bath,
             hopping_profile=hopping_profile,
         )
+
+
+def _is_chain_text(geometry) -> bool:
+    """The default chain: None or the text 'chain' (a Geometry object is the user's graph)."""
+    return geometry is None or (isinstance(geometry, str) and geometry.strip().lower() == "chain")

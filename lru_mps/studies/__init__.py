@@ -15,7 +15,7 @@ import importlib
 import json
 from pathlib import Path
 
-from ..errors import ParameterError
+from ..errors import ParameterError, require
 from .base import Study, StudyContext, StudyResult, load_config
 
 #: study name -> module that defines it
@@ -82,7 +82,21 @@ def run_study(name: str, ctx: StudyContext, config_file=None, overrides: dict | 
     from .common import refuse_device  # (the studies that sweep what a device file fixes refuse it)
 
     refuse_device(cfg, name)
+    refuse_geometry(cfg, name)
     return study.run(cfg, ctx)
+
+
+def refuse_geometry(cfg: dict, name: str) -> None:
+    """Every study runs chains (the qubit at site 1, the reset at site L): a graph, or another start or reset
+    site, in its model table or options is refused with one line naming the key."""
+    model = cfg.get("model", {})
+    geometry = model.get("geometry")
+    require(geometry is None or str(geometry).strip().lower() == "chain", "geometry", geometry,
+            f"chain: study {name} runs chains; use lru-mps simulate for a graph")
+    for key in ("start_site", "reset_site"):
+        require(model.get(key) is None, key, model.get(key),
+                f"the chain's own site: study {name} runs chains with the qubit at site 1 and the reset at site L; "
+                "use lru-mps simulate for other sites")
 
 
 def given_keys(config_file, overrides: dict) -> set:

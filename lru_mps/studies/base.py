@@ -42,7 +42,8 @@ from ..atomic import atomic_write_bytes
 #: model fields of a study config, with the names of `lru-mps simulate`'s options
 MODEL_KEYS = ("length", "hopping", "anharmonicity", "frequency", "disorder", "reset", "rate", "conditions", "t1",
               "tphi", "temperature", "e2_spread", "frequency_noise", "disorder_pattern", "hopping_spread",
-              "readout_error", "readout_confusion", "device", "thermal_bath", "hopping_profile")
+              "readout_error", "readout_confusion", "device", "thermal_bath", "hopping_profile",
+              "geometry", "start_site", "reset_site")
 
 
 @dataclass

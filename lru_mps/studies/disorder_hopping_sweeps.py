@@ -117,7 +117,7 @@ class DecaySweep(Study):
         k = cfg["leakage_tail_tprop"]
         require(isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0, "leakage_tail_tprop", k,
                 "a number of propagation times T_prop > 0")
-        return {"leakage": ((spec.L - 1) + float(k)) * spec.T_prop, "qubit": t}
+        return {"leakage": (spec.transit_hops + float(k)) * spec.T_prop, "qubit": t}
 
     # -------------------------------------------------------------------- run
     def compute(self, cfg: dict, ctx: StudyContext):

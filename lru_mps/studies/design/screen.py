@@ -127,7 +127,7 @@ def screen_qubit(spec, cfg: dict, t_c: float, times: np.ndarray) -> dict:
     w1, g1, g2 = realization_rates(spec, int(cfg["seed"]), int(cfg["realizations"]))
     G1, G2 = composed_rates(g1, g2, T1b, float(spec.conditions.tphi_sites(spec.L)[0]))
     # (nominal T_prop whatever the profile: the confirmation's window starts there too)
-    start = spec.T_prop if not spec.conditions.ideal else (spec.L - 1) * spec.T_prop
+    start = spec.T_prop if not spec.conditions.ideal else spec.transit_hops * spec.T_prop
     return screened_qubit_error(times, start, t_c, w1, G1, G2, T1b, T2b)
 
 

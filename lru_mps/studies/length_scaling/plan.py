@@ -18,7 +18,7 @@ def _t_final(spec, cfg) -> float:
     """Simulated time (1/J): ideal t_base + t_per_hop (L-1) T_prop; realistic (L-1) T_prop + realistic_t_after."""
     from ...physics.units import to_time
 
-    transit = (spec.L - 1) * spec.T_prop
+    transit = spec.transit_hops * spec.T_prop
     if not spec.conditions.ideal and cfg.get("realistic_t_after") is not None:
         return transit + to_time(cfg["realistic_t_after"], "realistic_t_after", spec.J_hz)
     return to_time(cfg["t_base"], "t_base", spec.J_hz) + float(cfg["t_per_hop"]) * transit
