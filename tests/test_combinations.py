@@ -24,6 +24,10 @@ detects.  The full form (LRU_MPS_LONG_SCALE=1, FULL trajectories per case) asser
 that carries signal; the reduced form (CI) asserts the same detection projected to the full form's count
 (sigma ~ 1/sqrt(n)), so a case whose variance grew would fail in CI too.  Measured: see POWER below.
 
+A coupling graph does not fit at L = 3: test_graph_case_right runs a 2 x 2 grid (start and reset on opposite
+corners, from the user's options) for every reset kind with feedback or dissipation and the exact and sector engines
+with the same checks; test_refusals_name_the_option also asks the MPS engine for a graph (refused, naming the engine).
+
 Separately, at L = 5 (past the Lindblad reference) the sector and auto engines follow the exact engine per
 trajectory on cases of the array with events (test_engines_agree_per_trajectory_L5).
 """
@@ -214,7 +218,13 @@ def test_case_refused_or_right(k):
         assert want in msg, (want, msg)
         return
     assert want is None, f"ran, but it must be refused ({want}): {case}"
-    spec, real = spec_real
+    _assert_right(*spec_real, res, n, case)
+
+
+def _assert_right(spec, real, res, n, case):
+    """The case's headline curves against the Lindblad reference of the same spec and realization: every resolved
+    point within 4 standard errors (with the 1/n floor), the window sum within 3.5 jackknife errors, and the power
+    projected to the full form."""
     refs = {i: lindblad_observables(spec, real, i, res.times, t0_nodes=200) for i in CURVES.values()}
     curves = reference_curves(refs)
     scale = (n / FULL) ** 0.5
@@ -252,6 +262,37 @@ def test_refusals_name_the_option():
         assert want in str(err.value) and "\n" not in str(err.value), (want, str(err.value))
         refused += 1
     assert 0 < refused < len(CASES)
+    # a coupling graph: the MPS engine needs a chain (one line naming the engine, before any run)
+    with pytest.raises(ParameterError) as err:
+        simulate(_graph_spec("periodic"), t_final=1.0, time_points=2, trajectories=1, engine="mps")
+    assert err.value.name == "engine" and "\n" not in str(err.value), str(err.value)
+
+
+#: the coupling graph at the covering array's L = 3 does not fit: a 2 x 2 grid, start and reset on opposite corners
+#: (given as the user types them), realistic conditions at 100 mK, the file's rates
+GRAPH_RESETS = ("periodic", "random", "dissipation")
+GRAPH_ENGINES = ("exact", "sector")
+
+
+def _graph_spec(reset: str) -> ArraySpec:
+    return ArraySpec.from_user(geometry="grid:2x2", start_site="1,1", reset_site="2,2", reset=reset,
+                               rate="0.3J" if reset == "dissipation" else "0.05J", conditions="realistic",
+                               temperature="100mK")
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("engine", GRAPH_ENGINES)
+@pytest.mark.parametrize("reset", GRAPH_RESETS)
+def test_graph_case_right(reset, engine):
+    """A 2 x 2 grid x reset kind x engine against the Lindblad reference, with test_case_refused_or_right's checks
+    (reduced form: a few hundred trajectories)."""
+    spec = _graph_spec(reset)
+    assert spec.geometry is not None and spec.transit_hops == 2
+    real = spec.draw_realization(np.random.default_rng(11))
+    n = _trajectories()
+    res = simulate(spec, realization=real, t_final=T_FINAL, time_points=POINTS, trajectories=n, seed=5,
+                   engine=engine)
+    _assert_right(spec, real, res, n, {"geometry": "grid:2x2", "reset": reset, "engine": engine})
 
 
 #: L = 5 (sector, MPS) and L = 7 (auto: its per-trajectory policy starts at L = 7) cases with events the Lindblad
