@@ -86,7 +86,7 @@ class TemperatureSweep(Study):
         for li, ti in todo:
             L, (label, _) = lengths[li], temps[ti]
             spec = spec_of(cfg, length=L, temperature=label)
-            t_final = (L - 1) * spec.T_prop + to_time(cfg["t_after"], "t_after", spec.J_hz)
+            t_final = spec.transit_hops * spec.T_prop + to_time(cfg["t_after"], "t_after", spec.J_hz)
             strata = Config(cfg).boolean("thermal_strata", default=False)
             res = run_ensemble(spec, cfg, ctx, f"L={L} T={label}", init="all", t_final=t_final, time_points=T,
                                thermal_strata=strata)

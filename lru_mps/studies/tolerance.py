@@ -173,7 +173,7 @@ class Tolerance(Study):
         for (L, kind, x), where in points.items():
             text = where[0][3]
             spec = spec_of(cfg, length=L, **({kind: text} if kind is not None else {}))
-            t_final = (L - 1) * spec.T_prop + to_time(cfg["t_after"], "t_after", spec.J_hz)
+            t_final = spec.transit_hops * spec.T_prop + to_time(cfg["t_after"], "t_after", spec.J_hz)
             label = f"L={L} " + (f"{kind}={text}" if kind is not None else "no spread")
             res = run_ensemble(spec, cfg, ctx, label, init="all", t_final=t_final, time_points=T,
                                leakage_thermal_odds=odds)
