@@ -137,9 +137,9 @@ def model_options(defaults: bool = True):
                                "(R rows of C sites, nearest neighbours coupled). A graph fixes L (--length refused "
                                "unless equal); the MPS engine and the studies run chains only (docs/physics.md §3.4).")),
         click.option("--start-site", default=None,
-                     help="The coding qubit's site: a 1-based site number in the layout's order (row by row: site "
-                          "r C + c + 1 of a grid) or a 1-based coordinate 'r,c' (row, column) [default: the first "
-                          "site]. The layout is renumbered so that it is site 1."),
+                     help="The coding qubit's site: a 1-based site number in the layout's order (row by row: on grid:RxC "
+                          "row r, column c is site (r-1) C + c) or a 1-based coordinate 'r,c' (row, column) [default: "
+                          "the first site]. The layout is renumbered so that it is site 1."),
         click.option("--reset-site", default=None,
                      help="The reset site, like --start-site (a site number or 'r,c') [default: the last site]; it is "
                           "renumbered to site L. Not the start site."),
