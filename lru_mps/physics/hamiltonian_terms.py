@@ -48,7 +48,7 @@ class HamiltonianTerms:
         return J
 
     def one_particle_hamiltonian(self, real, dw: np.ndarray | None = None) -> np.ndarray:
-        """H1 = diag(dw) + sum_b J_b (|i><j| + h.c.): H on the N = 1 sector (L x L; ``dw``: real.dw if None)."""
+        """``H1 = diag(dw) + sum_b J_b (|i><j| + h.c.)``: H on the N = 1 sector (L x L; ``dw``: real.dw if None)."""
         h = np.diag(np.asarray(real.dw if dw is None else dw, dtype=float))
         for (i, j), x in zip(self.edges(), self.couplings(real)):
             h[i, j] += x
