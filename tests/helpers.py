@@ -48,6 +48,14 @@ LIFETIME_KEYS = {"leakage_lifetime_qubit": {"value_J", "error_J", "value_us", "e
                  "removal_efficiency": {"value", "error"}}
 
 
+def window_sum(res, name: str, window) -> tuple[float, float]:
+    """(the sum of observable ``name`` over the times ``window`` (a mask), its jackknife error over the result's
+    blocks of trajectories)."""
+    total = float(np.sum(res.observable(name).mean[window]))
+    parts = np.array([np.sum(r.observable(name).mean[window]) for r in res.leave_one_out()])
+    return total, float(np.sqrt((parts.size - 1) / parts.size * np.sum((parts - parts.mean()) ** 2)))
+
+
 def load_study(folder) -> tuple[dict, dict, object]:
     """(resolved config, summary.json, results.nc) of a stored study."""
     import json

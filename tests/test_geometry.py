@@ -22,7 +22,7 @@ from functools import reduce
 import numpy as np
 import pytest
 
-from helpers import batched, one, records_differ
+from helpers import batched, one, records_differ, window_sum
 from lru_mps.engines import choose_engine
 from lru_mps.engines.exact import hamiltonian_eff
 from lru_mps.engines.exact.batch import ExactBatch
@@ -312,9 +312,7 @@ def test_trajectories_agree_with_lindblad_on_a_ring():
     chain = lindblad.lindblad_observables(_noisy(4, "periodic"), Realization(real.dw, real.U), "qubit", res.times,
                                           t0_nodes=50).populations[:, 0, 1]
     window = (res.times > 0) & (res.times <= 300.0)
-    total = float(np.sum(res.observable("qubit_population").mean[window]))
-    parts = np.array([np.sum(r.observable("qubit_population").mean[window]) for r in res.leave_one_out()])
-    sigma = float(np.sqrt((parts.size - 1) / parts.size * np.sum((parts - parts.mean()) ** 2)))
+    total, sigma = window_sum(res, "qubit_population", window)
     assert abs(total - float(np.sum(chain[window]))) > 3 * sigma
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from helpers import batched, one, records_differ
+from helpers import batched, one, records_differ, window_sum
 from lru_mps.engines.sector import sector_basis, sector_hamiltonian
 from lru_mps.errors import ParameterError
 from lru_mps.physics import hopping_profile as hp
@@ -161,9 +161,7 @@ def test_trajectories_agree_with_lindblad_with_a_linear_profile():
     assert all(v < 0.15 for v in pooled.values()), pooled
     uniform = lindblad.lindblad_observables(spec, Realization(real.dw, real.U), "leakage", res.times, t0_nodes=50)
     window = (res.times >= 2 * spec.T_prop) & (res.times <= 300.0)
-    total = float(np.sum(res.observable("leakage_array").mean[window]))
-    parts = np.array([np.sum(r.observable("leakage_array").mean[window]) for r in res.leave_one_out()])
-    sigma = float(np.sqrt((parts.size - 1) / parts.size * np.sum((parts - parts.mean()) ** 2)))
+    total, sigma = window_sum(res, "leakage_array", window)
     assert abs(total - float(np.sum(uniform.populations[window, :, 2]))) > 4 * sigma
 
 

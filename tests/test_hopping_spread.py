@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from helpers import batched, one, records_differ
+from helpers import batched, one, records_differ, window_sum
 from lru_mps.analysis.localization import lyapunov_exponent_bonds, mean_log_coupling
 from lru_mps.analysis.rates import qubit_rates
 from lru_mps.engines.exact import hamiltonian_eff
@@ -218,9 +218,7 @@ def test_trajectories_agree_with_lindblad_with_a_hopping_spread():
     # 4+ jackknife sigma away from the trajectories (measured ~6)
     uniform = lindblad.lindblad_observables(spec, Realization(real.dw, real.U), "leakage", res.times, t0_nodes=50)
     window = (res.times >= 2 * spec.T_prop) & (res.times <= 300.0)
-    total = float(np.sum(res.observable("leakage_array").mean[window]))
-    parts = np.array([np.sum(r.observable("leakage_array").mean[window]) for r in res.leave_one_out()])
-    sigma = float(np.sqrt((parts.size - 1) / parts.size * np.sum((parts - parts.mean()) ** 2)))
+    total, sigma = window_sum(res, "leakage_array", window)
     assert abs(total - float(np.sum(uniform.populations[window, :, 2]))) > 4 * sigma
 
 

@@ -70,12 +70,15 @@ def parse(value) -> str | tuple:
         require(len(parts) == 3, NAME, value, ALLOWED, "a ramp needs its two end values, e.g. linear:0.6:1.4")
         a, b = (_positive(p, value) for p in parts[1:])
         return f"linear:{a!r}:{b!r}"
-    if "," in text or _is_number(text):
+    if is_explicit_list(text):
         return tuple(_positive(p, value) for p in text.split(","))
     raise ParameterError(NAME, value, ALLOWED)
 
 
-def _is_number(text: str) -> bool:
+def is_explicit_list(text: str) -> bool:
+    """Whether a profile's text is an explicit list of couplings (comma-separated numbers, or one number)."""
+    if "," in text:
+        return True
     try:
         float(text)
     except ValueError:

@@ -49,7 +49,7 @@ def searched(cfg: dict) -> list[str]:
     out = []
     for v in items:
         require(isinstance(v, str), KEY, value, ALLOWED, EXPLICIT if isinstance(v, (list, tuple)) else None)
-        require("," not in v and not _number(v), KEY, value, ALLOWED, EXPLICIT)
+        require(not hp.is_explicit_list(v), KEY, value, ALLOWED, EXPLICIT)
         try:
             p = hp.parse(v)
         except ParameterError:
@@ -57,14 +57,6 @@ def searched(cfg: dict) -> list[str]:
         out.append(p)
     out = list(dict.fromkeys(out))
     return sorted(out, key=lambda p: p != "uniform")  # (stable: the others in the order given)
-
-
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def distinct(profiles: list[str], L: int) -> tuple[list[str], dict]:
