@@ -1,4 +1,4 @@
-"""The TEBD kernel (engines/mps/tebd.py, engines/mps/kernels.py): the small-block SVD, the charge-block split and
+"""The TEBD kernel (engines/mps/tebd.py, kernels.py, svd.py): the small-block SVD, the charge-block split and
 its truncation rule, the schedule, and charge blocks against no symmetry on the same trajectory.  ~10 s."""
 
 import numpy as np
@@ -8,6 +8,7 @@ from lru_mps.engines.mps import tebd
 from lru_mps.engines.exact import ExactPropagator
 from lru_mps.engines.mps import MPSEngine, MPSState
 from lru_mps.engines.mps import kernels as mps_kernels
+from lru_mps.engines.mps import svd as mps_svd
 from lru_mps.physics import operators as ops
 from lru_mps.physics.conditions import Conditions, Reset
 from lru_mps.physics.model import ArraySpec
@@ -16,10 +17,10 @@ from lru_mps.physics.model import ArraySpec
 from lru_mps.physics.initial_states import product_state
 def jacobi_svd(M):
     """Thin SVD M = U diag(S) Vh by the kernel's one-sided Jacobi (singular values unsorted)."""
-    (m, n), k, J = M.shape, min(M.shape), mps_kernels.JACOBI_MAX
+    (m, n), k, J = M.shape, min(M.shape), mps_svd.JACOBI_MAX
     U, Vh = np.zeros((m, k), dtype=np.complex128), np.zeros((k, n), dtype=np.complex128)
-    S = mps_kernels._jacobi_block(M, np.arange(m), np.arange(n), np.empty(J * max(m, n), dtype=np.complex128),
-                                  np.empty(J * J, dtype=np.complex128), np.empty(J), np.empty(k), U, Vh, 0)
+    S = mps_svd._jacobi_block(M, np.arange(m), np.arange(n), np.empty(J * max(m, n), dtype=np.complex128),
+                              np.empty(J * J, dtype=np.complex128), np.empty(J), np.empty(k), U, Vh, 0)
     return U, S.copy(), Vh
 
 
@@ -61,7 +62,7 @@ def test_block_split_is_the_dense_split(rows, cols, keys):
     M[rkey == min(1, keys - 1)] *= 1e-7  # a block of small values
     dense = np.linalg.svd(M, compute_uv=False)
     for cutoff, max_bond, absorb_right in ((1e-12, 64, True), (1e-6, 64, False), (1e-12, 4, True)):
-        left, right, qk, disc, kept = mps_kernels.block_svd(M, rkey, ckey, cutoff, max_bond, absorb_right)
+        left, right, qk, disc, kept = mps_svd.block_svd(M, rkey, ckey, cutoff, max_bond, absorb_right)
         n_dense = min(max(int(np.sum(dense > cutoff)), 1), max_bond)
         assert kept == n_dense
         assert disc == pytest.approx(np.sum(dense[n_dense:] ** 2), rel=1e-10, abs=1e-28)  # dense: noise ~1e-16

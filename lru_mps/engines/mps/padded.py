@@ -9,7 +9,7 @@ contracts theta = A_b A_{b+1} for all rows (one batched matmul), applies the
 rows' gates and splits theta with one batched *dense* SVD (no charge blocks:
 few large calls are what a GPU does well).  Padding adds only exact zeros: a
 row's singular values are those of its own theta plus zeros, so the rule of
-:func:`lru_mps.engines.mps.kernels.truncation` keeps the same values as the
+:func:`lru_mps.engines.mps.svd.truncation` keeps the same values as the
 unbatched split; the columns beyond a row's own bond are masked to zero.
 Rows whose bonds differ a lot are bucketed (``pad_tolerance``).
 
@@ -32,7 +32,7 @@ from .state import MPSOptions, MPSState
 from .store import MPSStore
 from ..common.probe import CopyProbe
 from ..common.store import observe_states, reset
-from .kernels import truncations
+from .svd import truncations
 from .tebd import NO_CHARGE, product_row
 
 

@@ -36,14 +36,14 @@ state, by block SVDs on the configurations).  A state whose gates or local opera
 conserve N (not produced by the model; kept for generality) runs with all
 charges zero, i.e. one dense block.
 
-Split and truncation (:func:`~lru_mps.engines.mps.kernels.block_svd`): the singular values of all blocks
+Split and truncation (:func:`~lru_mps.engines.mps.svd.block_svd`): the singular values of all blocks
 are pooled; those above the *absolute* cutoff are kept (at least one), at
 most ``max_bond`` of them, largest first; the discarded weight is the sum of
 the squares of the others (identical to one SVD of the dense theta, whose
 singular values are the blocks' together).
 
 Everything that runs per gate is compiled with numba (a declared dependency
-of the package), in :mod:`lru_mps.engines.mps.kernels` (import them from there):
+of the package), in :mod:`lru_mps.engines.mps.kernels` and its block SVD, :mod:`lru_mps.engines.mps.svd`:
 the time per gate is the time of its SVDs (a compiled Jacobi SVD for the
 tiny blocks, LAPACK for larger ones) and of its theta (compiled loops for
 small ones, one BLAS product per charge block for larger ones: the rows,
