@@ -5,7 +5,7 @@ runs through the loop (:func:`~lru_mps.mcwf.loop.run_rows`), the rows that
 share an engine in one store and a row whose state may change its engine
 (a hand-over) in a store of its own; a decay-integrated
 :class:`~lru_mps.mcwf.integrated_decay.IntegratedRow` runs on the engine's
-decay-free propagator (:func:`~lru_mps.mcwf.integrated_decay.run_integrated`).
+decay-free propagator (:func:`~lru_mps.mcwf.integrated_decay.run_integrated_batch`).
 What holds each row comes from the engine (``rows_of``, an
 :class:`lru_mps.engines.rows.IndexRows`); which rows there are comes from
 the run (:mod:`lru_mps.run.trajectories`).
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..physics.model import ArraySpec
-from .integrated_decay import IntegratedRow, run_integrated
+from .integrated_decay import IntegratedRow, run_integrated_batch
 from .loop import run_rows
 from .records import TrajectoryRecord
 from .states import StateList
@@ -26,11 +26,21 @@ def run_integrated_rows(rows_of, spec: ArraySpec, times, products: Sequence, row
                         qs: Sequence[int] | None = None) -> dict[int, TrajectoryRecord]:
     """The decay-integrated rows of an index (positions ``qs``, default every IntegratedRow): {position: record}."""
     qs = [q for q, r in enumerate(rows) if isinstance(r, IntegratedRow)] if qs is None else qs
+    return {q: rec for (_, q), rec in run_integrated_indices(spec, times, [(rows_of, products, rows, qs)]).items()}
+
+
+def run_integrated_indices(spec: ArraySpec, times, indices: Sequence) -> dict[tuple[int, int], TrajectoryRecord]:
+    """The decay-integrated rows of several indices, run together (:func:`run_integrated_batch`): ``indices`` a
+    list of (rows_of, products, rows, positions); returns {(list position, row position): record}."""
+    keys, items = [], []
+    for n, (rows_of, products, rows, qs) in enumerate(indices):
+        for q in qs:
+            keys.append((n, q))
+            items.append((rows_of.free_propagator(q), products[q], rows[q]))
     out = {}
-    for q in qs:
-        rec = run_integrated(rows_of.free_propagator(q), spec, times, products[q], rows[q])
-        rec.diagnostics = rows_of.diagnostics(q, rec.diagnostics)
-        out[q] = rec
+    for (n, q), rec in zip(keys, run_integrated_batch(spec, times, items)):
+        rec.diagnostics = indices[n][0].diagnostics(q, rec.diagnostics)
+        out[(n, q)] = rec
     return out
 
 

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import math
 from typing import Callable
 
@@ -116,75 +117,137 @@ def run_integrated(prop, spec: ArraySpec, times, product, row: IntegratedRow) ->
     """One row with its hardware decay integrated out, on ``prop`` (an engine prepared for
     :func:`without_decay` of ``spec``); ``product`` its initial site vectors.  The record holds
     S(t) f_0(t) + 1{t > tau} f_tau(t) (module docstring), times the row's weight."""
+    return run_integrated_batch(spec, times, [(prop, product, row)])[0]
+
+
+def run_integrated_batch(spec: ArraySpec, times, items) -> list[TrajectoryRecord]:
+    """:func:`run_integrated` of every (propagator, product, row) of ``items``, their runs together.
+
+    Generation by generation: every row's decay-free path in one store, then every replay to its own decay time
+    (a grid per row), then the continuations (the next generation); the records are the same, bit for bit, as
+    one row at a time (each row's numbers depend only on its streams and its grid; tested).
+    """
     times = np.asarray(times, dtype=float)
     gamma = integrated_decay_rate(spec)
     if gamma is None:
         raise ValueError("run_integrated: the spec's hardware decay cannot be integrated out (the rule book's integrated_decay_rate is None)")
     free = without_decay(spec)
-    if row.weight == 0.0:  # a thinned row contributes nothing (lru_mps.run.thermal_sample.thin_hot_tail)
-        return TrajectoryRecord(times, np.zeros((len(times), spec.L, 3)), np.zeros(len(times), dtype=complex))
-    generation = _DecayGeneration(prop, free, gamma, row.qubit_frequency, row.weight)
-    drng = row.rng.spawn(1)[0]  # the decay clock's stream: the row's own numbers do not move
-    pops, coh, diag = generation.run(lambda: prop.state(product), times, row.rng, drng, row.number, None)
-    return TrajectoryRecord(times, pops, coh, diagnostics=diag)
+    out: list = [None] * len(items)
+    groups: dict = {}  # the rows of one kind of state run together (one integrator step per store)
+    for i, (prop, product, row) in enumerate(items):
+        if row.weight == 0.0:  # a thinned row contributes nothing (lru_mps.run.thermal_sample.thin_hot_tail)
+            out[i] = TrajectoryRecord(times, np.zeros((len(times), spec.L, 3)), np.zeros(len(times), dtype=complex))
+            continue
+        drng = row.rng.spawn(1)[0]  # the decay clock's stream: the row's own numbers do not move
+        task = _Generation(functools.partial(prop.state, product), times, row.rng, drng, row.number, None,
+                           row.qubit_frequency, row.weight)
+        groups.setdefault((type(prop), getattr(prop, "time_step", None)), []).append((i, task))
+    for members in groups.values():
+        level = [task for _, task in members]
+        while level:
+            level = _run_generation(free, gamma, level)
+        for i, task in members:
+            pops, coh, diag = task.combined()
+            out[i] = TrajectoryRecord(times, pops, coh, diagnostics=diag)
+    return out
 
 
-class _DecayGeneration:
-    """One decay generation (N excitations, before the next hardware decay): the decay-free path, its decay clock, and the continuation after the first decay."""
+@dataclasses.dataclass
+class _Generation:
+    """One decay generation of a row (N excitations, before the next hardware decay): the decay-free path from
+    ``make_state`` on ``grid`` (from 0), its decay clock, and the continuation after its first decay (``child``)."""
 
-    def __init__(self, prop, free: ArraySpec, gamma: float, qubit_frequency: float, weight: float):
-        self.prop, self.free, self.gamma = prop, free, gamma
-        self.wq, self.weight = qubit_frequency, weight
-        self.kind, self.rate = free.reset.kind, free.reset.rate
+    make_state: Callable
+    grid: np.ndarray
+    rng: np.random.Generator
+    drng: np.random.Generator
+    number: int
+    clock_next: float | None
+    wq: float
+    weight: float
+    pops: np.ndarray | None = None
+    coh: np.ndarray | None = None
+    diag: dict | None = None
+    tau: float = math.inf
+    w_tau: float = 0.0
+    child: "_Generation | None" = None
 
-    def _row(self, rng, clock_next):
-        row = start_row(self.free, rng, "sampled", self.wq, None, self.weight)
-        if clock_next is not None:
-            row.clock.next = clock_next  # periodic feedback keeps its phase across the decay
-        return row
+    def combined(self):
+        """(populations (T, L, 3), coherence (T,), diagnostics) of this generation and all after it."""
+        if self.child is not None:
+            pops, coh, diag = self.child.combined()
+            later = self.grid > self.tau
+            self.pops[later] += self.w_tau * pops[1:]
+            self.coh[later] += self.w_tau * coh[1:] * np.exp(1j * self.wq * self.tau)
+            self.diag = merge_diagnostics(self.diag, diag)
+        return self.pops, self.coh, self.diag
 
-    def run(self, make_state: Callable, times: np.ndarray, rng, drng, number: int, clock_next):
-        """(populations (T, L, 3), coherence (T,), diagnostics) of this generation on ``times`` (from 0)."""
-        replay = copy.deepcopy(rng)
-        row = self._row(rng, clock_next)
-        first_measurement = row.clock.next
-        rec = run_rows(StateList([make_state()], self.free), self.free, times, [row], "sampled")[0]
-        diag = rec.diagnostics
-        starts, numbers = number_history(rec.events, number)
-        hazard = cumulative_hazard(times, starts, numbers, self.gamma)
-        survival = np.exp(-hazard)
-        pops = survival[:, None, None] * rec.populations
-        coh = survival * rec.coherence
-        tau, w_tau = first_decay(times[-1], starts, numbers, self.gamma, drng.random(2))
-        if w_tau > 0.0 and tau < times[-1]:
-            before = times[times < tau]
-            row2 = self._row(replay, clock_next)
-            rec2 = run_rows(StateList([make_state()], self.free), self.free, np.append(before, tau), [row2], "sampled",
-                            keep_states=True)[0]
-            state = rec2.final_state
-            diag = merge_diagnostics(diag, rec2.diagnostics)
-            state.scale(1.0 / math.sqrt(state.norm2()))
-            p = state.site_populations()
-            site = sample_index(np.clip(p[:, 1] + 2.0 * p[:, 2], 0.0, None), drng.random())
-            state.apply_local(ops.a, site)
-            state.scale(1.0 / math.sqrt(state.norm2()))
-            later = times > tau
-            n_tau = int(numbers[np.searchsorted(starts, tau, side="right") - 1])
-            child_rng, child_drng = drng.spawn(2)
-            sub = self.run(state.copy, np.concatenate([[0.0], times[later] - tau]), child_rng, child_drng, n_tau - 1,
-                           self._next_after(first_measurement, tau))
-            pops[later] += w_tau * sub[0][1:]
-            coh[later] += w_tau * sub[1][1:] * np.exp(1j * self.wq * tau)
-            diag = merge_diagnostics(diag, sub[2])
-        return pops, coh, diag
 
-    def _next_after(self, first: float, tau: float) -> float | None:
-        """The first measurement after tau, from tau (periodic feedback); None: a fresh clock (random: memoryless)."""
-        if self.kind != "periodic":
-            return None
-        period = 1.0 / self.rate
-        k = max(0, math.floor((tau - first) / period) + 1)
-        return first + k * period - tau
+def _start(free: ArraySpec, task: _Generation, rng):
+    row = start_row(free, rng, "sampled", task.wq, None, task.weight)
+    if task.clock_next is not None:
+        row.clock.next = task.clock_next  # periodic feedback keeps its phase across the decay
+    return row
+
+
+def _run_all(free: ArraySpec, states, grids, rows, keep_states=False):
+    """run_rows of the rows on their grids (one grid if they share it, else a grid per row, padded)."""
+    if all(g is grids[0] for g in grids):
+        return run_rows(StateList(states, free), free, grids[0], rows, "sampled", keep_states)
+    lengths = np.array([len(g) for g in grids])
+    padded = np.zeros((len(grids), lengths.max()))
+    for j, g in enumerate(grids):
+        padded[j, :len(g)] = g
+        padded[j, len(g):] = g[-1]
+    return run_rows(StateList(states, free), free, padded, rows, "sampled", keep_states, lengths)
+
+
+def _run_generation(free: ArraySpec, gamma: float, tasks: list) -> list:
+    """Run one generation of every task (path, decay time, replay to it, decay); returns the next generation."""
+    replays = [copy.deepcopy(t.rng) for t in tasks]
+    rows = [_start(free, t, t.rng) for t in tasks]
+    firsts = [r.clock.next for r in rows]
+    recs = _run_all(free, [t.make_state() for t in tasks], [t.grid for t in tasks], rows)
+    decayed = []
+    for j, (t, rec) in enumerate(zip(tasks, recs)):
+        t.diag = rec.diagnostics
+        starts, numbers = number_history(rec.events, t.number)
+        survival = np.exp(-cumulative_hazard(t.grid, starts, numbers, gamma))
+        t.pops = survival[:, None, None] * rec.populations
+        t.coh = survival * rec.coherence
+        tau, w_tau = first_decay(t.grid[-1], starts, numbers, gamma, t.drng.random(2))
+        if w_tau > 0.0 and tau < t.grid[-1]:
+            t.tau, t.w_tau = tau, w_tau
+            decayed.append((j, int(numbers[np.searchsorted(starts, tau, side="right") - 1])))
+    if not decayed:
+        return []
+    recs2 = _run_all(free, [tasks[j].make_state() for j, _ in decayed],
+                     [np.append(tasks[j].grid[tasks[j].grid < tasks[j].tau], tasks[j].tau) for j, _ in decayed],
+                     [_start(free, tasks[j], replays[j]) for j, _ in decayed], keep_states=True)
+    children = []
+    for (j, n_tau), rec2 in zip(decayed, recs2):
+        t = tasks[j]
+        state = rec2.final_state
+        t.diag = merge_diagnostics(t.diag, rec2.diagnostics)
+        state.scale(1.0 / math.sqrt(state.norm2()))
+        p = state.site_populations()
+        site = sample_index(np.clip(p[:, 1] + 2.0 * p[:, 2], 0.0, None), t.drng.random())
+        state.apply_local(ops.a, site)
+        state.scale(1.0 / math.sqrt(state.norm2()))
+        child_rng, child_drng = t.drng.spawn(2)
+        t.child = _Generation(state.copy, np.concatenate([[0.0], t.grid[t.grid > t.tau] - t.tau]), child_rng,
+                              child_drng, n_tau - 1, _next_after(free, firsts[j], t.tau), t.wq, t.weight)
+        children.append(t.child)
+    return children
+
+
+def _next_after(free: ArraySpec, first: float, tau: float) -> float | None:
+    """The first measurement after tau, from tau (periodic feedback); None: a fresh clock (random: memoryless)."""
+    if free.reset.kind != "periodic":
+        return None
+    period = 1.0 / free.reset.rate
+    k = max(0, math.floor((tau - first) / period) + 1)
+    return first + k * period - tau
 
 
 def number_history(events, number: int) -> tuple[np.ndarray, np.ndarray]:

@@ -80,14 +80,26 @@ from .trains import TrainRows, run_train
 
 
 def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], estimator: str,
-             keep_states: bool = False) -> list[TrajectoryRecord]:
-    """Run the trajectories of ``rows`` (whose states are ``store``'s rows, in order) over the grid ``times``."""
+             keep_states: bool = False, lengths=None) -> list[TrajectoryRecord]:
+    """Run the trajectories of ``rows`` (whose states are ``store``'s rows, in order) over the grid ``times``.
+
+    ``times`` is one grid (T,) for every row, or with ``lengths`` (B,) a grid per row (B, T): row b's first
+    lengths[b] entries (the rest is padding it never reaches), for sampled rows without feedback trains (the
+    decay-integrated rows' runs that end at their own decay times, :mod:`lru_mps.mcwf.integrated_decay`).  A row
+    gives the same numbers in either form as alone on its own grid.
+    """
     if estimator not in ESTIMATORS:
         from ..errors import ParameterError
 
         raise ParameterError("estimator", estimator, "sampled or branch")
     resolve_estimator(spec, estimator)  # the rule book refuses a branch that is not exact here
-    return _Loop(store, spec, np.asarray(times, dtype=float), rows, estimator).run(keep_states)
+    times = np.asarray(times, dtype=float)
+    if lengths is not None:
+        lengths = np.asarray(lengths, dtype=int)
+        if times.shape != (len(rows), lengths.max(initial=0)) or estimator != "sampled":
+            raise ValueError(f"run_rows: a grid per row needs times of shape (rows, max length) and the sampled "
+                             f"estimator (got {times.shape} for {len(rows)} rows, {estimator!r})")
+    return _Loop(store, spec, times, rows, estimator, lengths).run(keep_states)
 
 
 def feedback_trains(store, spec: ArraySpec, estimator: str):
@@ -105,10 +117,12 @@ def feedback_trains(store, spec: ArraySpec, estimator: str):
 class _Loop:
     """The trajectory algorithm over the rows of one store."""
 
-    def __init__(self, store: StateStore, spec: ArraySpec, times: np.ndarray, rows: Sequence[Row], estimator: str):
+    def __init__(self, store: StateStore, spec: ArraySpec, times: np.ndarray, rows: Sequence[Row], estimator: str,
+                 lengths: np.ndarray | None = None):
         self.store = store
         self.spec = spec
-        self.times = times
+        self.times = times  # (T,), or (B, T) with lengths: a grid per row
+        self.lengths = lengths
         self.rows = list(rows)
         B = self.B = len(self.rows)
         #: per row: sampled (else on the removal-free branch, docs/physics.md §6.5)
@@ -130,10 +144,12 @@ class _Loop:
         # every later draw of a stream is a uniform unless a random-feedback clock draws waiting times from it
         self.uniforms = UniformDraws([r.rng for r in self.rows], ahead=spec.reset.kind != "random")
         self.trains = feedback_trains(store, spec, estimator)
+        if lengths is not None and (self.trains is not None or not self.all_sampled):
+            raise ValueError("run_rows: a grid per row is for sampled rows without feedback trains")
         self.qubit_frequency = np.array([r.qubit_frequency for r in self.rows], dtype=float)
         self.t = np.zeros(B)
         self.log = EventLog(B, self.last_site)
-        T = len(times)
+        T = times.shape[-1]
         self.populations = np.zeros((B, T, spec.L, 3))
         self.coherence = np.zeros((B, T), dtype=complex)
         # integrators: the time already covered of the stretch each row is in, and whether it is unfinished
@@ -146,13 +162,17 @@ class _Loop:
 
     # ------------------------------------------------------------------ the loop
     def run(self, keep_states: bool) -> list[TrajectoryRecord]:
-        times = self.times
-        for k in range(len(times)):
-            t_k = times[k]
-            grid_step = t_k - (times[k - 1] if k > 0 else 0.0)
-            waiting = np.ones(self.B, dtype=bool)  # rows that have not recorded times[k] yet
+        times, per_row = self.times, self.lengths is not None
+        for k in range(times.shape[-1]):
+            if per_row:  # each row's own grid time (its padding is never waited for)
+                t_k, grid_step = times[:, k], None
+                waiting = k < self.lengths
+            else:
+                t_k = times[k]
+                grid_step = t_k - (times[k - 1] if k > 0 else 0.0)
+                waiting = np.ones(self.B, dtype=bool)  # rows that have not recorded times[k] yet
             first = True
-            while True:
+            while waiting.any():
                 stop = np.minimum(t_k, self.next_measurement)  # the next stop of every row
                 stop = np.minimum(stop, self.next_tick)
                 moving = waiting & (self.t < stop)
@@ -166,15 +186,16 @@ class _Loop:
                         n2 = self.store.norm2(None if len(renorm) == self.B else renorm)
                         self.threshold[renorm] = self.threshold[renorm] / n2
                         self.store.scale(None if len(renorm) == self.B else renorm, 1.0 / np.sqrt(n2))
-                ticks = self.next_tick[arrived] <= np.minimum(t_k, self.next_measurement[arrived])
+                t_at = t_k[arrived] if per_row else t_k
+                ticks = self.next_tick[arrived] <= np.minimum(t_at, self.next_measurement[arrived])
                 if ticks.any():  # branch rows' dephasing clocks (then on to their next stop)
                     for b in arrived[ticks]:
                         self._tick(int(b))
-                    arrived = arrived[~ticks]
+                    arrived, t_at = arrived[~ticks], t_at[~ticks] if per_row else t_at
                     if not len(arrived):
                         first = False
                         continue
-                on_grid = t_k <= self.next_measurement[arrived]
+                on_grid = t_at <= self.next_measurement[arrived]
                 if on_grid.any():
                     self._record(k, arrived[on_grid])
                     waiting[arrived[on_grid]] = False
@@ -338,25 +359,25 @@ class _Loop:
     def _record(self, k: int, rows: np.ndarray) -> None:
         """Populations and coherence of the rows at times[k] (normalized in sampled mode)."""
         pops, rho10, n2 = self.store.observe(rows)
+        t = self.times[rows, k] if self.lengths is not None else self.times[k]
         if self.all_sampled:
             norm = n2
         else:  # branch rows: unnormalized, times their dephasing clocks' weights
-            t = self.times[k]
             weight = self.branch.weights(rows, t)
             norm = np.where(self.sampled[rows], n2, 1.0 / weight)
         if self.weighted:  # the initial state's sampling weights (0: a thinned row contributes nothing)
             w = self.row_weight[rows]
             norm = np.where(w > 0, norm / np.where(w > 0, w, 1.0), np.inf)
         self.populations[rows, k] = pops / norm[:, None, None]
-        self.coherence[rows, k] = rho10 / norm * np.exp(1j * self.qubit_frequency[rows] * self.times[k])
+        self.coherence[rows, k] = rho10 / norm * np.exp(1j * self.qubit_frequency[rows] * t)
 
     def _records(self, keep_states: bool) -> list[TrajectoryRecord]:
         diags = self.store.diagnostics()
         return [
             TrajectoryRecord(
-                times=self.times,
-                populations=self.populations[b],
-                coherence=self.coherence[b],
+                times=self.times if self.lengths is None else self.times[b, :self.lengths[b]],
+                populations=self.populations[b] if self.lengths is None else self.populations[b, :self.lengths[b]],
+                coherence=self.coherence[b] if self.lengths is None else self.coherence[b, :self.lengths[b]],
                 final_state=self.store.state(b) if keep_states else None,
                 diagnostics=diags[b],
                 log=self.log,

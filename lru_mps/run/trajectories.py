@@ -28,7 +28,7 @@ import numpy as np
 from ..engines import batch_store, get_engine
 from ..engines.rows import row_preparer
 from ..errors import require
-from ..mcwf.index_rows import run_index, run_integrated_rows
+from ..mcwf.index_rows import run_index, run_integrated_indices
 from ..mcwf.integrated_decay import IntegratedRow, integrable_number, without_decay
 from ..mcwf.kernels import branch_clock, guided_init
 from ..mcwf.loop import run_rows
@@ -131,10 +131,12 @@ def run_trajectories(
             part = [draws[j] for j in chunk]
             store = _batch_store(store_cls, spec, settings, part, realization is not None,
                                  backend or settings.backend)
-            for j, d, rec in zip(chunk, part, _run_batch(part, settings, store, spec, keep_states)):
-                rows_of = preparer.for_index(d.realization, d.nmax_per_init)
-                for q, r in run_integrated_rows(rows_of, spec, settings.times, d.products, d.rows).items():
-                    rec[settings.inits[q]] = r
+            recs = _run_batch(part, settings, store, spec, keep_states)
+            integrated = [(preparer.for_index(d.realization, d.nmax_per_init), d.products, d.rows,
+                           [q for q, r in enumerate(d.rows) if isinstance(r, IntegratedRow)]) for d in part]
+            for (n, q), r in run_integrated_indices(spec, settings.times, integrated).items():
+                recs[n][settings.inits[q]] = r
+            for j, rec in zip(chunk, recs):
                 out[j] = rec
             if on_index is not None:
                 on_index(len(chunk))
@@ -191,7 +193,7 @@ def _batch_store(store_cls, spec, settings, part: Sequence[Draw], fixed: bool, b
 
 def _run_batch(part: Sequence[Draw], settings, store, spec, keep_states) -> list[dict[str, TrajectoryRecord]]:
     """The rows of a batched store; a decay-integrated row holds its place with a placeholder of weight 0 (its
-    record is then replaced by :func:`~lru_mps.mcwf.index_rows.run_integrated_rows`)."""
+    record is then replaced by :func:`~lru_mps.mcwf.index_rows.run_integrated_indices`)."""
     rows = [row if isinstance(row, Row) else _placeholder(spec, settings, row) for d in part for row in d.rows]
     records = run_rows(store, spec, settings.times, rows, settings.estimator, keep_states)
     n_init = len(settings.inits)

@@ -74,7 +74,7 @@ def hopping_blocks(L: int, nmax: int, edges: tuple | None = None) -> tuple[np.nd
     """The hopping part of H (no disorder) on each N-block, natural order within a block (``edges``: the bonds
     (i, j) of a coupling graph; None: the chain's (l, l+1)).
 
-    Built from the same sparse terms as exact.hamiltonian_eff, so the entries are identical.
+    The same terms (embed_edge) that exact.hamiltonian_eff adds at their entries, so the entries are identical.
     """
     bond = np.kron(ops.adag, ops.a) + np.kron(ops.a, ops.adag)
     H = reduce(lambda x, y: x + y, [embed_edge(bond, i, j, L) for i, j in _edges(L, edges)]).tocsr()

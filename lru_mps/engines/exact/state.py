@@ -9,6 +9,7 @@ time-step error (:mod:`lru_mps.engines.common.eigen`: expm near exceptional poin
 
 from __future__ import annotations
 
+import functools
 from functools import reduce
 
 import numpy as np
@@ -51,15 +52,37 @@ def embed_edge(op9: np.ndarray, i: int, j: int, L: int) -> sp.csr_matrix:
 
 
 def hamiltonian_eff(spec: ArraySpec, real: Realization, hermitian_only: bool = False) -> sp.csr_matrix:
-    """H_eff (or H with ``hermitian_only``) on the full 3^L space, from the model's local terms."""
+    """H_eff (or H with ``hermitian_only``) on the full 3^L space, from the model's local terms.
+
+    The terms (on-site, then every bond) are added in that order into one dense array at the entries of each
+    (:func:`term_positions`): entry for entry the same sums as adding the sparse terms of :func:`embed` and
+    :func:`embed_edge`, without building them.
+    """
     L = spec.L
     onsite = spec.onsite_terms(real)
     if hermitian_only:
         onsite = 0.5 * (onsite + onsite.conj().transpose(0, 2, 1))
-    terms = [embed(onsite[l], l, L) for l in range(L)]
+    H = np.zeros((3**L, 3**L), dtype=complex)
+    for l in range(L):
+        rows, cols = term_positions(L, (l,))
+        H[rows, cols] += onsite[l][:, :, None]
     bonds = spec.bond_terms(real)  # J_b (a_i^dag a_j + h.c.) on every bond (i, j): (l, l+1) on the chain
-    terms += [embed_edge(bonds[b], i, j, L) for b, (i, j) in enumerate(spec.edges())]
-    return reduce(lambda x, y: x + y, terms).tocsr()
+    for b, (i, j) in enumerate(spec.edges()):
+        rows, cols = term_positions(L, (i, j))
+        H[rows, cols] += np.asarray(bonds[b])[:, :, None]
+    return sp.csr_matrix(H)
+
+
+@functools.lru_cache(maxsize=256)
+def term_positions(L: int, sites: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Where an operator on ``sites`` (its indices: the sites' levels, the first site most significant) times the
+    identity on the others sits in the 3^L space: (rows (3^k, 1, 3^(L-k)), columns (1, 3^k, 3^(L-k))), entry
+    [m, n, r] of an (m, n) operator element and the others' configuration r."""
+    weights = 3 ** (L - 1 - np.arange(L))
+    others = [s for s in range(L) if s not in sites]
+    local = (weights[list(sites)][:, None] * np.indices((3,) * len(sites)).reshape(len(sites), -1)).sum(axis=0)
+    rest = (weights[others][:, None] * np.indices((3,) * len(others)).reshape(len(others), -1)).sum(axis=0)
+    return local[:, None, None] + rest[None, None, :], local[None, :, None] + rest[None, None, :]
 
 
 def number_of_excitations(L: int) -> np.ndarray:
@@ -88,6 +111,9 @@ class ExactPropagator:
         for n in range(2 * spec.L + 1):
             idx = np.nonzero(N == n)[0]
             self.blocks.append((idx, BlockPropagator(H[np.ix_(idx, idx)])))
+        #: the basis in block order, and where each block starts in it (a state's empty blocks in one call)
+        self.order = np.concatenate([idx for idx, _ in self.blocks])
+        self.starts = np.cumsum([0] + [len(idx) for idx, _ in self.blocks[:-1]])
 
     def state(self, site_vectors) -> "ExactState":
         """The product state of the given site vectors (site 1 first)."""
@@ -105,10 +131,13 @@ class ExactState:
         self.psi = psi
 
     def evolve(self, dt: float) -> None:
+        prop = self.prop
+        x = self.psi[prop.order]
+        occupied = np.logical_or.reduceat(x != 0, prop.starts)
         out = np.empty_like(self.psi)
-        for idx, block in self.prop.blocks:
-            x = self.psi[idx]
-            out[idx] = block.apply(x, dt) if np.any(x) else x
+        for (idx, block), start, full in zip(prop.blocks, prop.starts, occupied):
+            part = x[start:start + len(idx)]
+            out[idx] = block.apply(part, dt) if full else part
         self.psi = out
 
     def norm2(self) -> float:
