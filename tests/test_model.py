@@ -304,3 +304,23 @@ def test_exact_state_evolution_is_exp_of_H_eff(spec, real):
             ref = sla.expm(-1j * Heff * t) @ psi0
             assert np.max(np.abs(st2.dense() - ref)) < 1e-10
             assert st2.norm2() == pytest.approx(np.vdot(ref, ref).real, abs=1e-12)
+
+
+@pytest.mark.parametrize("kw", [dict(length=2), dict(length=4, conditions="realistic", reset="dissipation", rate="0.1J",
+                                                       t1="100/J", tphi="300/J", temperature="100mK"),
+                                dict(geometry="grid:2x3", conditions="realistic", t1="100/J", tphi="300/J")])
+def test_exact_hamiltonian_is_the_sum_of_the_embedded_terms(kw):
+    """hamiltonian_eff (its terms added at their entries of one dense array) = the sum, in the same order, of the
+    sparse Kronecker embeddings of the on-site and bond terms: exactly (not to rounding), H_eff and H."""
+    from lru_mps.engines.exact.state import embed, embed_edge
+
+    spec = ArraySpec.from_user(**kw)
+    real = spec.draw_realization(np.random.default_rng(3))
+    for hermitian in (False, True):
+        onsite = spec.onsite_terms(real)
+        if hermitian:
+            onsite = 0.5 * (onsite + onsite.conj().transpose(0, 2, 1))
+        terms = [embed(onsite[l], l, spec.L) for l in range(spec.L)]
+        terms += [embed_edge(spec.bond_terms(real)[b], i, j, spec.L) for b, (i, j) in enumerate(spec.edges())]
+        expected = reduce(lambda x, y: x + y, terms).toarray()
+        assert np.array_equal(hamiltonian_eff(spec, real, hermitian).toarray(), expected)

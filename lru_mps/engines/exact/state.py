@@ -79,9 +79,12 @@ def term_positions(L: int, sites: tuple[int, ...]) -> tuple[np.ndarray, np.ndarr
     identity on the others sits in the 3^L space: (rows (3^k, 1, 3^(L-k)), columns (1, 3^k, 3^(L-k))), entry
     [m, n, r] of an (m, n) operator element and the others' configuration r."""
     weights = 3 ** (L - 1 - np.arange(L))
-    others = [s for s in range(L) if s not in sites]
-    local = (weights[list(sites)][:, None] * np.indices((3,) * len(sites)).reshape(len(sites), -1)).sum(axis=0)
-    rest = (weights[others][:, None] * np.indices((3,) * len(others)).reshape(len(others), -1)).sum(axis=0)
+
+    def index(of):  # the 3^L index part of every configuration of the sites ``of`` (first most significant)
+        w = weights[list(of)]
+        return (w[:, None] * np.indices((3,) * len(w)).reshape(len(w), -1)).sum(axis=0) if len(w) else np.zeros(1, int)
+
+    local, rest = index(sites), index([s for s in range(L) if s not in sites])
     return local[:, None, None] + rest[None, None, :], local[None, :, None] + rest[None, None, :]
 
 
