@@ -128,6 +128,8 @@ def run_integrated_batch(spec: ArraySpec, times, items) -> list[TrajectoryRecord
     one row at a time (each row's numbers depend only on its streams and its grid; tested).
     """
     times = np.asarray(times, dtype=float)
+    if not items:
+        return []
     gamma = integrated_decay_rate(spec)
     if gamma is None:
         raise ValueError("run_integrated: the spec's hardware decay cannot be integrated out (the rule book's integrated_decay_rate is None)")
