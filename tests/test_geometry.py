@@ -149,9 +149,9 @@ def test_spec_refusals_on_a_graph():
     from lru_mps.analysis.rates import qubit_rates
 
     ideal = ArraySpec(L=4, geometry="grid:2x2", reset=Reset("dissipation", 0.1))
-    with pytest.raises(ParameterError) as info:
-        qubit_rates(ideal, ideal.draw_realization(np.random.default_rng(1)))
-    assert info.value.name == "geometry"
+    with pytest.raises(ParameterError) as info:  # the log-space continuation follows a chain's bonds
+        qubit_rates(ideal, ideal.draw_realization(np.random.default_rng(1)), method="log-space")
+    assert info.value.name == "method" and "graph" in str(info.value)
     with pytest.raises(ParameterError, match="one per bond"):
         Realization(np.zeros(4), np.full(4, 50.0), J=np.ones(3), edges=geo.grid(2, 2).edges)
     ring = ArraySpec(L=4, geometry="grid:2x2")
@@ -276,6 +276,35 @@ def test_single_excitation_reference_on_a_ring():
     times = np.linspace(0.0, 60.0, 13)
     ref = lindblad.lindblad_observables(spec, real, "qubit", times).populations[:, 0, 1]
     np.testing.assert_allclose(qubit_population_n1(spec, real, times), ref, atol=1e-9)
+
+
+@pytest.mark.parametrize("kind, rate", [("dissipation", "0.04J"), ("random", "0.055J"), ("periodic", "0.03J")])
+def test_each_sites_qubit_rate_on_a_grid_is_the_late_decay_of_the_master_equation(kind, rate):
+    """Every start site of a 2 x 3 grid (reset at the corner (2, 3)), three realizations, ideal: qubit_rates' exact
+    N = 1 Gamma_1 of the graph's H1 (an eigenvalue of the reset's generator) against the decay of <n_1>(t) of the
+    one-excitation master equation (references.single_excitation, stepped in time) fitted over [T1, 3 T1], to 2 %.
+    Where the qubit mode holds >= 0.9 of the start site's weight (counted from H1 here: 37 of 45 cases) the other
+    modes shift that slope by ~(1 - w1) e^-(their extra decay), measured <= 1.1 %; hybridized starts are skipped."""
+    from lru_mps.analysis.rates import qubit_rates
+
+    checked = 0
+    for seed in range(3):
+        for start in (1, 2, 3, 4, 5):
+            spec = ArraySpec.from_user(geometry="grid:2x3", start_site=start, reset_site=6, reset=kind, rate=rate,
+                                       conditions="ideal", disorder="200MHz")
+            real = spec.draw_realization(np.random.default_rng(100 + seed))
+            E, V = np.linalg.eigh(spec.one_particle_hamiltonian(real))
+            if np.max(V[0] ** 2) < 0.9:
+                continue
+            r = qubit_rates(spec, real)
+            assert r.method == "exact" and r.gamma1 > r.floor
+            times = np.linspace(0.0, 3.0 / r.gamma1, 301)
+            n1 = qubit_population_n1(spec, real, times, t0_nodes=1)  # (one clock phase: the same late rate)
+            late = times >= 1.0 / r.gamma1
+            slope = -np.polyfit(times[late], np.log(n1[late]), 1)[0]
+            assert slope == pytest.approx(r.gamma1, rel=0.02), (seed, start, slope, r.gamma1)
+            checked += 1
+    assert checked >= 11
 
 
 # ---------------------------------------------------------------------------------------- trajectories

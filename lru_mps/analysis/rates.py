@@ -178,14 +178,30 @@ def exact_rates(spec: ArraySpec, real: Realization, dense_liouvillian: bool | No
     """
     _check_spec(spec, real)
     dw, J = np.asarray(real.dw, dtype=float), real.hoppings
+    if not spec.is_chain:
+        H = spec.one_particle_hamiltonian(real)
+        E, V, q = graph_spectrum(H)
+        return _exact(spec, dw, J, E, V, q, 0.0, True, H)
     E, V, q = spectrum(dw, J)
     return _exact(spec, dw, J, E, V, q, _log_space_gamma1(spec, dw, J, E, V, q)[0], dense_liouvillian)
 
 
-def _exact(spec, dw, J, E, V, q, guess, dense_liouvillian=None) -> tuple[float, float]:
+def graph_spectrum(H: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`~lru_mps.analysis.edge.spectrum` of a dense H1 (a coupling graph's): eigenvalues, eigenvectors and the
+    qubit mode's index (the largest weight on site 1, index 0; its site-1 sign positive)."""
+    E, V = np.linalg.eigh(H)
+    q = int(np.argmax(V[0] ** 2))
+    if V[0, q] < 0:
+        V[:, q] = -V[:, q]
+    return E, V, q
+
+
+def _exact(spec, dw, J, E, V, q, guess, dense_liouvillian=None, H=None) -> tuple[float, float]:
+    """The exact N = 1 rates from H1's spectrum; ``H``: a graph's dense H1 (None: the chain's, from dw and J)."""
     kind, G = spec.reset.kind, float(spec.reset.rate)
     L = dw.size
-    H = np.diag(dw) + np.diag(J, 1) + np.diag(J, -1)
+    if H is None:
+        H = np.diag(dw) + np.diag(J, 1) + np.diag(J, -1)
     qv = V[:, q]
     if kind == "dissipation":
         Heff = H.astype(complex)
@@ -260,6 +276,9 @@ class QubitRates:
     round-off error of the exact eigenvalue, eps scale / Gamma_1; > 1e-4 means
     not resolvable) and ``floor`` (J).
 
+    On a coupling graph (exact only): ``site1_weight`` is the start site's, ``log_edge_weight`` the reset
+    site's from the eigenvector, ``c_factor`` and ``perturbative_error`` NaN (no log-space formula).
+
     Gamma_1 is the rate of the qubit mode.  If another mode with a small
     weight on site 1 decays even slower (rare; e.g. a mode locked by a
     stroboscopic resonance under periodic feedback), the very late tail of
@@ -308,9 +327,6 @@ class QubitRates:
 
 def _check_spec(spec: ArraySpec, real: Realization) -> None:
     require(isinstance(spec, ArraySpec), "spec", type(spec).__name__, "an ArraySpec")
-    require(spec.is_chain, "geometry", spec.geometry.name if spec.geometry is not None else "chain",
-            "a chain for the qubit rates (tridiagonal H1, the log-space continuation along the bonds (l, l+1))",
-            "on a graph simulate the qubit state, or use references.single_excitation.qubit_population_n1")
     kind = spec.reset.kind
     require(
         kind != "none",
@@ -395,6 +411,8 @@ def qubit_rates(spec: ArraySpec, real: Realization, method: str = "auto") -> Qub
     """
     require(method in METHODS, "method", method, "auto, exact or log-space")
     _check_spec(spec, real)
+    if not spec.is_chain:
+        return _graph_rates(spec, real, method)
     kind, G = spec.reset.kind, float(spec.reset.rate)
     dw, J = np.asarray(real.dw, dtype=float), real.hoppings
     E, V, q = spectrum(dw, J)
@@ -451,3 +469,32 @@ def qubit_rates(spec: ArraySpec, real: Realization, method: str = "auto") -> Qub
         roundoff_error=float(floor / (RESOLVE_FACTOR * g1)) if g1 > 0 else math.inf,
         floor=float(floor),
     )
+
+
+def _graph_rates(spec: ArraySpec, real: Realization, method: str) -> QubitRates:
+    """:func:`qubit_rates` on a coupling graph: the exact N = 1 rates of its dense H1 (the start site is index 0, the
+    reset site the last, as :class:`~lru_mps.physics.geometry.Geometry` numbers them).  The log-space continuation
+    follows the chain's bonds and has no graph form: refused, and so is a rate under the round-off floor."""
+    require(method != "log-space", "method", method, "'auto' or 'exact' on a graph geometry",
+            "the log-space continuation is a recursion along a chain's bonds (l, l+1)")
+    kind, G = spec.reset.kind, float(spec.reset.rate)
+    H = spec.one_particle_hamiltonian(real)
+    E, V, q = graph_spectrum(H)
+    floor = RESOLVE_FACTOR * _EPS * _roundoff_scale(kind, G, E)
+    g1, g2 = _exact(spec, np.asarray(real.dw, dtype=float), real.hoppings, E, V, q, 0.0, True, H)
+    require(g1 > floor, "geometry", spec.geometry.name,
+            "a graph whose qubit rate is above the round-off floor (no log-space continuation off the chain)",
+            f"the exact N = 1 Gamma_1 = {g1:.3g} J is below the floor {floor:.2g} J: noise; a smaller disorder or "
+            "a start site nearer the reset site resolves it")
+    g1, g2, log_g1, log_g2, resolvable, used, msg = _from_exact((g1, g2), kind, floor)
+    w1 = float(V[0, q] ** 2)
+    if w1 < _HYBRID_WEIGHT:
+        msg += (f"; warning: the qubit mode has only {w1:.2f} of its weight on the start site "
+                "(strongly hybridized with a neighbour)")
+    edge = float(V[-1, q] ** 2)
+    return QubitRates(gamma1=float(g1), gamma2=float(g2), T1=1.0 / g1, T2=1.0 / g2 if g2 > 0 else math.inf,
+                      log_gamma1=float(log_g1), log_gamma2=float(log_g2), method=used, resolvable=True, message=msg,
+                      kind=kind, rate=G, energy=float(E[q]), site1_weight=w1,
+                      log_edge_weight=math.log(edge) if edge > 0 else -math.inf, c_factor=math.nan,
+                      perturbative_error=math.nan, roundoff_error=float(floor / (RESOLVE_FACTOR * g1)),
+                      floor=float(floor))
