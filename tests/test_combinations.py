@@ -295,6 +295,22 @@ def test_graph_case_right(reset, engine):
     _assert_right(spec, real, res, n, {"geometry": "grid:2x2", "reset": reset, "engine": engine})
 
 
+@pytest.mark.long
+def test_device_graph_case_right():
+    """A device file on a graph (tests/test_device_file.py's 4-site triangle with a tail, its per-site T1 and Tphi,
+    80 mK), periodic feedback, spreads drawn on top (one coupling per edge), the sector engine: against the Lindblad
+    reference with test_case_refused_or_right's checks."""
+    from test_device_file import GRAPH
+
+    spec = ArraySpec.from_device(GRAPH, reset="periodic", rate="0.05J", hopping_spread="5%", e2_spread="2MHz")
+    assert spec.geometry is not None and spec.device.edges == spec.geometry.edges
+    real = spec.draw_realization(np.random.default_rng(11))
+    n = _trajectories()
+    res = simulate(spec, realization=real, t_final=T_FINAL, time_points=POINTS, trajectories=n, seed=5,
+                   engine="sector")
+    _assert_right(spec, real, res, n, {"device": "graph", "reset": "periodic", "engine": "sector"})
+
+
 #: L = 5 (sector, MPS) and L = 7 (auto: its per-trajectory policy starts at L = 7) cases with events the Lindblad
 #: reference cannot reach: a readout error and a bath at 300 mK on a linear hopping profile, random feedback with a confusion matrix and
 #: spreads, engineered dissipation with a quasiperiodic pattern and frequency noise

@@ -363,6 +363,16 @@ BAD = [
     ({"t1": "16.7 parsecs"}, "device.t1"),
     ({"temperature": "100 mC"}, "device.temperature"),
     ({"couplings": ["5.1MHz", "4.9 fortnights"]}, "device.couplings"),
+    # an array on a graph: edges in place of couplings, one reset site
+    ({"edges": [[1, 2, "5MHz"], [2, 3, "5MHz"]]}, "device.edges"),  # with couplings: not both
+    ({"couplings": None, "edges": [[1, 2, "5MHz"], [1, 2, "4MHz"]]}, "device.edges"),  # a pair twice
+    ({"couplings": None, "edges": [[1, 4, "5MHz"], [2, 3, "5MHz"]]}, "device.edges"),  # no site 4
+    ({"couplings": None, "edges": [[1, 2, 5.0], [2, 3, "5MHz"]]}, "device.edges"),  # no unit
+    ({"couplings": None, "edges": [[1, 2, "5MHz"]]}, "device.edges"),  # site 3 not connected
+    ({"couplings": None, "edges": [[1, 2]]}, "device.edges"),
+    ({"reset_sites": [2, 3]}, "device.reset_sites"),  # one LRU per array
+    ({"reset_sites": [1]}, "device.reset_sites"),  # site 1 is the coding qubit
+    ({"reset_sites": 3}, "device.reset_sites"),
 ]
 
 
@@ -509,3 +519,62 @@ def test_conditions_per_site_collapse_and_checks():
         Conditions(T1q=(5.0, -1.0))
     with pytest.raises(ParameterError, match="t1"):
         ArraySpec(L=3, conditions=c)
+
+
+# ---------------------------------------------------------------------------------------- an array on a graph
+GRAPH = {"frequencies": ["7512MHz", "7468MHz", "7530MHz", "7490MHz"],
+         "anharmonicities": ["274MHz", "186MHz", "310MHz", "250MHz"],
+         "edges": [[1, 2, "5.1MHz"], [2, 3, "4.9MHz"], [1, 3, "5.0MHz"], [3, 4, "5.2MHz"]], "reset_sites": [3],
+         "t1": ["16us", "17us", "18us", "19us"], "tphi": ["10us", "11us", "12us", "13us"], "temperature": "80mK"}
+
+
+def test_a_graph_file_is_numbered_with_the_qubit_first_and_the_reset_last():
+    """The file's sites 1, 2, 4, 3 become 0..3 (the reset site 3 last); every per-site value and every coupling
+    follows its site, by hand; J is the mean of the edges' couplings; a chain's file with its reset at site L is the
+    chain of before (the same spec and cache key)."""
+    spec = ArraySpec.from_device(GRAPH)
+    g, dev = spec.geometry, spec.device
+    assert g.labels == (0, 1, 3, 2) and g.edges == ((0, 1), (0, 3), (1, 3), (2, 3)) and spec.transit_hops == 1
+    assert dev.J_hz == pytest.approx(5.05e6) and spec.J_hz == dev.J_hz
+    assert dev.frequencies_hz == (7512e6, 7468e6, 7490e6, 7530e6)
+    assert dev.anharmonicities_hz == (274e6, 186e6, 250e6, 310e6)
+    # file bonds (1,2) 5.1, (1,3) 5.0, (2,3) 4.9, (3,4) 5.2 in the new numbering (0,1), (0,3), (1,3), (2,3)
+    assert dev.couplings_hz == (5.1e6, 5.0e6, 4.9e6, 5.2e6)
+    T1_us = np.array(spec.conditions.t1_sites(4)) / (2 * np.pi * 5.05)  # 1/J -> us
+    np.testing.assert_allclose(T1_us, [16, 17, 19, 18], rtol=1e-12)
+    real = spec.clean_realization()
+    H1 = np.diag((np.array([7512, 7468, 7490, 7530]) - 7500) / 5.05)
+    for (i, j), c in zip(g.edges, (5.1, 5.0, 4.9, 5.2)):
+        H1[i, j] = H1[j, i] = c / 5.05
+    np.testing.assert_allclose(spec.one_particle_hamiltonian(real), H1, rtol=0, atol=1e-12)
+    assert spec.as_dict()["device_edges"] == [[0, 1], [0, 3], [1, 3], [2, 3]]
+    chain = ArraySpec.from_device(TABLE)
+    assert ArraySpec.from_device({**TABLE, "reset_sites": [3]}) == chain and chain.geometry is None
+    assert "device_edges" not in chain.as_dict()
+    moved = ArraySpec.from_device({**TABLE, "reset_sites": [2]})  # a chain's file with its LRU in the middle
+    assert moved.geometry.labels == (0, 2, 1) and moved.device.couplings_hz == (5.1e6, 4.9e6)
+    with pytest.raises(ParameterError) as err:  # the file gives its graph: no geometry options with it
+        ArraySpec.from_user(device=GRAPH, geometry="grid:2x2")
+    assert err.value.name == "geometry"
+
+
+def test_a_graph_file_against_lindblad():
+    """The 4-site graph file (a triangle with a tail, the LRU on a triangle corner) with its per-site T1 and Tphi
+    and 80 mK, random feedback: every resolved point of the ensemble (800 trajectories, three initial states)
+    within 4 standard errors of the Lindblad reference, as test_per_site_rates_trajectories_against_lindblad (measured:
+    43 points, the largest 1.9); power: the same file read as a chain (its sites in the file's order along (l, l+1)
+    bonds) fails it by 11-200,000 standard errors.  A hopping
+    spread on a graph file draws one coupling per edge."""
+    n = 800
+    spec = ArraySpec.from_device(GRAPH, reset="random", rate="0.3J")
+    res = simulate(spec, t_final=200.0, time_points=9, trajectories=n, seed=1, engine="exact", estimator="sampled")
+    dev = _deviations(res, _references(spec, res.times), list(_references(spec, res.times)), n)
+    assert sum(len(v) for v in dev.values()) > 20 and {"leakage_array", "qubit_population"} <= set(dev)
+    assert max(float(v.max()) for v in dev.values()) <= 4.0, {k: float(v.max()) for k, v in dev.items()}
+    chain = {**GRAPH, "couplings": ["5.1MHz", "4.9MHz", "5.2MHz"]}
+    del chain["edges"], chain["reset_sites"]
+    alt = ArraySpec.from_device(chain, reset="random", rate="0.3J")
+    dev_alt = _deviations(res, _references(alt, res.times), dev.keys(), n)
+    assert max(float(v.max()) for v in dev_alt.values()) > 4.0
+    spread = ArraySpec.from_device(GRAPH, hopping_spread="5%").draw_realization(np.random.default_rng(4))
+    assert spread.J.shape == (4,) and not np.allclose(spread.J, spec.clean_realization().J)

@@ -12,7 +12,8 @@
   the ensemble against the Lindblad reference on a 2 x 2 grid (the reference test's realistic conditions);
 * physics: a leakage stack on a clean resonant graph follows the one-particle model
   H = -(2 J^2/Ubar)(A + D) (A the adjacency, D the degrees) to O((J/U)^2);
-* the MPS engine, the per-trajectory policy, a profile, a device file and the chain-only qubit rates refuse a graph.
+* the MPS engine, the per-trajectory policy and a profile refuse a graph, and so does a device file another graph
+  than its own; the qubit rates take a graph (exact N = 1, each start site against the one-excitation master equation).
 
 Cost: about 40 s on one core (most of it the Lindblad comparison).
 """

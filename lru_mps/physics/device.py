@@ -10,6 +10,15 @@ takes the units the command line takes, :mod:`lru_mps.physics.units`)::
     tphi = ["10us", "12us", "8us"]                        # optional: one value or L values
     temperature = "100mK"                                 # optional
 
+An array on a coupling graph gives its bonds instead of ``couplings``: ``edges
+= [[1, 2, "5.1MHz"], [2, 3, "4.9MHz"], [1, 3, "5.0MHz"]]`` (sites numbered
+1..L as the frequencies, J_ij/2pi with a unit; J is their mean), and
+``reset_sites = [3]`` names the site carrying the LRU (default: site L; one
+site: several LRUs on one array are not supported).  Site 1 stays the coding
+qubit.  The spec numbers the sites so that site 1 is index 0 and the reset
+site the last (:meth:`Device.geometry`, :meth:`Device.renumbered`); a
+chain's file without them is the chain, bit for bit.
+
 Physics.  H = sum_l [w_l n_l - (U_l/2) n_l (n_l - 1)] + sum_l J_l (a_l^dag
 a_{l+1} + h.c.) with the file's values, hardware decay sqrt(1/T1_l) a_l and
 dephasing sqrt(2/Tphi_l) n_l on site l.  L is the number of frequencies.
@@ -41,6 +50,7 @@ temperature <= 1 K).  An error names the key as ``device.KEY``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tomllib
 import warnings
@@ -54,7 +64,7 @@ from . import disorder
 from ..errors import ParameterError, ParameterWarning, require
 from .units import _split, parse_frequency_hz, time_to_us, to_energy, to_kelvin, to_time
 
-KEYS = ("frequencies", "anharmonicities", "couplings", "hopping", "t1", "tphi", "temperature")
+KEYS = ("frequencies", "anharmonicities", "couplings", "hopping", "t1", "tphi", "temperature", "edges", "reset_sites")
 #: the keys whose values need a unit (a bare number would be a multiple of J or of 1/J)
 DIMENSIONFUL = ("frequencies", "anharmonicities", "couplings", "hopping", "t1", "tphi")
 #: plausible transmon values: w_l/2pi and U_l/2pi in Hz, T1_l and Tphi_l in us (refused below the first,
@@ -85,6 +95,12 @@ class Device:
     Tphi: float | tuple | None = None
     temperature_K: float | None = None
     source: str | None = field(default=None, compare=False)
+    #: a graph's bonds (i, j), 0-based, in the order of ``couplings_hz``; None: the chain (l, l+1)
+    edges: tuple | None = None
+    #: the LRU's site, 0-based (None: the last); after :meth:`renumbered` always None (the reset is the last site)
+    reset_site: int | None = None
+    #: after :meth:`renumbered`: the file's index of every site (None: the file's own numbering)
+    labels: tuple | None = None
 
     @property
     def L(self) -> int:
@@ -120,6 +136,34 @@ class Device:
         J = np.asarray(self.couplings_hz, dtype=float) / self.J_hz
         return None if bool(np.all(J == 1.0)) else J
 
+    def geometry(self):
+        """The file's coupling graph numbered for a spec (site 1 index 0, the reset site the last:
+        :meth:`~lru_mps.physics.geometry.Geometry.relabel`), or None for a chain with its reset at site L."""
+        from . import geometry as geometries
+
+        last = self.L - 1 if self.reset_site is None else self.reset_site
+        if self.edges is None and last == self.L - 1:
+            return None
+        edges = self.edges if self.edges is not None else tuple((l, l + 1) for l in range(self.L - 1))
+        g = geometries.Geometry("device", self.L, edges, tuple((0, k) for k in range(self.L)))
+        return g.relabel(0, last)
+
+    def renumbered(self, g) -> "Device":
+        """This device with its sites in the order of the geometry ``g`` (``g.labels[k]``: the file's index of site
+        k) and its couplings in the order of ``g.edges``."""
+        order = list(g.labels)
+        edges = self.edges if self.edges is not None else tuple((l, l + 1) for l in range(self.L - 1))
+        coupling = {tuple(sorted(e)): c for e, c in zip(edges, self.couplings_hz)}
+        couplings = tuple(coupling[tuple(sorted((order[i], order[j])))] for i, j in g.edges)
+
+        def sites(v):
+            return v if v is None or not isinstance(v, tuple) else tuple(v[o] for o in order)
+
+        return dataclasses.replace(self, frequencies_hz=sites(self.frequencies_hz),
+                                   anharmonicities_hz=sites(self.anharmonicities_hz), couplings_hz=couplings,
+                                   T1=sites(self.T1), Tphi=sites(self.Tphi), edges=tuple(g.edges), reset_site=None,
+                                   labels=tuple(order))
+
     def hardware(self) -> dict:
         """The file's hardware figures for :func:`lru_mps.physics.conditions.resolve` (None where not given)."""
         return {"T1q": self.T1, "Tphi": self.Tphi, "temperature_K": self.temperature_K}
@@ -127,9 +171,12 @@ class Device:
     def as_dict(self) -> dict:
         """The file's Hamiltonian in Hz (f = omega/2pi), flat keys (the hardware is in the spec's T1q_J, Tphi_J,
         temperature_K)."""
-        return {"device_frequencies_Hz": list(self.frequencies_hz),
-                "device_anharmonicities_Hz": list(self.anharmonicities_hz),
-                "device_couplings_Hz": list(self.couplings_hz)}
+        out = {"device_frequencies_Hz": list(self.frequencies_hz),
+               "device_anharmonicities_Hz": list(self.anharmonicities_hz),
+               "device_couplings_Hz": list(self.couplings_hz)}
+        if self.edges is not None:  # (a chain's file: the keys of before)
+            out["device_edges"] = [list(e) for e in self.edges]
+        return out
 
     def describe(self) -> str:
         """One line for a summary: the file, w_l/2pi, U_l/2pi, J_l/2pi in MHz and what the unit J is."""
@@ -149,7 +196,7 @@ class Device:
         """(dw, U, s, J) of one trajectory: the file's values with the spreads drawn on top (docs/physics.md
         §3.1, steps 2-4; nothing is drawn for a spread that is off): J_l = J_l,file (1 + eps_l)."""
         dw, U, offset = disorder.spreads(self.dw, self.U, rng, e2_spread, frequency_noise)
-        eps = disorder.hoppings(self.L, hopping_spread, rng)
+        eps = disorder.hoppings(self.L, hopping_spread, rng, bonds=None if self.edges is None else len(self.edges))
         J = self.J
         if eps is not None:
             J = eps if J is None else J * eps
@@ -202,9 +249,11 @@ def parse(data: dict, source: str | None = None) -> Device:
     for key in ("frequencies", "anharmonicities"):
         if key not in data:
             fail(key, "missing", "a required key: one value per site, site 1 the coding qubit, site L the reset site")
-    if "couplings" not in data and "hopping" not in data:
+    if "couplings" in data and "edges" in data:
+        fail("edges", data["edges"], "edges in place of couplings (each edge carries its own J_ij), not both")
+    if "couplings" not in data and "hopping" not in data and "edges" not in data:
         fail("couplings", "missing", "a required key: J_l/2pi of every bond, L - 1 values (or hopping = '5MHz', "
-                                     "the same on every bond)")
+                                     "the same on every bond; or edges = [[1, 2, '5MHz'], ...] for a graph)")
     raw = data["frequencies"]
     if not isinstance(raw, list) or len(raw) < 2:
         fail("frequencies", raw, "a list of L >= 2 frequencies w_l/2pi, one per site (e.g. ['7512MHz', '7468MHz'])")
@@ -233,7 +282,12 @@ def parse(data: dict, source: str | None = None) -> Device:
                       "one frequency J/2pi with a unit, e.g. '5MHz'", scalar=True)[0]
         if not (math.isfinite(J_hz) and J_hz > 0):
             fail("hopping", data["hopping"], "J/2pi > 0 and finite, e.g. '5MHz'")
-    if "couplings" in data:
+    edges = None
+    if "edges" in data:
+        edges, couplings = _edges(data["edges"], L, J_hz if "hopping" in data else None, fail)
+        if "hopping" not in data:
+            J_hz = float(np.mean(couplings))
+    elif "couplings" in data:
         conv = (lambda x: parse_frequency_hz(x, "couplings")) if "hopping" not in data else \
             (lambda x: _hz(x, J_hz))
         unit = "" if "hopping" in data else "; with a unit: J is their mean"
@@ -293,8 +347,49 @@ def parse(data: dict, source: str | None = None) -> Device:
         top = PLAUSIBLE["temperature_K"]
         if temperature > top:
             fail("temperature", data["temperature"], f"a chip's temperature of at most {top:g} K, e.g. '100mK'")
-    return Device(J_hz=J_hz, frequencies_hz=tuple(freqs), anharmonicities_hz=tuple(anh), couplings_hz=tuple(couplings),
-                  T1=hw.get("t1"), Tphi=hw.get("tphi"), temperature_K=temperature, source=source)
+    reset_site = None
+    if "reset_sites" in data:
+        v = data["reset_sites"]
+        if not isinstance(v, list) or len(v) != 1 or isinstance(v[0], bool) or not isinstance(v[0], int) \
+                or not 2 <= v[0] <= L:
+            fail("reset_sites", v, f"one site number in 2..{L} in a list, e.g. [{L}] (site 1 is the coding qubit; "
+                                   "one LRU per array: several reset sites are not supported)")
+        reset_site = v[0] - 1 if v[0] != L else None
+    dev = Device(J_hz=J_hz, frequencies_hz=tuple(freqs), anharmonicities_hz=tuple(anh), couplings_hz=tuple(couplings),
+                 T1=hw.get("t1"), Tphi=hw.get("tphi"), temperature_K=temperature, source=source, edges=edges,
+                 reset_site=reset_site)
+    try:
+        dev.geometry()
+    except ParameterError as err:
+        fail("edges", data.get("edges"), err.allowed)
+    return dev
+
+
+def _edges(raw, L: int, J_hz: float | None, fail) -> tuple[tuple, list]:
+    """((i, j) 0-based, J_ij/2pi in Hz) of a device file's ``edges`` (J_hz: the file's hopping, if it gives one)."""
+    allowed = (f"a list of bonds [i, j, J_ij] between sites 1..{L} (i != j, each pair once), J_ij/2pi with a unit, "
+               "e.g. [[1, 2, '5.1MHz'], [2, 3, '4.9MHz']]")
+    if not isinstance(raw, list) or not raw:
+        fail("edges", raw, allowed)
+    pairs, couplings = [], []
+    for e in raw:
+        if not isinstance(e, list) or len(e) != 3 or not all(isinstance(x, int) and not isinstance(x, bool)
+                                                              for x in e[:2]):
+            fail("edges", raw, f"{allowed} (not a bond: {e!r})")
+        i, j = e[0] - 1, e[1] - 1
+        if not (0 <= i < L and 0 <= j < L and i != j) or tuple(sorted((i, j))) in pairs:
+            fail("edges", raw, f"{allowed} (bond {e!r})")
+        if _bare(e[2]) is not None:
+            fail("edges", raw, f"J_ij with a unit (bond {e!r}: write '{_bare(e[2]):g}MHz')")
+        try:
+            c = parse_frequency_hz(e[2], "edges") if J_hz is None else _hz(e[2], J_hz)
+        except ParameterError as err:
+            fail("edges", raw, f"{err.allowed} (bond {e!r})")
+        if not (math.isfinite(c) and c > 0):
+            fail("edges", raw, f"J_ij/2pi > 0 and finite (bond {e!r})")
+        pairs.append(tuple(sorted((i, j))))
+        couplings.append(c)
+    return tuple(pairs), couplings
 
 
 def _bare(value) -> float | None:

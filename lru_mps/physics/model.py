@@ -212,7 +212,9 @@ class ArraySpec(SpecInput, HamiltonianTerms):
         if not g.is_chain:
             require(profiles.is_uniform(self.hopping_profile), "hopping_profile", profiles.describe(
                 self.hopping_profile), f"uniform on the graph {g.name} (a profile is a chain's, bond by bond)")
-            require(self.device is None, "geometry", g.name, "a chain with a device file (a file describes a chain)")
+            dev = self.device
+            require(dev is None or dev.edges == g.edges, "geometry", g.name,
+                    "the device file's own graph with a device file (ArraySpec.from_device numbers it)")
 
     # ------------------------------------------------------------------ input
     # from_user and from_device (values with units, a device file): SpecInput, lru_mps/physics/spec_input.py
@@ -287,7 +289,7 @@ class ArraySpec(SpecInput, HamiltonianTerms):
         """
         if self.device is not None:  # the file's values, the spreads on top
             dw, U, offset, J = self.device.realization(rng, self.e2_spread, self.frequency_noise, self.hopping_spread)
-            return Realization(dw=dw, U=U, frequency_offset=offset, J=J)
+            return Realization(dw=dw, U=U, frequency_offset=offset, J=J, edges=self._real_edges())
         dw, U, offset = disorder.draw(self.L, self.Ubar, self.W, rng, self.disorder_pattern, self.e2_spread,
                                       self.frequency_noise)
         J = (disorder.hoppings(self.L, self.hopping_spread, rng) if self.geometry is None else
@@ -304,7 +306,7 @@ class ArraySpec(SpecInput, HamiltonianTerms):
     def clean_realization(self) -> Realization:
         """The disorder-free array (dw = 0, U = Ubar); a device's own values, without spreads."""
         if self.device is not None:
-            return Realization(dw=self.device.dw, U=self.device.U, J=self.device.J)
+            return Realization(dw=self.device.dw, U=self.device.U, J=self.device.J, edges=self._real_edges())
         dw = np.zeros(self.L)
         return Realization(dw=dw, U=np.full(self.L, self.Ubar), J=self.profile(), edges=self._real_edges())
 

@@ -65,8 +65,8 @@ class SpecInput:
         if device is not None:
             require(not graph, "geometry", geometry if not _is_chain_text(geometry) else
                     f"chain start_site={start_site} reset_site={reset_site}",
-                    "the chain with its qubit at site 1 and its reset at site L with a device file (a file describes "
-                    "a chain)")
+                    "none with a device file: the file gives its array (couplings along a chain, or edges and "
+                    "reset_sites for a graph; site 1 is the coding qubit)")
             devices.refuse_fixed(length=length, hopping=hopping, anharmonicity=anharmonicity, frequency=frequency,
                                  disorder=disorder)
             return cls.from_device(device, reset=reset, rate=rate, conditions=conditions, t1=t1, tphi=tphi,
@@ -134,9 +134,13 @@ class SpecInput:
         ``tphi``, ``temperature`` override both.  The other options are those
         of :meth:`from_user`, in the device's J (``rate='0.03J'``); the spreads
         are drawn on top of the file's values; ``disorder_pattern`` must be box and
-        ``hopping_profile`` uniform (the file gives every coupling).
+        ``hopping_profile`` uniform (the file gives every coupling).  A file with ``edges`` or ``reset_sites``
+        is an array on a graph: its sites numbered with the coding qubit (site 1) first and the reset site last.
         """
         dev = devices.load(device)
+        g = dev.geometry()  # None: a chain with its reset at site L (the file's order, bit for bit)
+        if g is not None:
+            dev = dev.renumbered(g)
         J_hz, Ubar = dev.J_hz, dev.Ubar
         return cls(
             L=dev.L, J_hz=J_hz, Ubar=Ubar, wbar=dev.wbar, W=0.0,
@@ -150,6 +154,7 @@ class SpecInput:
             device=dev,
             thermal_bath=thermal_bath,
             hopping_profile=hopping_profile,
+            geometry=g,
         )
 
 
