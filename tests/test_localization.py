@@ -358,7 +358,7 @@ def test_auto_falls_back_when_the_exact_value_lands_under_the_floor(monkeypatch)
     spec, real = make([2.2, -1.2, 0.4, -2.6, 1.1], "dissipation", 1.0)
     good = qubit_rates(spec, real)
     assert good.method == "exact" and "exact N = 1" in good.message
-    monkeypatch.setattr(loc, "_exact", lambda *a, **k: (0.5 * good.floor, 0.25 * good.floor))
+    monkeypatch.setattr(loc, "eigen_rates", lambda *a, **k: (0.5 * good.floor, 0.25 * good.floor))
     r = qubit_rates(spec, real)
     assert r.method == "log-space" and not r.resolvable and "past the floating-point floor" in r.message
     assert r.gamma1 == pytest.approx(qubit_rates(spec, real, "log-space").gamma1)

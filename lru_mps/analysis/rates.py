@@ -94,11 +94,10 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.linalg import ArpackNoConvergence, eigs
 
 from ..errors import ParameterError, require
 from .edge import C_SMALL_G, check_detunings, factor_and_error, log_edge_weight, qubit_mode, reset_factor, spectrum
+from .n1_rates import eigen_rates, graph_spectrum
 from ..physics.model import ArraySpec, Realization
 
 __all__ = [
@@ -114,8 +113,6 @@ __all__ = [
 
 #: resolvable when Gamma_1 > RESOLVE_FACTOR * eps * scale (relative round-off below ~1e-4)
 RESOLVE_FACTOR = 1e4
-#: the random-feedback Liouvillian (L^2 x L^2) is diagonalized densely up to this L, by sparse shift-invert above
-DENSE_LIOUVILLIAN_MAX_L = 12
 METHODS = ("auto", "exact", "log-space")
 _EPS = float(np.finfo(float).eps)
 #: below this site-1 weight the "qubit" mode is strongly hybridized with a neighbour (message warns)
@@ -125,48 +122,6 @@ _PERT_WARN = 1e-2
 
 
 # ------------------------------------------------------------------- exact rates
-def _pick(vecs: np.ndarray, ref: np.ndarray) -> int:
-    """Column of ``vecs`` with the largest normalized overlap with ``ref``."""
-    ov = np.abs(ref.conj() @ vecs) / np.linalg.norm(vecs, axis=0)
-    return int(np.argmax(ov))
-
-
-def _liouvillian(H: np.ndarray, G: float, sparse: bool):
-    """-i[H, .] + G (P0 . P0 - .) on column-stacked vec(rho) (rho[i, j] at i + L j)."""
-    L = H.shape[0]
-    p0 = np.ones(L)
-    p0[-1] = 0.0
-    if sparse:
-        Hs = sp.csr_matrix(H)
-        I = sp.identity(L, format="csr")
-        P = sp.diags(np.kron(p0, p0))
-        return (-1j * (sp.kron(I, Hs) - sp.kron(Hs.T, I)) + G * (P - sp.identity(L * L))).tocsc()
-    I = np.eye(L)
-    return -1j * (np.kron(I, H) - np.kron(H.T, I)) + G * (np.diag(np.kron(p0, p0)) - np.eye(L * L))
-
-
-def _random_gamma1(H: np.ndarray, G: float, qv: np.ndarray, guess: float, dense: bool | None = None) -> float:
-    """-Re of the qubit eigenvalue of the random-feedback Liouvillian (dense or sparse shift-invert)."""
-    L = H.shape[0]
-    ref = np.kron(qv, qv)  # vec(|q><q|)
-    if dense is None:
-        dense = L <= DENSE_LIOUVILLIAN_MAX_L
-    if dense:
-        lam, vec = np.linalg.eig(_liouvillian(H, G, sparse=False))
-        return float(-lam[_pick(vec, ref)].real)
-    Lop = _liouvillian(H, G, sparse=True)
-    k = min(8, L * L - 2)
-    # shift just off the estimate, so that the shifted operator is never exactly singular
-    sigma = -abs(guess) * (1.0 + 1e-3)
-    try:
-        lam, vec = eigs(Lop, k=k, sigma=sigma, which="LM", v0=ref.astype(complex))
-    except (ArpackNoConvergence, RuntimeError):
-        if L > 3 * DENSE_LIOUVILLIAN_MAX_L:
-            raise
-        return _random_gamma1(H, G, qv, guess, dense=True)
-    return float(-lam[_pick(vec, ref)].real)
-
-
 def exact_rates(spec: ArraySpec, real: Realization, dense_liouvillian: bool | None = None) -> tuple[float, float]:
     """Raw exact N = 1 rates (Gamma_1, Gamma_2) in units of J, without any resolvability check.
 
@@ -181,52 +136,9 @@ def exact_rates(spec: ArraySpec, real: Realization, dense_liouvillian: bool | No
     if not spec.is_chain:
         H = spec.one_particle_hamiltonian(real)
         E, V, q = graph_spectrum(H)
-        return _exact(spec, dw, J, E, V, q, 0.0, True, H)
+        return eigen_rates(spec, dw, J, E, V, q, 0.0, True, H)
     E, V, q = spectrum(dw, J)
-    return _exact(spec, dw, J, E, V, q, _log_space_gamma1(spec, dw, J, E, V, q)[0], dense_liouvillian)
-
-
-def graph_spectrum(H: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """:func:`~lru_mps.analysis.edge.spectrum` of a dense H1 (a coupling graph's): eigenvalues, eigenvectors and the
-    qubit mode's index (the largest weight on site 1, index 0; its site-1 sign positive)."""
-    E, V = np.linalg.eigh(H)
-    q = int(np.argmax(V[0] ** 2))
-    if V[0, q] < 0:
-        V[:, q] = -V[:, q]
-    return E, V, q
-
-
-def _exact(spec, dw, J, E, V, q, guess, dense_liouvillian=None, H=None) -> tuple[float, float]:
-    """The exact N = 1 rates from H1's spectrum; ``H``: a graph's dense H1 (None: the chain's, from dw and J)."""
-    kind, G = spec.reset.kind, float(spec.reset.rate)
-    L = dw.size
-    if H is None:
-        H = np.diag(dw) + np.diag(J, 1) + np.diag(J, -1)
-    qv = V[:, q]
-    if kind == "dissipation":
-        Heff = H.astype(complex)
-        Heff[-1, -1] -= 0.5j * G
-        lam, vec = np.linalg.eig(Heff)
-        g1 = -2.0 * float(lam[_pick(vec, qv)].imag)
-        return g1, 0.5 * g1
-    if kind == "periodic":
-        U = (V * np.exp(-1j * E / G)) @ V.T
-        U[-1, :] = 0.0  # P0 U
-        mu, vec = np.linalg.eig(U)
-        # P0 U has rank L - 1: its zero eigenvalue belongs to U^dag|L>, the state that sits on the reset site
-        # at the measurement, not to a mode of the qubit; it must not be picked even when the qubit mode
-        # is hybridized with the reset site (dw_1 ~ dw_L), where its overlap can be the largest
-        modes = np.delete(np.arange(L), np.argmin(np.abs(mu)))
-        m = abs(mu[modes[_pick(vec[:, modes], qv)]])
-        g1 = -2.0 * G * math.log(m) if m > 0 else math.inf
-        return g1, 0.5 * g1
-    # random feedback
-    g1 = _random_gamma1(H, G, qv, guess, dense_liouvillian)
-    Hc = H.astype(complex)
-    Hc[-1, -1] -= 1j * G
-    lam, vec = np.linalg.eig(Hc)
-    g2 = -float(lam[_pick(vec, qv)].imag)
-    return g1, g2
+    return eigen_rates(spec, dw, J, E, V, q, _log_space_gamma1(spec, dw, J, E, V, q)[0], dense_liouvillian)
 
 
 def _log_space_gamma1(spec, dw, J, E, V, q) -> tuple[float, float, float, float, float]:
@@ -349,7 +261,7 @@ def _check_spec(spec: ArraySpec, real: Realization) -> None:
     require(dw.size == spec.L, "realization", f"L = {dw.size}", f"a realization of the spec's L = {spec.L} sites")
 
 
-def _from_exact(exact, kind: str, floor: float):
+def _fromeigen_rates(exact, kind: str, floor: float):
     """(g1, g2, ln g1, ln g2, resolvable, method, message) from the exact N = 1 rates."""
     g1, g2 = exact
     msg = (
@@ -429,7 +341,7 @@ def qubit_rates(spec: ArraySpec, real: Realization, method: str = "auto") -> Qub
 
     exact = None
     if method == "exact" or (method == "auto" and resolvable_est):
-        exact = _exact(spec, dw, J, E, V, q, g_ls)
+        exact = eigen_rates(spec, dw, J, E, V, q, g_ls)
         # auto: an exact value that lands under the floor after all falls back to log-space
         require(
             exact[0] > floor or method == "auto",
@@ -441,7 +353,7 @@ def qubit_rates(spec: ArraySpec, real: Realization, method: str = "auto") -> Qub
             f"ln Gamma_1 = {log_ls:.6g} (|psi_L|^2 = e^{lw:.4g})",
         )
     if exact is not None and exact[0] > floor:
-        g1, g2, log_g1, log_g2, resolvable, used, msg = _from_exact(exact, kind, floor)
+        g1, g2, log_g1, log_g2, resolvable, used, msg = _fromeigen_rates(exact, kind, floor)
     else:
         resolvable = exact[0] > floor if exact is not None else resolvable_est
         g1, g2, log_g1, log_g2, used, msg = _from_log_space(g_ls, log_ls, c, pert, lw, kind, G, floor, resolvable, notes)
@@ -481,12 +393,12 @@ def _graph_rates(spec: ArraySpec, real: Realization, method: str) -> QubitRates:
     H = spec.one_particle_hamiltonian(real)
     E, V, q = graph_spectrum(H)
     floor = RESOLVE_FACTOR * _EPS * _roundoff_scale(kind, G, E)
-    g1, g2 = _exact(spec, np.asarray(real.dw, dtype=float), real.hoppings, E, V, q, 0.0, True, H)
+    g1, g2 = eigen_rates(spec, np.asarray(real.dw, dtype=float), real.hoppings, E, V, q, 0.0, True, H)
     require(g1 > floor, "geometry", spec.geometry.name,
             "a graph whose qubit rate is above the round-off floor (no log-space continuation off the chain)",
             f"the exact N = 1 Gamma_1 = {g1:.3g} J is below the floor {floor:.2g} J: noise; a smaller disorder or "
             "a start site nearer the reset site resolves it")
-    g1, g2, log_g1, log_g2, resolvable, used, msg = _from_exact((g1, g2), kind, floor)
+    g1, g2, log_g1, log_g2, resolvable, used, msg = _fromeigen_rates((g1, g2), kind, floor)
     w1 = float(V[0, q] ** 2)
     if w1 < _HYBRID_WEIGHT:
         msg += (f"; warning: the qubit mode has only {w1:.2f} of its weight on the start site "
