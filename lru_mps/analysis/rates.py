@@ -261,7 +261,7 @@ def _check_spec(spec: ArraySpec, real: Realization) -> None:
     require(dw.size == spec.L, "realization", f"L = {dw.size}", f"a realization of the spec's L = {spec.L} sites")
 
 
-def _fromeigen_rates(exact, kind: str, floor: float):
+def _from_exact(exact, kind: str, floor: float):
     """(g1, g2, ln g1, ln g2, resolvable, method, message) from the exact N = 1 rates."""
     g1, g2 = exact
     msg = (
@@ -353,7 +353,7 @@ def qubit_rates(spec: ArraySpec, real: Realization, method: str = "auto") -> Qub
             f"ln Gamma_1 = {log_ls:.6g} (|psi_L|^2 = e^{lw:.4g})",
         )
     if exact is not None and exact[0] > floor:
-        g1, g2, log_g1, log_g2, resolvable, used, msg = _fromeigen_rates(exact, kind, floor)
+        g1, g2, log_g1, log_g2, resolvable, used, msg = _from_exact(exact, kind, floor)
     else:
         resolvable = exact[0] > floor if exact is not None else resolvable_est
         g1, g2, log_g1, log_g2, used, msg = _from_log_space(g_ls, log_ls, c, pert, lw, kind, G, floor, resolvable, notes)
@@ -398,7 +398,7 @@ def _graph_rates(spec: ArraySpec, real: Realization, method: str) -> QubitRates:
             "a graph whose qubit rate is above the round-off floor (no log-space continuation off the chain)",
             f"the exact N = 1 Gamma_1 = {g1:.3g} J is below the floor {floor:.2g} J: noise; a smaller disorder or "
             "a start site nearer the reset site resolves it")
-    g1, g2, log_g1, log_g2, resolvable, used, msg = _fromeigen_rates((g1, g2), kind, floor)
+    g1, g2, log_g1, log_g2, resolvable, used, msg = _from_exact((g1, g2), kind, floor)
     w1 = float(V[0, q] ** 2)
     if w1 < _HYBRID_WEIGHT:
         msg += (f"; warning: the qubit mode has only {w1:.2f} of its weight on the start site "

@@ -93,13 +93,8 @@ def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], est
 
         raise ParameterError("estimator", estimator, "sampled or branch")
     resolve_estimator(spec, estimator)  # the rule book refuses a branch that is not exact here
-    times = np.asarray(times, dtype=float)
-    if lengths is not None:
-        lengths = np.asarray(lengths, dtype=int)
-        if times.shape != (len(rows), lengths.max(initial=0)) or estimator != "sampled":
-            raise ValueError(f"run_rows: a grid per row needs times of shape (rows, max length) and the sampled "
-                             f"estimator (got {times.shape} for {len(rows)} rows, {estimator!r})")
-    return _Loop(store, spec, times, rows, estimator, lengths).run(keep_states)
+    lengths = None if lengths is None else np.asarray(lengths, dtype=int)
+    return _Loop(store, spec, np.asarray(times, dtype=float), rows, estimator, lengths).run(keep_states)
 
 
 def feedback_trains(store, spec: ArraySpec, estimator: str):
@@ -144,8 +139,10 @@ class _Loop:
         # every later draw of a stream is a uniform unless a random-feedback clock draws waiting times from it
         self.uniforms = UniformDraws([r.rng for r in self.rows], ahead=spec.reset.kind != "random")
         self.trains = feedback_trains(store, spec, estimator)
-        if lengths is not None and (self.trains is not None or not self.all_sampled):
-            raise ValueError("run_rows: a grid per row is for sampled rows without feedback trains")
+        if lengths is not None and (times.shape != (B, lengths.max(initial=0)) or self.trains is not None
+                                    or not self.all_sampled):
+            raise ValueError(f"run_rows: a grid per row needs times of shape (rows, max length) (got {times.shape} "
+                             f"for {B} rows), sampled rows and no feedback trains")
         self.qubit_frequency = np.array([r.qubit_frequency for r in self.rows], dtype=float)
         self.t = np.zeros(B)
         self.log = EventLog(B, self.last_site)

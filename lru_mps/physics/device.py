@@ -61,6 +61,7 @@ from pathlib import Path
 import numpy as np
 
 from . import disorder
+from . import geometry as geometries
 from ..errors import ParameterError, ParameterWarning, require
 from .units import _split, parse_frequency_hz, time_to_us, to_energy, to_kelvin, to_time
 
@@ -99,8 +100,6 @@ class Device:
     edges: tuple | None = None
     #: the LRU's site, 0-based (None: the last); after :meth:`renumbered` always None (the reset is the last site)
     reset_site: int | None = None
-    #: after :meth:`renumbered`: the file's index of every site (None: the file's own numbering)
-    labels: tuple | None = None
 
     @property
     def L(self) -> int:
@@ -139,21 +138,21 @@ class Device:
     def geometry(self):
         """The file's coupling graph numbered for a spec (site 1 index 0, the reset site the last:
         :meth:`~lru_mps.physics.geometry.Geometry.relabel`), or None for a chain with its reset at site L."""
-        from . import geometry as geometries
-
         last = self.L - 1 if self.reset_site is None else self.reset_site
         if self.edges is None and last == self.L - 1:
             return None
-        edges = self.edges if self.edges is not None else tuple((l, l + 1) for l in range(self.L - 1))
-        g = geometries.Geometry("device", self.L, edges, tuple((0, k) for k in range(self.L)))
-        return g.relabel(0, last)
+        return geometries.Geometry("device", self.L, self.bonds, tuple((0, k) for k in range(self.L))).relabel(0, last)
+
+    @property
+    def bonds(self) -> tuple:
+        """The bonds (i, j) in the order of ``couplings_hz``: the graph's edges, or the chain's (l, l+1)."""
+        return self.edges if self.edges is not None else tuple((l, l + 1) for l in range(self.L - 1))
 
     def renumbered(self, g) -> "Device":
         """This device with its sites in the order of the geometry ``g`` (``g.labels[k]``: the file's index of site
         k) and its couplings in the order of ``g.edges``."""
         order = list(g.labels)
-        edges = self.edges if self.edges is not None else tuple((l, l + 1) for l in range(self.L - 1))
-        coupling = {tuple(sorted(e)): c for e, c in zip(edges, self.couplings_hz)}
+        coupling = {tuple(sorted(e)): c for e, c in zip(self.bonds, self.couplings_hz)}
         couplings = tuple(coupling[tuple(sorted((order[i], order[j])))] for i, j in g.edges)
 
         def sites(v):
@@ -161,8 +160,7 @@ class Device:
 
         return dataclasses.replace(self, frequencies_hz=sites(self.frequencies_hz),
                                    anharmonicities_hz=sites(self.anharmonicities_hz), couplings_hz=couplings,
-                                   T1=sites(self.T1), Tphi=sites(self.Tphi), edges=tuple(g.edges), reset_site=None,
-                                   labels=tuple(order))
+                                   T1=sites(self.T1), Tphi=sites(self.Tphi), edges=tuple(g.edges), reset_site=None)
 
     def hardware(self) -> dict:
         """The file's hardware figures for :func:`lru_mps.physics.conditions.resolve` (None where not given)."""

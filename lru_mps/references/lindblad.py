@@ -211,7 +211,7 @@ def _observables(rho: np.ndarray, spec: ArraySpec, real: Realization, times, qub
 def _density_matrices_ode(spec: ArraySpec, real: Realization, init: str, times, t0_nodes: int,
                           injection=None) -> np.ndarray:
     """rho(t) averaged over the t0 nodes: solve_ivp on -i(H_eff rho - rho H_eff^dag) + sum_k c_k rho c_k^dag."""
-    H = hamiltonian_eff(spec, real, hermitian_only=True).toarray()
+    H = hamiltonian_eff(spec, real, hermitian_only=True, dense=True)
     cs = np.array([c.toarray() for c in _jump_operators(spec)]).reshape(-1, *H.shape)
     cdag = cs.conj().transpose(0, 2, 1)
     heff = H - 0.5j * (cdag @ cs).sum(axis=0)

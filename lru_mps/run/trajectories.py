@@ -132,10 +132,11 @@ def run_trajectories(
             store = _batch_store(store_cls, spec, settings, part, realization is not None,
                                  backend or settings.backend)
             recs = _run_batch(part, settings, store, spec, keep_states)
-            integrated = [(preparer.for_index(d.realization, d.nmax_per_init), d.products, d.rows,
-                           [q for q, r in enumerate(d.rows) if isinstance(r, IntegratedRow)]) for d in part]
-            for (n, q), r in run_integrated_indices(spec, settings.times, integrated).items():
-                recs[n][settings.inits[q]] = r
+            if integrated:  # the chunk's decay-integrated rows, together (their placeholders' records replaced)
+                per_index = [(preparer.for_index(d.realization, d.nmax_per_init), d.products, d.rows,
+                              [q for q, r in enumerate(d.rows) if isinstance(r, IntegratedRow)]) for d in part]
+                for (n, q), r in run_integrated_indices(spec, settings.times, per_index).items():
+                    recs[n][settings.inits[q]] = r
             for j, rec in zip(chunk, recs):
                 out[j] = rec
             if on_index is not None:

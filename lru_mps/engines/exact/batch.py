@@ -185,7 +185,7 @@ class ExactBatch(BatchStore):
                     from .state import hamiltonian_eff
 
                     idx = basis.natural[n]
-                    H[j] = hamiltonian_eff(spec, reals[r]).toarray()[np.ix_(idx, idx)]
+                    H[j] = hamiltonian_eff(spec, reals[r], dense=True)[np.ix_(idx, idx)]
             self.blocks.append(BlockStack(basis.slices[n], rs, self.R, H, self.dt_ref, xp))
         self._jump_data = self._prepare_jumps()
         #: the loop's fast path for the branch estimator's feedback (None: one stop per measurement)

@@ -51,8 +51,9 @@ def embed_edge(op9: np.ndarray, i: int, j: int, L: int) -> sp.csr_matrix:
     return out.tocsr()
 
 
-def hamiltonian_eff(spec: ArraySpec, real: Realization, hermitian_only: bool = False) -> sp.csr_matrix:
-    """H_eff (or H with ``hermitian_only``) on the full 3^L space, from the model's local terms.
+def hamiltonian_eff(spec: ArraySpec, real: Realization, hermitian_only: bool = False, dense: bool = False):
+    """H_eff (or H with ``hermitian_only``) on the full 3^L space, from the model's local terms: sparse (CSR), or
+    the dense array with ``dense``.
 
     The terms (on-site, then every bond) are added in that order into one dense array at the entries of each
     (:func:`term_positions`): entry for entry the same sums as adding the sparse terms of :func:`embed` and
@@ -70,7 +71,7 @@ def hamiltonian_eff(spec: ArraySpec, real: Realization, hermitian_only: bool = F
     for b, (i, j) in enumerate(spec.edges()):
         rows, cols = term_positions(L, (i, j))
         H[rows, cols] += np.asarray(bonds[b])[:, :, None]
-    return sp.csr_matrix(H)
+    return H if dense else sp.csr_matrix(H)
 
 
 @functools.lru_cache(maxsize=256)
@@ -108,7 +109,7 @@ class ExactPropagator:
         self.spec = spec
         self.realization = real
         self.L = spec.L
-        H = hamiltonian_eff(spec, real).toarray()
+        H = hamiltonian_eff(spec, real, dense=True)
         N = number_of_excitations(spec.L)
         self.blocks = []
         for n in range(2 * spec.L + 1):
