@@ -142,7 +142,8 @@ def model_options(defaults: bool = True):
                           "the first site]. The layout is renumbered so that it is site 1."),
         click.option("--reset-site", default=None,
                      help="The reset site, like --start-site (a site number or 'r,c') [default: the last site]; it is "
-                          "renumbered to site L. Not the start site."),
+                          "renumbered to site L. Not the start site. Several reset sites (LRUs) on a graph: separated by "
+                          "';' (e.g. '1,3;3,1'), each measured or dissipating (periodic feedback or dissipation)."),
         click.option("--device", default=None,
                      help="A device file (TOML, e.g. studies/device-example.toml): every site's frequency, "
                           "anharmonicity and coupling, optionally T1, Tphi (one or one per site) and the temperature, each "

@@ -320,7 +320,7 @@ def test_trajectory_feedback_is_the_hand_kraus_map():
     u = (np.arange(N) + 0.5) / N
 
     class Store:
-        def reset_last(self, rows, outcomes, normalize, targets=None):
+        def apply_reset(self, rows, site, outcomes, normalize, targets=None):
             self.got = (np.asarray(outcomes), np.zeros(len(rows), int) if targets is None else np.asarray(targets))
 
     class Uniforms:
@@ -331,7 +331,7 @@ def test_trajectory_feedback_is_the_hand_kraus_map():
     loop.spec, loop.store, loop.uniforms = spec, Store(), Uniforms()
     R = np.zeros((3, 3))  # R[x, m]: the probability that the feedback after outcome m leaves site L in |x>
     for m in range(3):
-        _Loop._reset_sampled(loop, np.arange(N), np.full(N, m))
+        _Loop._reset_sampled(loop, np.arange(N), spec.L - 1, np.full(N, m))
         outcomes, targets = loop.store.got
         assert np.all(outcomes == m)
         R[:, m] = np.bincount(targets, minlength=3) / N

@@ -27,6 +27,7 @@ that carries signal; the reduced form (CI) asserts the same detection projected 
 A coupling graph does not fit at L = 3: test_graph_case_right runs a 2 x 2 grid (start and reset on opposite
 corners, from the user's options) for every reset kind with feedback or dissipation and the exact and sector engines
 with the same checks; test_refusals_name_the_option also asks the MPS engine for a graph (refused, naming the engine).
+Several reset sites (LRUs on both neighbours of the qubit on that grid) run in test_reset_sites_case_right.
 
 Separately, at L = 5 (past the Lindblad reference) the sector and auto engines follow the exact engine per
 trajectory on cases of the array with events (test_engines_agree_per_trajectory_L5).
@@ -293,6 +294,29 @@ def test_graph_case_right(reset, engine):
     res = simulate(spec, realization=real, t_final=T_FINAL, time_points=POINTS, trajectories=n, seed=5,
                    engine=engine)
     _assert_right(spec, real, res, n, {"geometry": "grid:2x2", "reset": reset, "engine": engine})
+
+
+#: several reset sites (LRUs): the 2 x 2 grid with the qubit at (1, 1) and LRUs on both its neighbours, realistic at
+#: 100 mK; periodic feedback (with a readout error) and engineered dissipation (random feedback is refused by name)
+RESET_SITES_CASES = {"periodic": dict(rate="0.05J"), "periodic, readout": dict(rate="0.05J", readout_error=0.05),
+                     "dissipation": dict(rate="0.3J")}
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("engine", GRAPH_ENGINES)
+@pytest.mark.parametrize("name", RESET_SITES_CASES)
+def test_reset_sites_case_right(name, engine):
+    """Two reset sites x reset kind x engine against the Lindblad reference (every reset site's channels), with
+    test_case_refused_or_right's checks."""
+    spec = ArraySpec.from_user(geometry="grid:2x2", start_site="1,1", reset_site="1,2; 2,1",
+                               reset=name.split(",")[0], conditions="realistic", temperature="100mK",
+                               **RESET_SITES_CASES[name])
+    assert spec.reset_sites == (2, 3) and spec.transit_hops == 1
+    real = spec.draw_realization(np.random.default_rng(11))
+    n = _trajectories()
+    res = simulate(spec, realization=real, t_final=T_FINAL, time_points=POINTS, trajectories=n, seed=5,
+                   engine=engine)
+    _assert_right(spec, real, res, n, {"reset_sites": 2, "case": name, "engine": engine})
 
 
 @pytest.mark.long

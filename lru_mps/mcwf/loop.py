@@ -102,9 +102,11 @@ def feedback_trains(store, spec: ArraySpec, estimator: str):
 
     Where the store offers them (``store.offers("feedback_trains")``, and its
     ``feedback_trains`` attribute is not None), for periodic and random
-    feedback with either estimator; not with a readout error (its reports are drawn in the loop).
+    feedback with either estimator; not with a readout error (its reports are drawn in the loop), nor with several
+    reset sites (a train measures one).
     """
-    if spec.reset.kind not in ("periodic", "random") or not store.offers("feedback_trains") or spec.readout is not None:
+    if spec.reset.kind not in ("periodic", "random") or not store.offers("feedback_trains") or spec.readout is not None \
+            or len(spec.reset_sites) > 1:
         return None
     return store.feedback_trains
 
@@ -132,7 +134,7 @@ class _Loop:
         self.guided = self.branch.guided
         self.row_weight = np.array([r.weight for r in self.rows], dtype=float)
         self.weighted = bool(np.any(self.row_weight != 1.0))
-        self.last_site = spec.L - 1
+        self.reset_sites = spec.reset_sites  # measured in this order at each feedback time
         self.threshold = np.array([r.threshold for r in self.rows], dtype=float)
         self.clocks = Clocks([r.clock for r in self.rows])
         self.next_measurement = self.clocks.next  # one array: the clocks advance it
@@ -145,7 +147,7 @@ class _Loop:
                              f"for {B} rows), sampled rows and no feedback trains")
         self.qubit_frequency = np.array([r.qubit_frequency for r in self.rows], dtype=float)
         self.t = np.zeros(B)
-        self.log = EventLog(B, self.last_site)
+        self.log = EventLog(B, self.reset_sites[-1])
         T = times.shape[-1]
         self.populations = np.zeros((B, T, spec.L, 3))
         self.coherence = np.zeros((B, T), dtype=complex)
@@ -302,56 +304,65 @@ class _Loop:
         self.t[b] = self.branch.tick(b, self.log)
 
     def _measure(self, rows: np.ndarray, t_k: float) -> None:
-        """Feedback measurement of n_L and |0><n|_L for each row, then its next clock time.
+        """Feedback measurement of n_r and |0><n|_r on each reset site r for each row, then its next clock time.
 
-        With the store's trains the rows' further measurements before the
-        grid time ``t_k`` follow through them (:mod:`lru_mps.mcwf.trains`).
+        Several reset sites are measured at the same time, one after the other
+        (the operations on different sites commute).  With the store's trains
+        the rows' further measurements before the grid time ``t_k`` follow
+        through them (:mod:`lru_mps.mcwf.trains`).
         """
-        outcome = np.zeros(len(rows), dtype=int)  # the removal-free branch keeps outcome 0
-        sampled = self.sampled[rows]
         guided = self.guided[rows]
-        if guided.any():  # outcomes drawn with the Born rule; the row keeps its norm in its weight
-            g = rows[guided]
-            n2 = self.store.norm2(g)
-            outcome[guided] = sample_outcomes(self.store.last_populations(g), self.uniforms.take(g))
-            self.store.reset_last(g, outcome[guided], normalize=True)
-            self.branch.measured(g, n2, outcome[guided], self.t)
-            rest = ~guided
-            self._reset_rest(rows[rest], outcome, rest, sampled[rest])
-        elif sampled.all():
-            p = self.store.last_populations(rows)
-            outcome = sample_outcomes(p, self.uniforms.take(rows))
-            self._reset_sampled(rows, outcome)
-        else:
-            self._reset_rest(rows, outcome, np.ones(len(rows), dtype=bool), sampled)
-        self.log.measured(rows, self.t[rows], outcome)
+        for site in self.reset_sites:
+            self.log.measured(rows, self.t[rows], self._measure_site(rows, site, guided), site)
         self.clocks.advance(rows)
         if self.trains is not None:  # (guided rows make each measurement in the loop)
             run_train(self.train_rows, rows[~guided] if guided.any() else rows, t_k)
 
-    def _reset_rest(self, rows: np.ndarray, outcome: np.ndarray, where: np.ndarray, sampled: np.ndarray) -> None:
+    def _measure_site(self, rows: np.ndarray, site: int, guided: np.ndarray) -> np.ndarray:
+        """The measurement of reset site ``site`` for each row and its feedback; the outcomes."""
+        outcome = np.zeros(len(rows), dtype=int)  # the removal-free branch keeps outcome 0
+        sampled = self.sampled[rows]
+        if guided.any():  # outcomes drawn with the Born rule; the row keeps its norm in its weight
+            g = rows[guided]
+            n2 = self.store.norm2(g)
+            outcome[guided] = sample_outcomes(self.store.reset_populations(g, site), self.uniforms.take(g))
+            self.store.apply_reset(g, site, outcome[guided], normalize=True)
+            self.branch.measured(g, n2, outcome[guided], self.t)
+            rest = ~guided
+            self._reset_rest(rows[rest], site, outcome, rest, sampled[rest])
+        elif sampled.all():
+            p = self.store.reset_populations(rows, site)
+            outcome = sample_outcomes(p, self.uniforms.take(rows))
+            self._reset_sampled(rows, site, outcome)
+        else:
+            self._reset_rest(rows, site, outcome, np.ones(len(rows), dtype=bool), sampled)
+        return outcome
+
+    def _reset_rest(self, rows: np.ndarray, site: int, outcome: np.ndarray, where: np.ndarray,
+                    sampled: np.ndarray) -> None:
         """Measure the sampled (Born outcome, normalized) and branch rows (outcome 0, not normalized) of ``rows``;
         their outcomes go to ``outcome[where]``."""
         if not len(rows):
             return
         if sampled.any():
             some = rows[sampled]
-            got = sample_outcomes(self.store.last_populations(some), self.uniforms.take(some))
+            got = sample_outcomes(self.store.reset_populations(some, site), self.uniforms.take(some))
             idx = np.nonzero(where)[0][sampled]
             outcome[idx] = got
-            self._reset_sampled(some, got)
+            self._reset_sampled(some, site, got)
         if (~sampled).any():
-            self.store.reset_last(rows[~sampled], np.zeros(int(np.count_nonzero(~sampled)), dtype=int), normalize=False)
+            self.store.apply_reset(rows[~sampled], site, np.zeros(int(np.count_nonzero(~sampled)), dtype=int),
+                                   normalize=False)
 
-    def _reset_sampled(self, rows: np.ndarray, outcome: np.ndarray) -> None:
-        """The feedback after true outcomes m, normalized: |0><m|_L, or with a readout error X_0n |m><m|_L with the
+    def _reset_sampled(self, rows: np.ndarray, site: int, outcome: np.ndarray) -> None:
+        """The feedback after true outcomes m, normalized: |0><m|_r, or with a readout error X_0n |m><m|_r with the
         report n ~ p(n|m) drawn from one more uniform of each row's stream (:mod:`lru_mps.physics.readout`)."""
         readout = self.spec.readout
         if readout is None:
-            self.store.reset_last(rows, outcome, normalize=True)
+            self.store.apply_reset(rows, site, outcome, normalize=True)
             return
         reports = readouts.report(readout, outcome, self.uniforms.take(rows))
-        self.store.reset_last(rows, outcome, normalize=True, targets=readouts.targets(outcome, reports))
+        self.store.apply_reset(rows, site, outcome, normalize=True, targets=readouts.targets(outcome, reports))
 
     def _record(self, k: int, rows: np.ndarray) -> None:
         """Populations and coherence of the rows at times[k] (normalized in sampled mode)."""

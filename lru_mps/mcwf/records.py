@@ -29,13 +29,13 @@ class Event:
 
 
 class EventLog:
-    """What happened to B rows, in order; measurements on ``site`` (the reset site)."""
+    """What happened to B rows, in order; measurements on ``site`` (the reset site) unless one names its own."""
 
     def __init__(self, B: int, site: int):
         self.B = B
         self.site = site
         self._jumps: list[tuple[int, int, Event]] = []  # (sequence number, row, event)
-        self._measured: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []  # (seq, rows, times, outcomes)
+        self._measured: list[tuple] = []  # (seq, rows, times, outcomes, site)
         self._trains: list[tuple[int, int, object]] = []  # (seq, row, times or (first, count, period))
         self._seq = 0
         self._by_row: dict[int, list] | None = None
@@ -44,9 +44,10 @@ class EventLog:
         self._jumps.append((self._seq, b, Event(time, channel, site)))
         self._seq += 1
 
-    def measured(self, rows: np.ndarray, times: np.ndarray, outcomes: np.ndarray) -> None:
-        """Measurements of ``rows`` at ``times`` (copied) with ``outcomes``."""
-        self._measured.append((self._seq, np.array(rows), np.array(times, dtype=float), np.array(outcomes)))
+    def measured(self, rows: np.ndarray, times: np.ndarray, outcomes: np.ndarray, site: int | None = None) -> None:
+        """Measurements of ``rows`` at ``times`` (copied) with ``outcomes`` on ``site`` (None: the log's)."""
+        self._measured.append((self._seq, np.array(rows), np.array(times, dtype=float), np.array(outcomes),
+                               self.site if site is None else int(site)))
         self._seq += 1
 
     def periodic_train(self, rows: np.ndarray, first: np.ndarray, count: np.ndarray, period: float) -> None:
@@ -64,7 +65,7 @@ class EventLog:
     def count(self, b: int) -> int:
         """How many events row b has (without building them)."""
         n = sum(1 for _, r, _ in self._jumps if r == b)
-        n += sum(int(np.count_nonzero(rows == b)) for _, rows, _, _ in self._measured)
+        n += sum(int(np.count_nonzero(rows == b)) for _, rows, _, _, _ in self._measured)
         for _, r, what in self._trains:
             if r == b:
                 n += what[1] if isinstance(what, tuple) else len(what)
@@ -80,7 +81,7 @@ class EventLog:
             if kind == "jump":
                 out.append(what)
             elif kind == "measured":
-                out.append(Event(what[0], "measurement", self.site, what[1]))
+                out.append(Event(what[0], "measurement", what[2], what[1]))
             else:
                 out += [Event(float(t), "measurement", self.site, 0) for t in _train_times(what)]
         return out
@@ -89,9 +90,9 @@ class EventLog:
         by_row: dict[int, list] = {}
         for seq, b, ev in self._jumps:
             by_row.setdefault(b, []).append((seq, "jump", ev))
-        for seq, rows, times, outcomes in self._measured:
+        for seq, rows, times, outcomes, site in self._measured:
             for b, t, o in zip(rows.tolist(), times.tolist(), outcomes.tolist()):
-                by_row.setdefault(b, []).append((seq, "measured", (t, int(o))))
+                by_row.setdefault(b, []).append((seq, "measured", (t, int(o), site)))
         for seq, b, what in self._trains:
             by_row.setdefault(b, []).append((seq, "train", what))
         self._by_row = by_row

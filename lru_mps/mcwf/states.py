@@ -13,7 +13,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ..engines.common.probe import CopyProbe
-from ..engines.common.store import BatchStore, jump, last_site_populations, observe_states, reset
+from ..engines.common.store import BatchStore, jump, observe_states, site_level_populations, reset
 
 
 class TrajectoryState(Protocol):
@@ -92,13 +92,13 @@ class StateList(BatchStore):
         pops, rho10 = observe_states([self.states[b] for b in rows], self.L)
         return pops, rho10, n2
 
-    def last_populations(self, rows) -> np.ndarray:
-        return last_site_populations([self.states[b] for b in rows], self.L)
+    def reset_populations(self, rows, site: int) -> np.ndarray:
+        return site_level_populations([self.states[b] for b in rows], site)
 
-    def reset_last(self, rows, outcomes, normalize: bool, targets=None) -> None:
+    def apply_reset(self, rows, site: int, outcomes, normalize: bool, targets=None) -> None:
         targets = np.zeros(len(rows), dtype=int) if targets is None else targets
         for b, o, k in zip(rows, outcomes, targets):
-            reset(self.states[b], o, self.L - 1, normalize, k)
+            reset(self.states[b], o, site, normalize, k)
 
     def diagnostics(self) -> list[dict]:
         return [s.diagnostics() if hasattr(s, "diagnostics") else {} for s in self.states]

@@ -61,12 +61,12 @@ class StateStore(Protocol):
     def observe(self, rows: np.ndarray):
         """Site populations (m, L, 3), rho_1[1, 0] (m,) and the squared norms (m,) used to normalize them."""
 
-    def last_populations(self, rows: np.ndarray) -> np.ndarray:
-        """Level populations (m, 3) of the last site."""
+    def reset_populations(self, rows: np.ndarray, site: int) -> np.ndarray:
+        """Level populations (m, 3) of the reset site ``site`` (an index of ``spec.reset_sites``)."""
 
-    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool, targets=None) -> None:
-        """|k_b><o_b| on the last site of each row, k_b = targets[b] (default 0: the reset; a readout error
-        gives x(m, n), :mod:`lru_mps.physics.readout`), then renormalize if ``normalize``."""
+    def apply_reset(self, rows: np.ndarray, site: int, outcomes: np.ndarray, normalize: bool, targets=None) -> None:
+        """|k_b><o_b| on the reset site ``site`` of each row, k_b = targets[b] (default 0: the reset; a readout
+        error gives x(m, n), :mod:`lru_mps.physics.readout`), then renormalize if ``normalize``."""
 
     def diagnostics(self) -> list[dict]:
         """Per-row engine diagnostics."""

@@ -2,10 +2,11 @@
 
 An array is a connected graph: L sites (qutrits) and the edges (i, j), i < j, that carry a hopping
 J_e (a_i^dag a_j + h.c.).  The chain's conventions are kept by numbering: the coding qubit (the start
-site) is index 0 and the single reset site is the last index L - 1, so every reset, observable and
-store written for the chain stays valid on a graph.  :meth:`Geometry.relabel` renumbers a geometry so
-that a chosen start site comes first and a chosen reset site last; the permutation is recorded
-(``labels``: the original index of every new site) so that per-site results map back to coordinates.
+site) is index 0 and the reset sites are the last ``resets`` indices (one on the chain: L - 1), so every
+reset, observable and store written for the chain stays valid on a graph.  :meth:`Geometry.relabel`
+renumbers a geometry so that a chosen start site comes first and the chosen reset sites last; the
+permutation is recorded (``labels``: the original index of every new site) so that per-site results map
+back to coordinates.
 
 Constructors: :func:`chain` (edges (l, l+1), coordinates (0, l)), :func:`ladder` (2 x n),
 :func:`grid` (R x C, rows of C sites numbered row by row); :func:`parse` reads the user's text
@@ -28,13 +29,15 @@ ALLOWED = "chain, ladder:N (2 x N sites, N >= 1) or grid:RxC (R rows of C sites,
 @dataclass(frozen=True)
 class Geometry:
     """A connected coupling graph of ``L`` sites (0-based), its ``edges`` (i, j), i < j, and per-site
-    ``coords`` (row, col); ``labels[k]``: the index site k had before any :meth:`relabel` (identity if none)."""
+    ``coords`` (row, col); ``labels[k]``: the index site k had before any :meth:`relabel` (identity if none);
+    ``resets``: how many sites, the last indices, carry the reset channels (:attr:`reset_sites`)."""
 
     name: str
     L: int
     edges: tuple
     coords: tuple
     labels: tuple | None = None
+    resets: int = 1
 
     def __post_init__(self):
         L = self.L
@@ -55,6 +58,14 @@ class Geometry:
         require(sorted(labels) == list(range(L)), NAME, self.name, "labels: a permutation of the sites")
         object.__setattr__(self, "labels", labels)
         require(_connected(L, edges), NAME, self.name, "a connected graph (every site reachable from site 0)")
+        require(isinstance(self.resets, (int, np.integer)) and 1 <= self.resets <= L - 1, NAME, self.name,
+                f"1 to L - 1 = {L - 1} reset sites (the start site is not one)", f"resets={self.resets!r}")
+        object.__setattr__(self, "resets", int(self.resets))
+
+    @property
+    def reset_sites(self) -> tuple:
+        """The indices of the reset sites: the last :attr:`resets` ones."""
+        return tuple(range(self.L - self.resets, self.L))
 
     @property
     def n_edges(self) -> int:
@@ -62,8 +73,9 @@ class Geometry:
 
     @property
     def is_chain(self) -> bool:
-        """True when the edges are exactly the chain's (l, l+1), l = 0..L-2, in that order."""
-        return self.edges == tuple((l, l + 1) for l in range(self.L - 1))
+        """True when the edges are exactly the chain's (l, l+1), l = 0..L-2, in that order, with one reset site
+        (the last): the chain every chain-only method (MPS, the tridiagonal and log-space rates) takes."""
+        return self.resets == 1 and self.edges == tuple((l, l + 1) for l in range(self.L - 1))
 
     def degrees(self) -> np.ndarray:
         """The number of neighbours of every site."""
@@ -75,6 +87,10 @@ class Geometry:
 
     def distance(self, a: int, b: int) -> int:
         """The graph distance (fewest edges) between sites ``a`` and ``b``."""
+        return int(self.distances(a)[b])
+
+    def distances(self, a: int) -> np.ndarray:
+        """The graph distance (fewest edges) from site ``a`` to every site (L,)."""
         nbrs = {k: [] for k in range(self.L)}
         for i, j in self.edges:
             nbrs[i].append(j)
@@ -88,7 +104,11 @@ class Geometry:
                         dist[m] = dist[k] + 1
                         nxt.append(m)
             todo = nxt
-        return dist[b]
+        return np.array([dist[k] for k in range(self.L)])
+
+    def reset_distance(self, a: int = 0) -> int:
+        """The fewest edges from site ``a`` to the nearest reset site."""
+        return int(min(self.distances(a)[list(self.reset_sites)]))
 
     def adjacency(self, couplings=None) -> np.ndarray:
         """The L x L adjacency matrix, entry (i, j) = (j, i) = the coupling of edge (i, j) (1 when None)."""
@@ -98,23 +118,28 @@ class Geometry:
             A[i, j] = A[j, i] = x
         return A
 
-    def relabel(self, start: int, reset: int) -> "Geometry":
-        """The same graph renumbered so that site ``start`` is index 0 and site ``reset`` the last index.
+    def relabel(self, start: int, reset) -> "Geometry":
+        """The same graph renumbered so that site ``start`` is index 0 and the reset site(s) the last indices.
 
+        ``reset``: one site index or a sequence of them (several reset sites, in that order at the end).
         The other sites keep their relative order.  ``start`` and ``reset`` are indices of this
         geometry; the result's ``labels`` map every new index to the original one (composed with this
         geometry's own labels).
         """
         L = self.L
-        for name, s in (("start", start), ("reset", reset)):
+        resets = [reset] if isinstance(reset, (int, np.integer)) else list(reset)
+        for name, s in [("start", start)] + [("reset", r) for r in resets]:
             require(isinstance(s, (int, np.integer)) and 0 <= s < L, NAME, f"{self.name} {name}={s}",
                     f"a site index 0..{L - 1}")
-        require(start != reset, NAME, f"{self.name} start=reset={start}", "different start and reset sites")
-        order = [start] + [k for k in range(L) if k not in (start, reset)] + [reset]  # order[new] = old
+        require(start not in resets, NAME, f"{self.name} start={start} reset={resets}",
+                "different start and reset sites")
+        require(len(set(resets)) == len(resets) and resets, NAME, f"{self.name} reset={resets}",
+                "at least one reset site, each once")
+        order = [start] + [k for k in range(L) if k != start and k not in resets] + resets  # order[new] = old
         new_of = {old: new for new, old in enumerate(order)}
         edges = sorted((min(new_of[i], new_of[j]), max(new_of[i], new_of[j])) for i, j in self.edges)
         return Geometry(self.name, L, tuple(edges), tuple(self.coords[o] for o in order),
-                        tuple(self.labels[o] for o in order))
+                        tuple(self.labels[o] for o in order), len(resets))
 
     def in_original_order(self, values) -> np.ndarray:
         """Per-site values (first axis: the sites in this numbering) put back in the original site order
@@ -127,8 +152,11 @@ class Geometry:
 
     def as_dict(self) -> dict:
         """JSON-friendly description (for a spec's parameters and cache key)."""
-        return {"geometry": self.name, "geometry_edges": [list(e) for e in self.edges],
-                "geometry_coords": [list(c) for c in self.coords], "geometry_labels": list(self.labels)}
+        out = {"geometry": self.name, "geometry_edges": [list(e) for e in self.edges],
+               "geometry_coords": [list(c) for c in self.coords], "geometry_labels": list(self.labels)}
+        if self.resets > 1:  # (one reset site: the keys as before, so the cache keys are unchanged)
+            out["geometry_resets"] = self.resets
+        return out
 
 
 def _connected(L: int, edges) -> bool:
@@ -213,18 +241,30 @@ def site_index(value, g: Geometry, name: str) -> int:
 
 def from_user(value, L: int | None, start=None, reset=None) -> Geometry | None:
     """The geometry of the user's ``geometry`` text with its ``start`` and ``reset`` sites (None: the layout's
-    first and last site; :func:`site_index`), relabelled so that start is index 0 and reset the last index.
+    first and last site; :func:`site_index`), relabelled so that start is index 0 and the reset site(s) the last.
 
-    ``chain`` with the default sites is None (the spec's own chain, bit for bit); ``L`` is the chain's length
-    (a graph's own L is its number of sites)."""
+    ``reset`` may name several reset sites: a list of sites, or a text with ``;`` between them (``"1,3; 3,1"``);
+    each carries the reset's channels (docs/physics.md §3.4).  ``chain`` with the default sites is None (the spec's
+    own chain, bit for bit); ``L`` is the chain's length (a graph's own L is its number of sites)."""
     g = parse(value, L if L is not None else 2)
     if g is None:  # (a Geometry given as None)
         return None
     s = 0 if start is None else site_index(start, g, "start_site")
-    r = g.L - 1 if reset is None else site_index(reset, g, "reset_site")
-    require(s != r, "reset_site" if reset is not None else "start_site", reset if reset is not None else start,
-            f"a site other than the {'start' if reset is not None else 'reset'} site "
-            f"({s + 1}, at {g.coords[s][0] + 1},{g.coords[s][1] + 1})", "the qubit and the reset sit on two sites")
-    if (s, r) == (0, g.L - 1):
+    resets = [g.L - 1] if reset is None else [site_index(r, g, "reset_site") for r in _reset_list(reset)]
+    require(len(set(resets)) == len(resets), "reset_site", reset, "each reset site once")
+    for r in resets:
+        require(s != r, "reset_site" if reset is not None else "start_site", reset if reset is not None else start,
+                f"a site other than the {'start' if reset is not None else 'reset'} site "
+                f"({s + 1}, at {g.coords[s][0] + 1},{g.coords[s][1] + 1})", "the qubit and the reset sit on two sites")
+    if (s, resets) == (0, [g.L - 1]):
         return None if g.name == "chain" and g.is_chain else g
-    return g.relabel(s, r)
+    return g.relabel(s, resets[0] if len(resets) == 1 else resets)
+
+
+def _reset_list(reset) -> list:
+    """The user's reset site(s) as a list: a list of sites (numbers or (r, c) pairs) or a text split at ';'."""
+    if isinstance(reset, list) or (isinstance(reset, tuple) and reset and isinstance(reset[0], (tuple, list))):
+        return list(reset)
+    if isinstance(reset, str) and ";" in reset:
+        return [p for p in (x.strip() for x in reset.split(";")) if p]
+    return [reset]

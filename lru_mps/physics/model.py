@@ -209,6 +209,9 @@ class ArraySpec(SpecInput, HamiltonianTerms):
             return
         require(g.L == self.L, "geometry", g.name, f"a graph of L = {self.L} sites (the spec's length)",
                 f"it has {g.L}: set L = {g.L}")
+        require(g.resets == 1 or self.reset.kind in ("periodic", "dissipation", "none"), "reset", self.reset.kind,
+                f"periodic or dissipation with {g.resets} reset sites (random feedback at several sites would need a "
+                "Poisson clock per site; the trajectory algorithm has one)")
         if not g.is_chain:
             require(profiles.is_uniform(self.hopping_profile), "hopping_profile", profiles.describe(
                 self.hopping_profile), f"uniform on the graph {g.name} (a profile is a chain's, bond by bond)")
@@ -275,8 +278,15 @@ class ArraySpec(SpecInput, HamiltonianTerms):
     @property
     def transit_hops(self) -> int:
         """Hops from the start site (index 0) to the reset site (index L - 1): L - 1 on the chain, the graph
-        distance on a :attr:`geometry` (the transit of the leakage takes transit_hops T_prop)."""
-        return self.L - 1 if self.geometry is None else self.geometry.distance(0, self.L - 1)
+        distance to the nearest reset site on a :attr:`geometry` (the transit of the leakage takes transit_hops
+        T_prop)."""
+        return self.L - 1 if self.geometry is None else self.geometry.reset_distance(0)
+
+    @property
+    def reset_sites(self) -> tuple:
+        """The indices of the sites that carry the reset channels: (L - 1,) on the chain, a graph's last
+        :attr:`~lru_mps.physics.geometry.Geometry.resets` indices (docs/physics.md §3.4)."""
+        return (self.L - 1,) if self.geometry is None else self.geometry.reset_sites
 
     def draw_realization(self, rng: np.random.Generator) -> Realization:
         """Resonant-E2 disorder: dw_l ~ U[-W/2, W/2], U_l = Ubar + 2 dw_l (box pattern, no spreads).
@@ -317,18 +327,18 @@ class ArraySpec(SpecInput, HamiltonianTerms):
         ``sqrt(G) |0><n|_L``; the trajectory algorithm unravels those as
         measurements at Poisson times instead (see :meth:`jump_channels`).
         """
-        last = self.L - 1
         chans: list[Channel] = []
         G = self.reset.rate
-        if self.reset.kind == "dissipation":
-            chans.append(Channel("dissipation", last, ops.a, G, True))
-        elif self.reset.kind == "random" and self.readout is None:
-            for k in range(3):
-                chans.append(Channel(f"measure{k}", last, ops.reset_op(k), G, k > 0))
-        elif self.reset.kind == "random":  # sqrt(G p(n|m)) |x(m, n)><m|_L (physics.readout)
-            for p, k, m in readouts.kraus(self.readout):
-                op = np.outer(ops.ket(k), ops.ket(m))
-                chans.append(Channel(f"measure{m}{k}", last, op, G * p, k < m))
+        for last in self.reset_sites:  # the reset's channels on each reset site (one on the chain: L - 1)
+            if self.reset.kind == "dissipation":
+                chans.append(Channel("dissipation", last, ops.a, G, True))
+            elif self.reset.kind == "random" and self.readout is None:
+                for k in range(3):
+                    chans.append(Channel(f"measure{k}", last, ops.reset_op(k), G, k > 0))
+            elif self.reset.kind == "random":  # sqrt(G p(n|m)) |x(m, n)><m|_L (physics.readout)
+                for p, k, m in readouts.kraus(self.readout):
+                    op = np.outer(ops.ket(k), ops.ket(m))
+                    chans.append(Channel(f"measure{m}{k}", last, op, G * p, k < m))
         T1, Tphi = self.conditions.t1_sites(self.L), self.conditions.tphi_sites(self.L)  # one per site
         if self.thermal_bath:  # sqrt(gamma (1 + nbar)) a and sqrt(gamma nbar) a^dag (physics.bath; no a^dag at T = 0)
             for l, down, up in baths.rates(self):

@@ -172,10 +172,17 @@ def _jump_operators(spec: ArraySpec) -> list[sp.csr_matrix]:
 
 def _measurement_operators(spec: ArraySpec) -> list[sp.csr_matrix]:
     """P_n = |0><n| on the last site (periodic feedback), n = 0, 1, 2; with a readout error the Kraus operators
-    sqrt(p(n|m)) X_0n |m><m|_L = sqrt(p) |x(m, n)><m|_L (:func:`lru_mps.physics.readout.kraus`)."""
-    if spec.readout is None:
-        return [embed(ops.reset_op(n), spec.L - 1, spec.L) for n in range(3)]
-    return [np.sqrt(p) * embed(np.outer(ops.ket(k), ops.ket(m)), spec.L - 1, spec.L) for p, k, m in kraus(spec.readout)]
+    sqrt(p(n|m)) X_0n |m><m|_L = sqrt(p) |x(m, n)><m|_L (:func:`lru_mps.physics.readout.kraus`).  With several
+    reset sites every site is measured at once: the products of one operator per site (they commute)."""
+    def on(site):
+        if spec.readout is None:
+            return [embed(ops.reset_op(n), site, spec.L) for n in range(3)]
+        return [np.sqrt(p) * embed(np.outer(ops.ket(k), ops.ket(m)), site, spec.L) for p, k, m in kraus(spec.readout)]
+
+    out = on(spec.reset_sites[0])
+    for site in spec.reset_sites[1:]:
+        out = [(A @ B).tocsr() for A in out for B in on(site)]
+    return out
 
 
 def _t0_nodes(spec: ArraySpec, t0_nodes: int) -> tuple[np.ndarray, float]:

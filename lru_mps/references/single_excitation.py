@@ -62,8 +62,8 @@ def qubit_population_n1(spec: ArraySpec, real: Realization, times, t0_nodes: int
     pair = 0.5 * (k[:, None] + k[None, :])  # rho_ab, a != b: at (k_a + k_b)/2 (2/Tphi when uniform)
     liou -= np.diag((pair * (1.0 - eye)).reshape(-1))  # dephasing: the off-diagonals
     liou -= np.diag((0.5 * (g[:, None] + g[None, :])).reshape(-1))  # decay: rho_ab at (g_a + g_b)/2 (1/T1q uniform)
-    last = np.zeros((L, L))
-    last[-1, -1] = 1.0
+    last = np.zeros((L, L))  # the projector on the reset sites (the chain's: site L)
+    last[list(spec.reset_sites), list(spec.reset_sites)] = 1.0
     keep = np.kron(eye - last, eye - last)  # P0 rho P0
     kind, G = spec.reset.kind, spec.reset.rate
     if kind == "dissipation":

@@ -17,7 +17,7 @@ Jumps and feedback resets act on one row at a time; a store that holds a
 row as an ordinary state (:class:`~lru_mps.mcwf.states.TrajectoryState`)
 applies them with :func:`jump` and :func:`reset`, the one arithmetic the
 unbatched states use, and observes them with :func:`observe_states` and
-:func:`last_site_populations`.
+:func:`site_level_populations`.
 """
 
 from __future__ import annotations
@@ -68,6 +68,6 @@ def observe_states(states, L: int) -> tuple[np.ndarray, np.ndarray]:
     return pops, rho10
 
 
-def last_site_populations(states, L: int) -> np.ndarray:
-    """Level populations (m, 3) of the last site of ordinary states."""
-    return np.array([s.site_populations()[L - 1] for s in states]).reshape(len(states), 3)
+def site_level_populations(states, site: int) -> np.ndarray:
+    """Level populations (m, 3) of site ``site`` of ordinary states."""
+    return np.array([s.site_populations()[site] for s in states]).reshape(len(states), 3)

@@ -351,14 +351,14 @@ class ExactBatch(BatchStore):
         new = new * (1.0 / math.sqrt(float(np.vdot(new, new).real)))
         self.psi[b] = xp.asarray(new)
 
-    def last_populations(self, rows: np.ndarray) -> np.ndarray:
-        """Unnormalized level populations (m, 3) of the last site, rows ``rows``."""
-        xp, basis = self.xp, self.basis
-        return xp.weights(self.psi[xp.take(rows)], basis.M[:, 3 * (self.L - 1) :], basis.M2_last)
+    def reset_populations(self, rows: np.ndarray, site: int) -> np.ndarray:
+        """Unnormalized level populations (m, 3) of the reset site ``site``, rows ``rows``."""
+        xp = self.xp
+        return xp.weights(self.psi[xp.take(rows)], *self.basis.site_columns(site))
 
-    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool, targets=None) -> None:
-        """|k_b><o_b| on the last site of each row, k_b = targets[b] (default 0: the reset), then renormalize
-        if ``normalize``."""
+    def apply_reset(self, rows: np.ndarray, site: int, outcomes: np.ndarray, normalize: bool, targets=None) -> None:
+        """|k_b><o_b| on the reset site ``site`` of each row, k_b = targets[b] (default 0: the reset), then
+        renormalize if ``normalize``."""
         xp, basis = self.xp, self.basis
         tr = xp.take(rows)
         x = self.psi[tr]
@@ -369,7 +369,7 @@ class ExactBatch(BatchStore):
                 sel = np.nonzero((outcomes == o) & (targets == k))[0]
                 if len(sel) == 0:
                     continue
-                src, dst = basis.transfer(o, k)
+                src, dst = basis.transfer(o, k, site)
                 ts = xp.take(sel)
                 block = new[ts]
                 block[:, xp.take(dst)] = x[ts][:, xp.take(src)]

@@ -54,15 +54,24 @@ class SortedBasis:
             self.reset_src.append(src)
             self.reset_dst.append(inv[self.keep[src] - o])
 
-    def transfer(self, m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """|k><m| on the last site: new[dst] = old[src] (a readout error's k = x(m, n); the blocks must reach N + k - m)."""
-        if k == 0:
+    def transfer(self, m: int, k: int, site: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """|k><m| on ``site`` (None: the last): new[dst] = old[src] (a readout error's k = x(m, n); the blocks
+        must reach N + k - m)."""
+        site = self.L - 1 if site is None else int(site)
+        if k == 0 and site == self.L - 1:
             return self.reset_src[m], self.reset_dst[m]
-        src = np.nonzero(self.levels[self.L - 1] == m)[0]
-        dst = self.inv[self.keep[src] + (k - m)]
+        src = np.nonzero(self.levels[site] == m)[0]
+        dst = self.inv[self.keep[src] + (k - m) * 3 ** (self.L - 1 - site)]  # natural index: site 0 the top digit
         if np.any(dst >= self.dim):
-            raise RuntimeError(f"|{k}><{m}| on the last site leaves the kept N-blocks 0..{self.nmax}")
+            raise RuntimeError(f"|{k}><{m}| on site {site} leaves the kept N-blocks 0..{self.nmax}")
         return src, dst
+
+    def site_columns(self, site: int) -> tuple[np.ndarray, np.ndarray]:
+        """(M, M2) restricted to the three level columns of ``site`` (contiguous; the last site's kept)."""
+        if site == self.L - 1:
+            return self.M[:, 3 * site:], self.M2_last
+        return (np.ascontiguousarray(self.M[:, 3 * site:3 * site + 3]),
+                np.ascontiguousarray(self.M2[:, 3 * site:3 * site + 3]))
 
 
 def _edges(L: int, edges) -> tuple:

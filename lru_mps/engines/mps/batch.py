@@ -28,10 +28,10 @@ import numpy as np
 from numba.typed import List
 
 from .padded import PaddedMPSBatch
-from .state import DISCARDED_WEIGHT_WARN, MPSOptions, MPSState
+from .state import DISCARDED_WEIGHT_WARN, MPSOptions, MPSState, the_last as _the_last
 from .store import MPSStore
 from ..common.probe import CopyProbe
-from ..common.store import last_site_populations, observe_states, reset
+from ..common.store import observe_states, reset, site_level_populations
 from .kernels import last_norms, sweep_rows, sweep_rows_steps
 
 #: the share of a row's norm one step's truncation may remove (as the discarded-weight warning)
@@ -178,13 +178,15 @@ class MPSBatch(MPSStore):
         pops, rho10 = observe_states([self.states[b] for b in rows], self.L)
         return pops, rho10, self.norm2(rows)
 
-    def last_populations(self, rows: np.ndarray) -> np.ndarray:
-        """Level populations (m, 3) of the last site (tracks <H>, as site_populations does)."""
-        return last_site_populations([self.states[b] for b in rows], self.L)
+    def reset_populations(self, rows: np.ndarray, site: int) -> np.ndarray:
+        """Level populations (m, 3) of the reset site, the last (tracks <H>, as site_populations does)."""
+        _the_last(site, self.last)
+        return site_level_populations([self.states[b] for b in rows], site)
 
-    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool, targets=None) -> None:
-        """|k_b><o_b| (k_b = targets[b], default 0) on the last site (the centre) of each row, then renormalize
-        if ``normalize``."""
+    def apply_reset(self, rows: np.ndarray, site: int, outcomes: np.ndarray, normalize: bool, targets=None) -> None:
+        """|k_b><o_b| (k_b = targets[b], default 0) on the reset site, the last (the centre), of each row, then
+        renormalize if ``normalize``."""
+        _the_last(site, self.last)
         self.held = None
         targets = np.zeros(len(rows), dtype=int) if targets is None else targets
         for b, o, k in zip(rows, outcomes, targets):
@@ -195,3 +197,4 @@ class MPSBatch(MPSStore):
     def diagnostics(self) -> list[dict]:
         """Per-row MPSState.diagnostics(): truncation, bonds, Trotter drift, steps, norm error."""
         return [s.diagnostics() for s in self.states]
+

@@ -28,7 +28,7 @@ import numpy as np
 from numba.typed import List
 
 from ..common.arraylib import ArrayLib
-from .state import MPSOptions, MPSState
+from .state import MPSOptions, MPSState, the_last as _the_last
 from .store import MPSStore
 from ..common.probe import CopyProbe
 from ..common.store import observe_states, reset
@@ -300,12 +300,15 @@ class PaddedMPSBatch(MPSStore):
             self.keep_diagnostics(b, s)
         return pops, rho10, np.array([s.norm2() for s in states])
 
-    def last_populations(self, rows: np.ndarray) -> np.ndarray:
-        """Level populations (m, 3) of the last site (tracks <H>, as site_populations does)."""
-        return np.array([self.populations(b)[self.L - 1] for b in rows]).reshape(len(rows), 3)
+    def reset_populations(self, rows: np.ndarray, site: int) -> np.ndarray:
+        """Level populations (m, 3) of the reset site, the last (tracks <H>, as site_populations does)."""
+        _the_last(site, self.L - 1)
+        return np.array([self.populations(b)[site] for b in rows]).reshape(len(rows), 3)
 
-    def reset_last(self, rows: np.ndarray, outcomes: np.ndarray, normalize: bool, targets=None) -> None:
-        """|k_b><o_b| (k_b = targets[b], default 0) on the last site of each row, then renormalize if ``normalize``."""
+    def apply_reset(self, rows: np.ndarray, site: int, outcomes: np.ndarray, normalize: bool, targets=None) -> None:
+        """|k_b><o_b| (k_b = targets[b], default 0) on the reset site, the last, of each row, then renormalize if
+        ``normalize``."""
+        _the_last(site, self.L - 1)
         targets = np.zeros(len(rows), dtype=int) if targets is None else targets
         for b, o, k in zip(rows, outcomes, targets):
             state = self.row_state(b)

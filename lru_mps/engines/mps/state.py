@@ -304,3 +304,9 @@ def warn_diagnostics(diag: dict, label: str = "trajectory") -> None:
     if diag.get("norm_error", 0.0) > NORM_ERROR_WARN:
         warnings.warn(f"{label}: MPS norm error {diag['norm_error']:.2e} > {NORM_ERROR_WARN:g}", RuntimeWarning,
                       stacklevel=2)
+
+
+def the_last(site: int, last: int) -> None:
+    """An MPS row is a chain whose one reset site is the last (the orthogonality centre at rest): refuse another."""
+    if site != last:
+        raise ValueError(f"the MPS engine resets the last site ({last}) only, not site {site}")
