@@ -168,3 +168,14 @@ _make("design", [
                  help="Added p_total per cycle allowed: 'paper' (the paper's working point's) or a number in (0, 1], "
                       "e.g. 0.005 [default: paper]."),
 ])
+_make("routing", [
+    click.option("--grids", default=None, help="Grids of coding transmons RxC, e.g. 3x3,4x4,5x5."),
+    click.option("--lrus", default=None, type=click.Choice(["corners", "sides", "boundary"]),
+                 help="Where the LRUs sit on each grid's boundary [default: corners]."),
+    click.option("--lru-arm", default=None, type=int,
+                 help="Transmons per LRU, the last one the reset site [default: 2]."),
+    click.option("--temperatures", default=None,
+                 help="Temperatures of the array under realistic conditions, e.g. 0,100mK [default: 0,100mK]."),
+    click.option("--thermal-max-sites", default=None, type=int,
+                 help="A temperature > 0 runs on layouts of at most this many transmons [default: 17]."),
+])

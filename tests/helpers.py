@@ -69,8 +69,8 @@ def load_study(folder) -> tuple[dict, dict, object]:
 
 def stored_lifetimes(folder, spec, cfg: dict, **kw) -> dict:
     """{name: as_json} of ``leakage_lifetimes(simulate(spec, ...))`` with a study's settings: seed, engine and
-    its options from the study's ``cfg``, the branch estimator, and ``kw`` (init, t_final, time_points,
-    trajectories, ...).  The ensemble is loaded from the study's store (``folder``/work), which costs nothing,
+    its options from the study's ``cfg``, the branch estimator (unless ``kw`` names one), and ``kw`` (init,
+    t_final, time_points, trajectories, ...).  The ensemble is loaded from the study's store (``folder``/work), which costs nothing,
     and the call fails if that writes a block: the study ran the point with other settings."""
     from lru_mps.analysis.lifetimes import leakage_lifetimes
     from lru_mps.run.simulate import simulate
@@ -80,8 +80,9 @@ def stored_lifetimes(folder, spec, cfg: dict, **kw) -> dict:
         return {str(p): p.stat().st_mtime_ns for p in (Path(folder) / "work").rglob("block_*.npz")}
 
     before = blocks()
-    res = simulate(spec, seed=int(cfg["seed"]), engine=cfg["engine"], estimator="branch",
-                   engine_options=mps_options(cfg, spec.J_hz), store=Path(folder) / "work", **kw)
+    kw.setdefault("estimator", "branch")
+    res = simulate(spec, seed=int(cfg["seed"]), engine=cfg["engine"], engine_options=mps_options(cfg, spec.J_hz),
+                   store=Path(folder) / "work", **kw)
     assert blocks() == before, "the study did not run this ensemble (other settings)"
     return {k: v.as_json(spec.J_hz) for k, v in leakage_lifetimes(res).items()}
 

@@ -133,6 +133,7 @@ def test_a_study_folder_of_other_options_is_refused_by_name(tmp_path):
      "--disorder=150MHz is not allowed: one of --disorder and --disorders"),
     (["rate-sweep", "--rate", "1J"], "--rate=1J is not allowed: not an option of the rate-sweep study"),
     (["design", "--rate", "1J"], "--rate=1J is not allowed: not an option of the design study"),
+    (["routing", "-L", "5"], "--length=5 is not allowed: not an option of the routing study"),
 ])
 def test_a_single_value_and_its_list_are_one_rule(tmp_path, args, shown):
     """Every pair of a swept option and its list follows one rule: both together are refused with one line (as is
@@ -150,6 +151,7 @@ def test_a_single_value_and_its_list_are_one_rule(tmp_path, args, shown):
     ("design", "hopping_profile", "transfer", {"hopping_profiles": ["transfer"]}),
     ("disorder-sweep", "disorder", "150MHz", {"disorders": ["150MHz"]}),
     ("dynamics", "rate", "1J", {"rates": ["1J"]}),
+    ("routing", "temperature", "100mK", {"temperatures": "100mK"}),
 ])
 def test_a_single_value_runs_alone(name, option, value, lists):
     from lru_mps.studies import SWEPT_OPTIONS, get_study, single_values, study_names

@@ -109,6 +109,7 @@ __all__ = [
     "reset_factor",
     "exact_rates",
     "qubit_rates",
+    "graph_rates_floored",
 ]
 
 #: resolvable when Gamma_1 > RESOLVE_FACTOR * eps * scale (relative round-off below ~1e-4)
@@ -390,10 +391,7 @@ def _graph_rates(spec: ArraySpec, real: Realization, method: str) -> QubitRates:
     require(method != "log-space", "method", method, "'auto' or 'exact' on a graph geometry",
             "the log-space continuation is a recursion along a chain's bonds (l, l+1)")
     kind, G = spec.reset.kind, float(spec.reset.rate)
-    H = spec.one_particle_hamiltonian(real)
-    E, V, q = graph_spectrum(H)
-    floor = RESOLVE_FACTOR * _EPS * _roundoff_scale(kind, G, E)
-    g1, g2 = eigen_rates(spec, np.asarray(real.dw, dtype=float), real.hoppings, E, V, q, 0.0, True, H)
+    g1, g2, floor, E, V, q = _graph_exact(spec, real)
     require(g1 > floor, "geometry", spec.geometry.name,
             "a graph whose qubit rate is above the round-off floor (no log-space continuation off the chain)",
             f"the exact N = 1 Gamma_1 = {g1:.3g} J is below the floor {floor:.2g} J: noise; a smaller disorder or "
@@ -403,10 +401,31 @@ def _graph_rates(spec: ArraySpec, real: Realization, method: str) -> QubitRates:
     if w1 < _HYBRID_WEIGHT:
         msg += (f"; warning: the qubit mode has only {w1:.2f} of its weight on the start site "
                 "(strongly hybridized with a neighbour)")
-    edge = float(V[-1, q] ** 2)
+    edge = float(np.sum(V[list(spec.reset_sites), q] ** 2))  # (the weight on the reset sites)
     return QubitRates(gamma1=float(g1), gamma2=float(g2), T1=1.0 / g1, T2=1.0 / g2 if g2 > 0 else math.inf,
                       log_gamma1=float(log_g1), log_gamma2=float(log_g2), method=used, resolvable=True, message=msg,
                       kind=kind, rate=G, energy=float(E[q]), site1_weight=w1,
                       log_edge_weight=math.log(edge) if edge > 0 else -math.inf, c_factor=math.nan,
                       perturbative_error=math.nan, roundoff_error=float(floor / (RESOLVE_FACTOR * g1)),
                       floor=float(floor))
+
+
+def _graph_exact(spec: ArraySpec, real: Realization):
+    """(Gamma_1, Gamma_2, the round-off floor of Gamma_1, E, V, q): the exact N = 1 rates of a graph's dense H1."""
+    kind, G = spec.reset.kind, float(spec.reset.rate)
+    H = spec.one_particle_hamiltonian(real)
+    E, V, q = graph_spectrum(H)
+    floor = RESOLVE_FACTOR * _EPS * _roundoff_scale(kind, G, E)
+    g1, g2 = eigen_rates(spec, np.asarray(real.dw, dtype=float), real.hoppings, E, V, q, 0.0, True, H)
+    return g1, g2, floor, E, V, q
+
+
+def graph_rates_floored(spec: ArraySpec, real: Realization) -> tuple[float, float, bool]:
+    """(Gamma_1, Gamma_2, under) of the qubit on a coupling graph (units of J), where :func:`qubit_rates` would
+    refuse a Gamma_1 under the round-off floor: then ``under`` is True and Gamma_1 is the floor (an upper bound of
+    the rate, so 1/Gamma_1 is a lower bound of T1) and Gamma_2 = Gamma_1/2 likewise (the reset's share of the
+    coherence's decay)."""
+    g1, g2, floor, _, _, _ = _graph_exact(spec, real)
+    if g1 > floor:
+        return float(g1), float(g2), False
+    return float(floor), 0.5 * float(floor), True

@@ -23,7 +23,9 @@ import numpy as np
 from ..errors import ParameterError, require
 
 NAME = "geometry"
-ALLOWED = "chain, ladder:N (2 x N sites, N >= 1) or grid:RxC (R rows of C sites, R, C >= 1, R C >= 2)"
+ALLOWED = ("chain, ladder:N (2 x N sites, N >= 1), grid:RxC (R rows of C sites, R, C >= 1, R C >= 2) or "
+           "lru-grid:RxC[:PLACE[:ARM]] (an R x C grid of coding transmons, R, C >= 2, with LRUs of ARM transmons, "
+           "default 2, at PLACE: corners (default), sides or boundary)")
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,57 @@ def ladder(n: int) -> Geometry:
     return Geometry(f"ladder:{int(n)}", g.L, g.edges, g.coords)
 
 
+#: where a grid of coding transmons carries its LRUs (:func:`lru_grid`)
+LRU_PLACES = ("corners", "sides", "boundary")
+
+
+def lru_grid(R: int, C: int, lrus: str = "corners", arm: int = 2) -> Geometry:
+    """An R x C grid of coding transmons with LRUs on its boundary (docs/physics.md §3.4).
+
+    Each LRU is an arm of ``arm`` transmons leading outward from a boundary site, the last of them the reset site
+    (``arm`` = 2, a buffer and the reset site, puts a corner qubit as far from its LRU as the paper's L = 3 array
+    puts its qubit).  ``lrus``: ``corners`` (an arm at each of the four corners), ``sides`` (at the middle site of
+    each side) or ``boundary`` (at every boundary site).  Sites: the grid row by row (site r C + c at (r, c)),
+    then each arm outward from its boundary site (coordinates outside the grid: above the top row, below the
+    bottom one, left or right of the side columns); the reset sites are the last ``resets`` indices.
+    """
+    R, C, arm = int(R), int(C), int(arm)
+    require(R >= 2 and C >= 2, NAME, f"lru-grid:{R}x{C}", "a grid of at least 2 x 2 coding sites")
+    require(lrus in LRU_PLACES, "lrus", lrus, f"one of {', '.join(LRU_PLACES)}")
+    require(1 <= arm <= 8, "lru_arm", arm, "1 to 8 transmons per LRU (the last one the reset site)")
+    base = grid(R, C)
+    if lrus == "corners":
+        at = [(0, 0), (0, C - 1), (R - 1, 0), (R - 1, C - 1)]
+    elif lrus == "sides":
+        at = sorted({(0, (C - 1) // 2), ((R - 1) // 2, 0), ((R - 1) // 2, C - 1), (R - 1, (C - 1) // 2)})
+    else:
+        at = [(r, c) for r in range(R) for c in range(C) if r in (0, R - 1) or c in (0, C - 1)]
+    edges, coords, L = list(base.edges), list(base.coords), base.L
+    ends, inner = [], []
+    for r, c in at:
+        dr, dc = (-1, 0) if r == 0 else (1, 0) if r == R - 1 else (0, -1) if c == 0 else (0, 1)
+        prev = r * C + c
+        for k in range(1, arm + 1):
+            coords.append((r + k * dr, c + k * dc))
+            edges.append((prev, L))
+            prev = L
+            L += 1
+        ends.append(L - 1)
+    g = Geometry(f"lru-grid:{R}x{C}:{lrus}:{arm}", L, tuple(sorted(edges)), tuple(coords))
+    order = [k for k in range(L) if k not in ends] + ends  # the reset sites last, in the order of ``at``
+    new_of = {old: new for new, old in enumerate(order)}
+    edges = sorted((min(new_of[i], new_of[j]), max(new_of[i], new_of[j])) for i, j in g.edges)
+    return Geometry(g.name, L, tuple(edges), tuple(coords[o] for o in order), None, len(ends))
+
+
+def coding_sites(g: Geometry) -> list[int]:
+    """The indices of an :func:`lru_grid`'s coding transmons (inside its grid), in the grid's row-by-row order."""
+    m = re.fullmatch(r"lru-grid:(\d+)x(\d+):\w+:\d+", g.name)
+    require(m is not None, NAME, g.name, "an lru-grid layout")
+    R, C = int(m.group(1)), int(m.group(2))
+    return [g.coords.index((r, c)) for r in range(R) for c in range(C)]
+
+
 def parse(value, L: int | None = None) -> Geometry | None:
     """The geometry of a user's text: ``chain`` (needs ``L``; None when L is None: the spec's own chain),
     ``ladder:N``, ``grid:RxC``; a :class:`Geometry` or None passes through."""
@@ -211,6 +264,9 @@ def parse(value, L: int | None = None) -> Geometry | None:
     m = re.fullmatch(r"ladder:(\d+)", text)
     if m and int(m.group(1)) >= 1:
         return ladder(int(m.group(1)))
+    m = re.fullmatch(r"lru-grid:(\d+)x(\d+)(?::(\w+))?(?::(\d+))?", text)
+    if m and int(m.group(1)) >= 2 and int(m.group(2)) >= 2:
+        return lru_grid(int(m.group(1)), int(m.group(2)), m.group(3) or "corners", int(m.group(4) or 2))
     m = re.fullmatch(r"grid:(\d+)x(\d+)", text)
     if m and int(m.group(1)) >= 1 and int(m.group(2)) >= 1 and int(m.group(1)) * int(m.group(2)) >= 2:
         return grid(int(m.group(1)), int(m.group(2)))
@@ -241,7 +297,8 @@ def site_index(value, g: Geometry, name: str) -> int:
 
 def from_user(value, L: int | None, start=None, reset=None) -> Geometry | None:
     """The geometry of the user's ``geometry`` text with its ``start`` and ``reset`` sites (None: the layout's
-    first and last site; :func:`site_index`), relabelled so that start is index 0 and the reset site(s) the last.
+    first site and the layout's own reset sites: the last one, an lru-grid's LRU ends; :func:`site_index`),
+    relabelled so that start is index 0 and the reset site(s) the last.
 
     ``reset`` may name several reset sites: a list of sites, or a text with ``;`` between them (``"1,3; 3,1"``);
     each carries the reset's channels (docs/physics.md §3.4).  ``chain`` with the default sites is None (the spec's
@@ -250,13 +307,13 @@ def from_user(value, L: int | None, start=None, reset=None) -> Geometry | None:
     if g is None:  # (a Geometry given as None)
         return None
     s = 0 if start is None else site_index(start, g, "start_site")
-    resets = [g.L - 1] if reset is None else [site_index(r, g, "reset_site") for r in _reset_list(reset)]
+    resets = list(g.reset_sites) if reset is None else [site_index(r, g, "reset_site") for r in _reset_list(reset)]
     require(len(set(resets)) == len(resets), "reset_site", reset, "each reset site once")
     for r in resets:
         require(s != r, "reset_site" if reset is not None else "start_site", reset if reset is not None else start,
                 f"a site other than the {'start' if reset is not None else 'reset'} site "
                 f"({s + 1}, at {g.coords[s][0] + 1},{g.coords[s][1] + 1})", "the qubit and the reset sit on two sites")
-    if (s, resets) == (0, [g.L - 1]):
+    if (s, resets) == (0, list(g.reset_sites)):
         return None if g.name == "chain" and g.is_chain else g
     return g.relabel(s, resets[0] if len(resets) == 1 else resets)
 

@@ -29,6 +29,7 @@ _MODULES = {
     "tolerance": "tolerance",
     "qec": "qec",
     "design": "design",
+    "routing": "routing",
 }
 
 #: the model options each study sweeps, and the study key of their list: one rule for every pair (``-L``/``--lengths``,
@@ -46,10 +47,12 @@ SWEPT_OPTIONS = {
     "design": {"length": ("lengths",), "disorder": ("disorders",), "hopping": ("hoppings",),
                "anharmonicity": ("anharmonicities",), "disorder_pattern": ("disorder_patterns",), "reset": ("resets",),
                "rate": None, "hopping_profile": ("hopping_profiles",)},
+    "routing": {"length": None, "temperature": ("temperatures",)},
 }
 #: how a study sweeps the options it takes no single value of
 _SWEPT_HOW = {("rate-sweep", "rate"): "the rate from rate_min to rate_max (--rate has no effect here)",
-              ("design", "rate"): "the rates as rate_factors x each candidate's analytic optimum (--rate-factors)"}
+              ("design", "rate"): "the rates as rate_factors x each candidate's analytic optimum (--rate-factors)",
+              ("routing", "length"): "its layouts' sizes from the grids and LRUs (--grids, --lrus, --lru-arm)"}
 
 __all__ = ["Study", "StudyContext", "StudyResult", "get_study", "replot", "run_study", "study_names"]
 
@@ -91,6 +94,11 @@ def refuse_geometry(cfg: dict, name: str) -> None:
     site, in its model table or options is refused with one line naming the key."""
     model = cfg.get("model", {})
     geometry = model.get("geometry")
+    if name == "routing":  # (it builds its own graphs)
+        for key in ("geometry", "start_site", "reset_site"):
+            require(model.get(key) is None, key, model.get(key), "not set: study routing builds its layouts from "
+                    "grids, lrus and lru_arm, and starts on every coding site in turn")
+        return
     require(geometry is None or str(geometry).strip().lower() == "chain", "geometry", geometry,
             f"chain: study {name} runs chains; use lru-mps simulate for a graph")
     for key in ("start_site", "reset_site"):

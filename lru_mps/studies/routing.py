@@ -1,0 +1,422 @@
+"""Study ``routing``: leakage routed across a grid of coding transmons to LRUs on its boundary, site by site.
+
+Physics (docs/physics.md §3.4, §8).  Every site of an R x C grid of coding
+transmons is a qubit; the disorder recipe keeps every leakage level resonant,
+so a leakage stack placed on any site travels across the grid (J_prop =
+2 J^2/Ubar per edge) to the LRUs, arms of ``lru_arm`` transmons on the
+boundary (:func:`lru_mps.physics.geometry.lru_grid`: at the ``corners``, the
+middle of the ``sides`` or every ``boundary`` site) whose last transmon is a
+reset site; the reset acts on every one of them.  For each grid and each
+coding site s (renumbered so that s is index 0 and the reset sites last):
+
+* one ensemble per condition from the three initial states on s (sector
+  engine): under the hardware's T1q and Tphi (the model's) at each of
+  ``temperatures``, ``trajectories`` sampled rows with their hardware decay
+  integrated out (:data:`REALISTIC_RUN`): T_star, T1, T2 fitted with
+  jackknife errors (:func:`lru_mps.analysis.decay.decay_times`), the leakage
+  lifetimes tau_1, tau_L and the removal efficiency
+  (:func:`lru_mps.analysis.lifetimes.leakage_lifetimes`);
+* in ideal conditions, exact per disorder realization (``realizations``,
+  :func:`lru_mps.studies.common.run_ensemble`): the leakage lifetimes as the
+  integrals up to t_final, lower bounds, and no T_star (the grid's averaged
+  leakage decays slower than any exponential:
+  :func:`lru_mps.analysis.routing.window_lifetimes`); the site's T1 and T2
+  are the typical values of the exact N = 1 rates of the same realizations
+  (:func:`lru_mps.analysis.routing.typical_time`; a realization whose rate
+  is under the round-off floor counts at the floor, and the value is then a
+  lower bound).
+
+A thermal start puts ~0.03 excitations per transmon into the array at 100 mK
+(0.5-0.9 in grids of 17-33 transmons); a stack with a thermal excitation
+beside it lives in a sector of 6,500-58,000 states on a 5 x 5 grid, tens of
+seconds to minutes per trajectory.  Temperatures above 0 K therefore run on
+the layouts of at most ``thermal_max_sites`` transmons (the others are
+reported as not run, with that reason).  The baseline is one L = 3 array per
+qubit at the paper's working point under the same conditions.  Routing pays
+at a site whose ideal leakage lifetime tau_L is under T1q/2
+(:func:`lru_mps.analysis.routing.routing_verdict`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import xarray as xr
+
+from ..analysis.decay import decay_times, unresolved_reason
+from ..analysis.lifetimes import LIFETIMES, leakage_lifetimes
+from ..analysis.rates import graph_rates_floored
+from ..analysis.routing import routing_verdict, typical_time, window_lifetimes
+from ..errors import require
+from ..physics import geometry as geometries
+from ..physics.units import to_kelvin, to_time
+from ..run.simulate import simulate
+from ..run.trajectories import disorder_rng
+from .base import TIME_UNITS, Study, StudyContext, finite_or_none, save_figure, time_axis, time_json
+from .common import FITTED, PLOT_STYLE, as_list, conditions_of, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
+from .config import Config
+from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells, reason_lines, time_cell
+
+HELP = """Leakage routed across grids of coding transmons to LRUs on the boundary (3x3, 4x4, 5x5), site by site.
+
+For every coding site of each grid (LRUs: arms of two transmons at the
+corners by default): the leakage lifetimes, T_star and the removal
+efficiency of leakage placed on it, and its own T1 and T2 as a qubit, in
+ideal conditions (exact per disorder realization: the lifetimes up to
+t_final, lower bounds; T1, T2 from the exact N = 1 rates) and under the
+hardware's T1q and Tphi at 0 K and, on the 3x3 grid, at 100 mK; drawn as
+maps, next to one L = 3 array per qubit, with the grid size at which
+routing stops paying (the median site's leakage lifetime above T1q/2).
+Sector engine.  Default: ~15 min on 2 cores; --quick: under a minute.
+"""
+
+#: why an ideal grid point has no T_star (:func:`lru_mps.analysis.routing.window_lifetimes`)
+NO_T_STAR = ("ideal conditions on a grid: the ensemble's leakage decays slower than any exponential (rare, nearly "
+             "trapped stacks), so a fitted T_star would be a number of the window; the leakage lifetimes are the "
+             "integrals up to t_final (lower bounds)")
+#: the leakage lifetime whose map decides whether routing pays
+VERDICT = "leakage_lifetime_array"
+#: the quantities of the maps figure, in its rows: (dataset variable, label); in ideal conditions T1 and T2 are the
+#: typical values of the exact rates (a fit of the ensemble resolves them only where they are short)
+MAP_ROWS = (("leakage_lifetime_array", r"$\tau_L$ (leakage lifetime)"), ("T_star", r"$T_\star$"),
+            ("T1", "$T_1$"), ("T2", "$T_2$"))
+
+
+def parse_grids(value) -> list[tuple[int, int]]:
+    """The study's grids: 'RxC' items (R, C >= 2), a list or a comma-separated text."""
+    out = []
+    for item in as_list({"grids": value}, "grids"):
+        m = re.fullmatch(r"\s*(\d+)\s*x\s*(\d+)\s*", str(item).lower())
+        require(m is not None and int(m.group(1)) >= 2 and int(m.group(2)) >= 2, "grids", value,
+                "grid sizes RxC with R, C >= 2, e.g. 3x3,4x4,5x5")
+        out.append((int(m.group(1)), int(m.group(2))))
+    require(len(set(out)) == len(out), "grids", value, "each grid once")
+    return out
+
+
+def _temperatures(cfg: dict) -> list[tuple[str, float]]:
+    values = [(str(v).strip(), to_kelvin(v, "temperatures")) for v in as_list(cfg, "temperatures")]
+    require(all(k >= 0 for _, k in values) and len({k for _, k in values}) == len(values), "temperatures",
+            cfg["temperatures"], "temperatures >= 0 with a unit (K or mK), each once, e.g. 0,100mK")
+    return sorted(values, key=lambda tv: tv[1])
+
+
+def _t_final(spec, cfg: dict) -> float:
+    """Ideal: t_base + t_per_hop hops T_prop (the baseline chain: baseline_t_final); realistic: hops T_prop +
+    realistic_t_after (1/J)."""
+    transit = spec.transit_hops * spec.T_prop
+    if spec.conditions.ideal and spec.geometry is None:
+        return to_time(cfg["baseline_t_final"], "baseline_t_final", spec.J_hz)
+    if spec.conditions.ideal:
+        return to_time(cfg["t_base"], "t_base", spec.J_hz) + Config(cfg).number("t_per_hop", min=0) * transit
+    return transit + to_time(cfg["realistic_t_after"], "realistic_t_after", spec.J_hz)
+
+
+def _conditions(cfg: dict) -> list[tuple[str, str, str | None]]:
+    """(label, conditions, temperature) of every condition the study runs."""
+    conds = conditions_of(cfg, allow_both=True)
+    out = [("ideal", "ideal", None)] if "ideal" in conds else []
+    if "realistic" in conds:
+        out += [(f"realistic {1e3 * kelvin:g} mK", "realistic", label) for label, kelvin in _temperatures(cfg)]
+    return out
+
+
+#: how the realistic ensembles run: sampled rows with their hardware decay integrated out (exact; docs/physics.md
+#: §6.5).  The removal-free branch spreads less, but on these layouts its jackknife errors come out 1.3-2x under
+#: the scatter over seeds at 32-64 trajectories (a few heavily weighted rows), where these hold (tests/test_routing.py)
+REALISTIC_RUN = {"estimator": "sampled", "integrate_decay": True}
+
+
+def _ensemble(spec, cfg: dict, ctx: StudyContext, label: str, time_points: int):
+    """One point's ensemble from the three initial states on site 1 (index 0), resumable through the study's store:
+    ideal, the exact branch per realization (:func:`~lru_mps.studies.common.run_ensemble`); realistic,
+    ``trajectories`` rows run as :data:`REALISTIC_RUN` says."""
+    t_final = _t_final(spec, cfg)
+    if spec.conditions.ideal:
+        return run_ensemble(spec, cfg, ctx, label, init="all", t_final=t_final, time_points=time_points)
+    return simulate(spec, init="all", t_final=t_final, time_points=time_points,
+                    trajectories=positive_int(cfg, "trajectories"), seed=positive_int(cfg, "seed", 0),
+                    engine=cfg["engine"], **REALISTIC_RUN, **ctx.run_options(label))
+
+
+class Routing(Study):
+    """The routing study (module docstring)."""
+
+    NAME = "routing"
+    HELP = HELP
+    TIME_UNITS = TIME_UNITS
+
+    def check_given(self, cfg: dict, given: set) -> None:
+        require(cfg["lrus"] in geometries.LRU_PLACES, "lrus", cfg["lrus"], f"one of {', '.join(geometries.LRU_PLACES)}")
+
+    def compute(self, cfg: dict, ctx: StudyContext):
+        c = Config(cfg)
+        grids = parse_grids(cfg["grids"])
+        layouts = [geometries.lru_grid(R, C, cfg["lrus"], c.integer("lru_arm", min=1)) for R, C in grids]
+        conds = _conditions(cfg)
+        max_sites = c.integer("thermal_max_sites", min=2)
+        T = positive_int(cfg, "time_points", 3)
+        n_real, seed = positive_int(cfg, "realizations"), positive_int(cfg, "seed", 0)
+        nsite = max(R * C for R, C in grids)
+        shape = (len(grids), nsite, len(conds))
+        fits = {k: np.full(shape + (2,), np.nan) for k in FITTED}
+        lives = LifetimeGrid(shape)
+        typical = {k: np.full(shape[:2] + (2,), np.nan) for k in ("T1_typical", "T2_typical")}
+        floored = np.zeros(shape[:2], dtype=int)
+        run = np.zeros(shape, dtype=bool)
+        coords = np.full(shape[:2] + (2,), -1, dtype=int)
+        reasons: dict = {}
+        todo = [(gi, si, ci) for gi, g in enumerate(layouts) for si in range(grids[gi][0] * grids[gi][1])
+                for ci, (_, _, temp) in enumerate(conds) if temp is None or to_kelvin(temp, "temperatures") == 0
+                or g.L <= max_sites]
+        ctx.plan(len(todo) + len(conds))
+        for gi, g in enumerate(layouts):
+            for si, k in enumerate(geometries.coding_sites(g)):
+                coords[gi, si] = g.coords[k]
+                geo = g.relabel(k, list(g.reset_sites))
+                for ci, (label, cond, temp) in enumerate(conds):
+                    if (gi, si, ci) not in todo:
+                        for name in FITTED:
+                            reasons[(name, gi, si, ci)] = (f"not run: the {g.name} layout has {g.L} transmons, over "
+                                                           f"thermal_max_sites = {max_sites} for a temperature > 0")
+                        continue
+                    spec = spec_of(cfg, geometry=geo, conditions=cond, **({} if temp is None else
+                                                                          {"temperature": temp}))
+                    site = f"{g.name} site {g.coords[k][0] + 1},{g.coords[k][1] + 1}"
+                    res = _ensemble(spec, cfg, ctx, f"{site} {label}", T)
+                    self._point(res, fits, lives, reasons, (gi, si, ci))
+                    run[gi, si, ci] = True
+                    if cond == "ideal":
+                        rates = [graph_rates_floored(spec, spec.draw_realization(disorder_rng(seed, i)))
+                                 for i in range(n_real)]
+                        typical["T1_typical"][gi, si] = fits["T1"][gi, si, ci] = typical_time([r[0] for r in rates])
+                        typical["T2_typical"][gi, si] = fits["T2"][gi, si, ci] = typical_time([r[1] for r in rates])
+                        floored[gi, si] = sum(r[2] for r in rates)
+        base = self._baseline(cfg, ctx, conds, T)
+        return self._assemble(cfg, grids, layouts, conds, fits, lives, typical, floored, run, coords, reasons, base)
+
+    @staticmethod
+    def _point(res, fits, lives, reasons, index) -> None:
+        """One point's numbers.  In ideal conditions on a grid the leakage lifetimes are the integrals up to
+        t_final (lower bounds: the ensemble's leakage decays slower than exponential, no T_star;
+        :func:`~lru_mps.analysis.routing.window_lifetimes`) and T1, T2 come from the exact rates (:meth:`compute`)."""
+        spec = res.spec
+        grid_ideal = spec.conditions.ideal and spec.geometry is not None
+        times = decay_times(res)
+        for name, d in times.items():
+            if name not in fits or (grid_ideal and name in ("T1", "T2")):
+                continue
+            if grid_ideal and name == "T_star":
+                reasons[(name,) + index] = NO_T_STAR
+            elif d is not None:
+                fits[name][index] = (d.value, d.error)
+            else:
+                reasons[(name,) + index] = unresolved_reason(name, res, times)
+        lives.put(index, window_lifetimes(res) if grid_ideal else leakage_lifetimes(res))
+
+    def _baseline(self, cfg, ctx, conds, T) -> dict:
+        """One L = 3 array per qubit under each condition: the same quantities."""
+        fits = {k: np.full((len(conds), 2), np.nan) for k in FITTED}
+        lives = LifetimeGrid((len(conds),))
+        reasons: dict = {}
+        for ci, (label, cond, temp) in enumerate(conds):
+            spec = spec_of(cfg, length=3, conditions=cond, **({} if temp is None else {"temperature": temp}))
+            res = _ensemble(spec, cfg, ctx, f"baseline L=3 {label}", T)
+            self._point(res, fits, lives, reasons, (ci,))
+        return {"fits": fits, "lives": lives, "reasons": reasons}
+
+    def _assemble(self, cfg, grids, layouts, conds, fits, lives, typical, floored, run, coords, reasons, base):
+        spec0 = spec_of(cfg, length=3, conditions="realistic")  # (the hardware's T1q: the limit T1q/2)
+        J_hz = spec0.J_hz
+        limit = 0.5 * spec0.conditions.T1q if math.isfinite(spec0.conditions.T1q) else math.nan
+        names = [g.name for g in layouts]
+        dims = ("grid", "site", "condition")
+        data = {f"{k}_J": (dims, fits[k][..., 0], {"units": "1/J"}) for k in FITTED}
+        data.update({f"{k}_error_J": (dims, fits[k][..., 1], {"units": "1/J"}) for k in FITTED})
+        data.update(lives.data_vars(dims))
+        for k, a in typical.items():
+            data[f"{k}_J"] = (("grid", "site"), a[..., 0], {"units": "1/J"})
+            data[f"{k}_error_J"] = (("grid", "site"), a[..., 1], {"units": "1/J"})
+        data["rates_under_floor"] = (("grid", "site"), floored, {"units": "realizations"})
+        data["run"] = (dims, run.astype(int))
+        for k in FITTED:
+            data[f"baseline_{k}_J"] = (("condition",), base["fits"][k][:, 0], {"units": "1/J"})
+            data[f"baseline_{k}_error_J"] = (("condition",), base["fits"][k][:, 1], {"units": "1/J"})
+        for k, v in base["lives"].data_vars(("condition",)).items():
+            data[f"baseline_{k}"] = v
+        ds = xr.Dataset(data, coords={
+            "grid": names, "site": np.arange(coords.shape[1]), "condition": [c[0] for c in conds],
+            "row": (("grid", "site"), coords[..., 0]), "col": (("grid", "site"), coords[..., 1]),
+            "grid_rows": ("grid", [R for R, _ in grids]), "grid_cols": ("grid", [C for _, C in grids]),
+            "n_sites": ("grid", [g.L for g in layouts]), "n_lrus": ("grid", [g.resets for g in layouts])},
+            attrs=dataset_attrs(spec0, cfg, T_leak_own_J=finite_or_none(limit) or "inf", lrus=cfg["lrus"],
+                                lru_arm=int(cfg["lru_arm"])))
+        ideal = [i for i, c in enumerate(conds) if c[1] == "ideal"]
+        taus = [lives.array(VERDICT)[gi, :R * C, ideal[0], 0] if ideal else [] for gi, (R, C) in enumerate(grids)]
+        site_json = []
+        for gi, (R, C) in enumerate(grids):
+            rows = []
+            for si in range(R * C):
+                point = {"row": int(coords[gi, si, 0]) + 1, "col": int(coords[gi, si, 1]) + 1, "conditions": {}}
+                for ci, (label, _, _) in enumerate(conds):
+                    rec = {k: time_json(fits[k][gi, si, ci, 0], fits[k][gi, si, ci, 1], J_hz,
+                                        reasons.get((k, gi, si, ci))) for k in FITTED}
+                    rec.update(lives.as_json((gi, si, ci), J_hz))
+                    point["conditions"][label] = rec if run[gi, si, ci] else {"not_run": reasons.get(
+                        (FITTED[0], gi, si, ci))}
+                if ideal:
+                    for k, a in typical.items():
+                        point[k] = {**time_json(a[gi, si, 0], a[gi, si, 1], J_hz),
+                                    "lower_bound": bool(floored[gi, si] > 0)}
+                rows.append(point)
+            site_json.append(rows)
+        summary = {
+            "study": self.NAME,
+            "grids": names,
+            "grid_sizes": [f"{R}x{C}" for R, C in grids],
+            "conditions": [c[0] for c in conds],
+            "lrus": cfg["lrus"],
+            "lru_arm": int(cfg["lru_arm"]),
+            "n_sites": [g.L for g in layouts],
+            "n_lrus": [g.resets for g in layouts],
+            "sites": site_json,
+            "baseline": {label: {**{k: time_json(base["fits"][k][ci, 0], base["fits"][k][ci, 1], J_hz,
+                                                 base["reasons"].get((k, ci))) for k in FITTED},
+                                 **base["lives"].as_json((ci,), J_hz)} for ci, (label, _, _) in enumerate(conds)},
+            "T_leak_own": time_json(limit, 0.0, J_hz),
+            "routing": {**routing_verdict(taus, limit, [f"{R}x{C}" for R, C in grids]),
+                        "criterion": "the median coding site's ideal leakage lifetime tau_L under T1q/2"}
+            if ideal else None,
+            "parameters": {**spec0.as_dict(), "L": None, "realizations": int(cfg["realizations"]),
+                           "trajectories": int(cfg["trajectories"]), "seed": int(cfg["seed"]),
+                           "thermal_max_sites": int(cfg["thermal_max_sites"])},
+        }
+        return ds, summary
+
+    def table(self, summary: dict) -> str:
+        lines = [f"{self.NAME}: leakage routed to LRUs ({summary['lrus']}, arms of {summary['lru_arm']}) across grids "
+                 "of coding transmons; times in us (+- jackknife error)"]
+        limit = summary["T_leak_own"]["value_us"]
+        if limit is not None:
+            lines.append(f"leakage on its own (T1q/2): {limit:.4g} us")
+        unresolved = {}
+        for label in summary["conditions"]:
+            b = summary["baseline"][label]
+            lines += ["", f"{label}", f"  baseline, one L = 3 array per qubit: T_star {time_cell(b['T_star'], 'us')} "
+                      f"T1 {time_cell(b['T1'], 'us')} T2 {time_cell(b['T2'], 'us')}  "
+                      + cells(*(b[k] for k in LIFETIMES), unit="us")]
+            lines.append(f"  {'grid':>6} {'site':>5} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}")
+            for gi, size in enumerate(summary["grid_sizes"]):
+                for p in summary["sites"][gi]:
+                    rec = p["conditions"][label]
+                    where = f"{p['row']},{p['col']}"
+                    if "not_run" in rec:
+                        lines.append(f"  {size:>6} {where:>5} (not run: thermal_max_sites)")
+                        continue
+                    times = " ".join(time_cell(rec[k], "us") for k in FITTED)
+                    lines.append(f"  {size:>6} {where:>5} {times} " + cells(*(rec[k] for k in LIFETIMES), unit="us"))
+                    unresolved.update({f"{k} at {size} {where} {label}": rec[k] for k in FITTED})
+        verdict = summary.get("routing")
+        if verdict:
+            lines += ["", "does routing pay? (" + verdict["criterion"] + ")"]
+            for gi, size in enumerate(summary["grid_sizes"]):
+                share, med = verdict["paying_share"][gi], verdict["median_tau_J"][gi]
+                lines.append(f"  {size:>6}: median tau_L {med if med is None else f'{med:.4g}/J'}, "
+                             f"sites that pay {'-' if share is None else f'{100 * share:.0f} %'}")
+            stop = verdict["stops_paying_at"]
+            lines.append(f"  routing stops paying at: {stop or 'no grid studied'}")
+        return "\n".join(lines + [""] + reason_lines(unresolved) + [LEGEND]) + "\n"
+
+    def plot(self, ds, summary: dict, figdir) -> list:
+        plt = pyplot()
+        from matplotlib.colors import LogNorm
+
+        us, time_label = time_axis(ds.attrs["time_us_per_J"])
+        out = []
+        layouts = [geometries.lru_grid(int(R), int(C), str(ds.attrs["lrus"]), int(ds.attrs["lru_arm"]))
+                   for R, C in zip(ds["grid_rows"].values, ds["grid_cols"].values)]
+        with plt.rc_context(PLOT_STYLE):
+            for label in ds["condition"].values:
+                fig, axes = plt.subplots(len(MAP_ROWS), len(layouts), figsize=(3.2 * len(layouts) + 1.0,
+                                                                              2.9 * len(MAP_ROWS)), squeeze=False)
+                for ri, (name, title) in enumerate(MAP_ROWS):
+                    if label == "ideal" and name in ("T1", "T2"):
+                        title = f"{title} (exact rates, typical)"
+                    elif label == "ideal" and name == VERDICT:
+                        title = f"{title}, to t_final"
+                    v = ds[f"{name}_J"].sel(condition=label).values * us
+                    finite = v[np.isfinite(v) & (v > 0)]
+                    norm = LogNorm(finite.min(), finite.max()) if finite.size and finite.min() < finite.max() else None
+                    for gi, g in enumerate(layouts):
+                        ax = axes[ri, gi]
+                        R, C = int(ds["grid_rows"].values[gi]), int(ds["grid_cols"].values[gi])
+                        img = np.full((R, C), np.nan)
+                        for si in range(R * C):
+                            img[ds["row"].values[gi, si], ds["col"].values[gi, si]] = v[gi, si]
+                        lo = min(r for r, _ in g.coords)
+                        left = min(c for _, c in g.coords)
+                        hi = max(r for r, _ in g.coords)
+                        right = max(c for _, c in g.coords)
+                        im = ax.imshow(np.ma.masked_invalid(img), norm=norm, cmap="viridis", origin="upper",
+                                       extent=(-0.5, C - 0.5, R - 0.5, -0.5))
+                        for i, j in g.edges:
+                            (r1, c1), (r2, c2) = g.coords[i], g.coords[j]
+                            ax.plot([c1, c2], [r1, r2], color="0.6", lw=0.6, zorder=0)
+                        arm = [g.coords[k] for k in range(g.L) if not (0 <= g.coords[k][0] < R and
+                                                                       0 <= g.coords[k][1] < C)]
+                        resets = [g.coords[k] for k in g.reset_sites]
+                        ax.scatter([c for _, c in arm], [r for r, _ in arm], s=14, color="0.5", zorder=2)
+                        ax.scatter([c for _, c in resets], [r for r, _ in resets], s=36, marker="s", color="C3",
+                                   zorder=3, label="reset site (LRU)")
+                        bad = np.argwhere(~np.isfinite(img))
+                        for r, cc in bad:
+                            ax.text(cc, r, "x", ha="center", va="center", color="0.3", fontsize=8)
+                        ax.set_xlim(left - 0.6, right + 0.6)
+                        ax.set_ylim(hi + 0.6, lo - 0.6)
+                        ax.set_xticks([])
+                        ax.set_yticks([])
+                        ax.set_aspect("equal")
+                        if ri == 0:
+                            ax.set_title(f"{R} x {C} grid, {g.resets} LRUs")
+                        if gi == len(layouts) - 1 and norm is not None:
+                            fig.colorbar(im, ax=axes[ri, :].tolist(), shrink=0.8, label=time_axis(1.0, title)[1])
+                    axes[ri, 0].set_ylabel(title)
+                fig.suptitle(f"routing maps, {label} (x: not resolved or not run; red squares: reset sites)",
+                             fontsize=10)
+                out += save_figure(fig, figdir, f"maps_{label.replace(' ', '_')}")
+            out += self._plot_verdict(plt, ds, summary, figdir, us, time_label)
+        return out
+
+    @staticmethod
+    def _plot_verdict(plt, ds, summary, figdir, us, time_label) -> list:
+        """tau_L of every coding site against the grid size, each condition, with T1q/2 and the baseline."""
+        fig, ax = plt.subplots(figsize=(5.6, 3.8))
+        sizes = summary["grid_sizes"]
+        x = np.arange(len(sizes))
+        for ci, label in enumerate(ds["condition"].values):
+            v = ds[f"{VERDICT}_J"].sel(condition=label).values * us
+            for gi in range(len(sizes)):
+                n = int(ds["grid_rows"].values[gi] * ds["grid_cols"].values[gi])
+                y = v[gi, :n]
+                y = y[np.isfinite(y)]
+                jitter = (np.arange(y.size) - y.size / 2) / max(y.size, 1) * 0.25
+                ax.scatter(x[gi] + 0.08 * (ci - 1) + jitter, y, s=10, color=f"C{ci}", alpha=0.7,
+                           label=label if gi == 0 else None)
+            b = ds[f"baseline_{VERDICT}_J"].sel(condition=label).values * us
+            if np.isfinite(b):
+                ax.axhline(float(b), color=f"C{ci}", ls="--", lw=1, label=f"one L = 3 array per qubit, {label}")
+        own = ds.attrs.get("T_leak_own_J")
+        if isinstance(own, (int, float, np.floating)) and np.isfinite(own):
+            ax.axhline(float(own) * us, color="k", ls=":", lw=1.2, label="T1q/2 (leakage on its own)")
+        ax.set_xticks(x, sizes)
+        ax.set_yscale("log")
+        ax.set_xlabel("grid of coding transmons")
+        ax.set_ylabel(time_axis(1.0, r"$\tau_L$ of each start site")[1])
+        ax.legend(fontsize=7, loc="upper left")
+        fig.tight_layout()
+        return save_figure(fig, figdir, "leakage_lifetime_vs_grid")
+
+
+STUDIES = {Routing.NAME: Routing()}

@@ -1,0 +1,208 @@
+"""`lru-mps study routing`: the layouts, the outputs, each map point against its own ensemble, the verdict, bad input,
+and the maps' error bars against the scatter over seeds.
+
+Cost: the quick study (~15 s, once: a module fixture); the calibration over seeds (long: 5 seeds reduced, ~2 min on
+one core; 16 full).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from conftest import long_scale
+from helpers import LIFETIME_KEYS, check_lifetimes, load_study, stored_lifetimes
+from lru_mps.analysis.rates import qubit_rates
+from lru_mps.analysis.routing import routing_verdict, typical_time, window_lifetimes
+from lru_mps.errors import ParameterError
+from lru_mps.physics import geometry as geo
+from lru_mps.run.simulate import simulate
+from lru_mps.run.trajectories import disorder_rng
+from lru_mps.studies import run_study, study_names
+from lru_mps.studies.base import StudyContext
+from lru_mps.studies.common import spec_of
+from lru_mps.studies.routing import REALISTIC_RUN, _conditions, _t_final
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("routing")
+    return out, run_study("routing", StudyContext(out=out, workers=1), quick=True)
+
+
+# ------------------------------------------------------------------------------------------- the layouts
+def test_lru_grid_layouts():
+    """Arms of lru_arm transmons leave the boundary outward; their ends are the reset sites, numbered last."""
+    g = geo.lru_grid(3, 3)
+    assert g.L == 9 + 4 * 2 and g.resets == 4 and g.reset_sites == (13, 14, 15, 16)
+    assert [g.coords[k] for k in g.reset_sites] == [(-2, 0), (-2, 2), (4, 0), (4, 2)]
+    assert geo.coding_sites(g) == list(range(9)) and g.coords[:9] == geo.grid(3, 3).coords
+    deg = g.degrees()
+    assert list(deg[list(g.reset_sites)]) == [1] * 4 and deg[0] == 3 and deg[4] == 4  # a corner: 2 + its arm
+    assert g.reset_distance(4) == 4 and g.reset_distance(0) == 2
+    sides = geo.lru_grid(5, 5, "sides", 1)
+    assert sides.resets == 4 and sorted(sides.coords[k] for k in sides.reset_sites) == [(-1, 2), (2, -1), (2, 5),
+                                                                                         (5, 2)]
+    boundary = geo.lru_grid(4, 4, "boundary", 3)
+    assert boundary.resets == 12 and boundary.L == 16 + 12 * 3
+    assert geo.parse("lru-grid:4x4:boundary:3") == boundary and geo.parse("lru-grid:3x3") == g
+    relabelled = g.relabel(4, list(g.reset_sites))  # the study's renumbering: the start first, the resets last
+    assert relabelled.coords[0] == (1, 1) and relabelled.reset_sites == g.reset_sites
+    assert [relabelled.coords[k] for k in relabelled.reset_sites] == [g.coords[k] for k in g.reset_sites]
+    for bad, name in (("lru-grid:1x3", "geometry"), ("lru-grid:3x3:edge", "lrus")):
+        with pytest.raises(ParameterError) as err:
+            geo.parse(bad)
+        assert err.value.name == name
+    for kw, name in ((dict(lrus="edges"), "lrus"), (dict(arm=0), "lru_arm"), (dict(arm=9), "lru_arm")):
+        with pytest.raises(ParameterError) as err:
+            geo.lru_grid(3, 3, **kw)
+        assert err.value.name == name
+
+
+# -------------------------------------------------------------------------------------------- the study
+def test_quick_routing_outputs(quick):
+    out, res = quick
+    cfg, s, ds = load_study(out)
+    assert s == json.loads(json.dumps(res.summary, default=float)) and "routing" in study_names()
+    assert s["grid_sizes"] == ["2x2", "3x3"] and s["conditions"] == ["ideal", "realistic 0 mK", "realistic 100 mK"]
+    assert s["n_sites"] == [12, 17] and s["n_lrus"] == [4, 4]
+    assert ds["T_star_J"].dims == ("grid", "site", "condition") and ds.sizes["site"] == 9
+    assert ds["T1_typical_J"].dims == ("grid", "site")
+    assert [len(rows) for rows in s["sites"]] == [4, 9]
+    # every site's coordinates, 1-based in the summary, 0-based in the dataset; the 2x2 grid's padding is -1
+    assert [(p["row"], p["col"]) for p in s["sites"][1]] == [(r, c) for r in (1, 2, 3) for c in (1, 2, 3)]
+    assert list(ds["row"].values[0]) == [0, 0, 1, 1, -1, -1, -1, -1, -1]
+    # 100 mK on the 2x2 layout (12 transmons) only: quick's thermal_max_sites = 12, the 3x3's points say why
+    assert bool(ds["run"].values[0, :4, 2].all()) and not ds["run"].values[1, :, 2].any()
+    assert "thermal_max_sites" in s["sites"][1][0]["conditions"]["realistic 100 mK"]["not_run"]
+    assert np.isnan(ds["T1_J"].values[1, :, 2]).all()
+    assert set(s["baseline"]) == set(s["conditions"]) and s["baseline"]["ideal"]["T_star"]["value_J"] > 0
+    v = s["routing"]
+    assert v["stops_paying_at"] in (None, "2x2", "3x3") and len(v["paying_share"]) == 2
+    assert s["T_leak_own"]["value_us"] == pytest.approx(16.7 / 2)
+    for name in ("maps_ideal", "maps_realistic_0_mK", "maps_realistic_100_mK", "leakage_lifetime_vs_grid"):
+        assert (out / "figures" / f"{name}.png").stat().st_size > 1000
+    assert "routing stops paying at" in res.table and "baseline, one L = 3 array per qubit" in res.table
+
+
+def test_each_map_point_is_its_own_ensemble(quick):
+    """A map point is the ensemble of leakage, qubit and coherence started on that site: its lifetimes equal those
+    of simulate() on the layout renumbered with the site first (read from the study's store: the call fails if it
+    would compute anything), at every site of the 2x2 grid and the centre of the 3x3 one, each condition; the
+    typical T1, T2 are exp(<ln T>) of qubit_rates over the same realizations."""
+    out, _ = quick
+    cfg, s, ds = load_study(out)
+    checked = 0
+    for gi, (R, C) in enumerate([(2, 2), (3, 3)]):
+        g = geo.lru_grid(R, C, cfg["lrus"], cfg["lru_arm"])
+        sites = range(4) if R == 2 else [4]
+        for si in sites:
+            spec_geo = g.relabel(si, list(g.reset_sites))
+            for ci, (label, cond, temp) in enumerate(_conditions(cfg)):
+                if not ds["run"].values[gi, si, ci]:
+                    continue
+                spec = spec_of(cfg, geometry=spec_geo, conditions=cond, **({} if temp is None else
+                                                                          {"temperature": temp}))
+                n = cfg["realizations"] if cond == "ideal" else cfg["trajectories"]
+                run = dict(init="all", t_final=_t_final(spec, cfg), time_points=cfg["time_points"], trajectories=n)
+                point = s["sites"][gi][si]["conditions"][label]
+                if cond == "ideal":  # the integrals up to t_final, no T_star (a grid's ideal leakage: no exponential)
+                    res = simulate(spec, seed=cfg["seed"], engine=cfg["engine"], estimator="branch",
+                                   store=out / "work", **run)
+                    want = {k: v.as_json(spec.J_hz) for k, v in window_lifetimes(res).items()}
+                    assert all(point[k]["tail"] == "lower bound" and point[k]["tail_J"] == 0.0
+                               for k in ("leakage_lifetime_qubit", "leakage_lifetime_array"))
+                    assert point["T_star"]["value_J"] is None and "slower than any exponential" in \
+                        point["T_star"]["reason"]
+                    assert point["T1"]["value_J"] == s["sites"][gi][si]["T1_typical"]["value_J"]
+                else:
+                    want = stored_lifetimes(out, spec, cfg, **run, **REALISTIC_RUN)
+                check_lifetimes({k: point[k] for k in LIFETIME_KEYS}, ds.isel(grid=gi, site=si, condition=ci), want,
+                                cond == "ideal")
+                checked += 1
+            spec = spec_of(cfg, geometry=spec_geo, conditions="ideal")
+            T1 = [qubit_rates(spec, spec.draw_realization(disorder_rng(cfg["seed"], i))).T1
+                  for i in range(cfg["realizations"])]
+            assert float(ds["T1_typical_J"].values[gi, si]) == pytest.approx(math.exp(np.mean(np.log(T1))), rel=1e-9)
+    assert checked == 4 * 3 + 2
+
+
+def test_a_rerun_reuses_every_ensemble(quick, tmp_path):
+    """Rerunning the quick study into its folder computes nothing (every block stored) and gives the same summary."""
+    out, res = quick
+    blocks = {str(p): p.stat().st_mtime_ns for p in (out / "work").rglob("block_*.npz")}
+    again = run_study("routing", StudyContext(out=out, workers=1), quick=True)
+    assert {str(p): p.stat().st_mtime_ns for p in (out / "work").rglob("block_*.npz")} == blocks
+    assert json.dumps(again.summary, default=float) == json.dumps(res.summary, default=float)
+
+
+def test_the_verdict():
+    """Routing pays where the median site's tau_L is under T1q/2; it stops at the first grid where it does not."""
+    v = routing_verdict([[10.0, 20.0, 30.0], [40.0, 60.0, np.nan], [np.nan]], 50.0, ["a", "b", "c"])
+    assert v["paying_share"] == [1.0, 0.5, None] and v["median_tau_J"] == [20.0, 50.0, None]
+    assert v["pays"] == [True, False, None] and v["stops_paying_at"] == "b"
+    assert routing_verdict([[1.0]], 2.0, ["a"])["stops_paying_at"] is None
+    t, e = typical_time([1e-3, 1e-5, np.inf, 0.0])  # the finite positive rates only
+    assert t == pytest.approx(1e4) and e == pytest.approx(1e4 * np.std(np.log([1e3, 1e5]), ddof=1) / math.sqrt(2))
+
+
+@pytest.mark.parametrize("over, name", [
+    (dict(geometry="grid:3x3"), "geometry"),
+    (dict(reset_site="1"), "reset_site"),
+    (dict(length=5), "length"),
+    (dict(grids="3x3,1x4"), "grids"),
+    (dict(grids="3x3,3x3"), "grids"),
+    (dict(lrus="edges"), "lrus"),
+    (dict(lru_arm=0), "lru_arm"),
+    (dict(temperatures="0,-5mK"), "temperatures"),
+    (dict(reset="random"), "reset"),
+])
+def test_bad_input_names_the_key(tmp_path, over, name):
+    with pytest.raises(ParameterError) as err:
+        run_study("routing", StudyContext(out=tmp_path / "x", workers=1), quick=True,
+                  overrides={"grids": "2x2", **over})
+    assert err.value.name == name
+
+
+# ------------------------------------------------------------------------------- error bars over seeds
+@pytest.mark.long
+def test_map_errors_hold_over_seeds(tmp_path):
+    """The maps' stated errors against the scatter of the same maps over independent seeds, at the default study's
+    counts per point (32 realizations, 32 trajectories) on the 2x2 grid, ideal and realistic at 0 K: per site and
+    quantity z = (value - mean over seeds) / error, scaled by sqrt(K/(K-1)); the pooled mean of z^2 lies inside the
+    chi-square band of its degrees of freedom (0.1 %-99.9 %) for tau_L and tau_1 (ideal: the integrals up to
+    t_final), T1 and T2 (ideal: the typical values of the exact rates; realistic: the fits) and the realistic tau_L.
+    Measured over 12 seeds: 0.68, 0.65, 1.35, 1.35 (ideal), 1.35 (tau_L), 0.60, 1.35 (T1, T2).  The realistic tau_1
+    is the exception, stated in docs/validation.md: 1.76 (its errors ~1.3x small at 32 trajectories: a stack that
+    stays on its start site in rare realizations carries the integral); asserted under 3."""
+    from scipy.stats import chi2
+
+    K = 16 if long_scale() >= 1.0 else 5
+    over = dict(grids="2x2", temperatures="0", time_points=41)
+    values = {}
+    for k in range(K):
+        s = run_study("routing", StudyContext(out=tmp_path / f"s{k}", workers=1),
+                      overrides={**over, "seed": 400 + k}).summary
+        for label in s["conditions"]:
+            for si, p in enumerate(s["sites"][0]):
+                rec = p["conditions"][label]
+                for q in ("leakage_lifetime_array", "leakage_lifetime_qubit", "T1", "T2"):
+                    values.setdefault((label, q), []).append((si, rec[q]["value_J"], rec[q]["error_J"]))
+    for (label, q), rows in values.items():
+        z2, df = 0.0, 0
+        for si in range(4):
+            pairs = [(v, e) for s_, v, e in rows if s_ == si]
+            if any(v is None or e is None for v, e in pairs):
+                continue
+            v, e = np.array(pairs, dtype=float).T
+            z2 += float(np.sum(((v - v.mean()) / e) ** 2)) * K / (K - 1)
+            df += K - 1
+        assert df >= 3 * (K - 1), (label, q)  # most sites resolved
+        if (label, q) == ("realistic 0 mK", "leakage_lifetime_qubit"):
+            assert z2 / df < 3.0, (label, q, z2 / df)
+            continue
+        lo, hi = chi2.ppf(0.001, df) / df, chi2.ppf(0.999, df) / df
+        assert lo < z2 / df < hi, (label, q, z2 / df, lo, hi)
