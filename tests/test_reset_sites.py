@@ -156,3 +156,22 @@ def test_sector_exact_and_batched_follow_each_other_with_two_reset_sites():
         assert records_differ(a, rows[i], tol=1e-8) == [], i
         sites |= {e.site for r in a.values() for e in r.events if e.channel == "measurement"}
     assert sites == {4, 5}
+
+
+def test_the_command_line_names_every_reset_site():
+    """`lru-mps simulate --geometry lru-grid:2x2 --start-site 2,2`: the layout's four LRU ends are the reset sites,
+    listed in the JSON as the user types sites (reset_site: the last of them, as on one reset site)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from lru_mps_cli.main import main
+
+    res = CliRunner().invoke(main, ["simulate", "--geometry", "lru-grid:2x2", "--start-site", "2,2", "--conditions",
+                                    "ideal", "--trajectories", "2", "--t-final", "50/J", "--time-points", "3", "--json"])
+    assert res.exit_code == 0, res.output
+    p = json.loads(res.output)
+    p = p.get("parameters", p)
+    assert p["start_site"] == "2,2" and p["transit_hops"] == 2
+    assert p["reset_sites"] == ["-1,1", "-1,2", "4,1", "4,2"] and p["reset_site"] == "4,2"
+    assert p["reset_layout_sites"] == [9, 10, 11, 12]

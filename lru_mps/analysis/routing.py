@@ -15,7 +15,7 @@ numbers per coding site decide whether that beats one array per qubit:
                        (1,220/J at t_final = 10^4/J, 2,160/J at 8 x 10^4/J) and an exponential tail, or a
                        T_star, fitted to it would be a number of the window, not of the array.
 ``routing_verdict``    routing pays at a site where its leakage lives shorter than leakage on its own:
-                       tau_L < T1q/2 (|2> decays at 2/T1q; a lifetime above it means the hardware, not the
+                       tau_L < T1q/2 (``|2>`` decays at 2/T1q; a lifetime above it means the hardware, not the
                        LRUs, ends most leakage).  With the ideal lower bound of tau_L the verdict "does not
                        pay" is certain and "pays" holds up to t_final.  Per grid: the share of coding sites
                        that pay and the median site's tau_L; the grid size at which routing stops paying is the

@@ -54,13 +54,18 @@ def parameters(result: SimulationResult) -> dict:
 
 def _geometry_sites(spec) -> dict:
     """On a graph: the start and reset sites as the user types them (1-based 'r,c' coordinates and layout site
-    numbers) and the transit's hops (absent on the default chain: earlier keys stay)."""
+    numbers; with several reset sites also ``reset_sites`` and ``reset_layout_sites``, all of them) and the
+    transit's hops (to the nearest reset site; absent on the default chain: earlier keys stay)."""
     g = spec.geometry
     if g is None:
         return {}
-    return {"start_site": f"{g.coords[0][0] + 1},{g.coords[0][1] + 1}", "start_layout_site": g.labels[0] + 1,
-            "reset_site": f"{g.coords[-1][0] + 1},{g.coords[-1][1] + 1}", "reset_layout_site": g.labels[-1] + 1,
-            "transit_hops": spec.transit_hops}
+    out = {"start_site": f"{g.coords[0][0] + 1},{g.coords[0][1] + 1}", "start_layout_site": g.labels[0] + 1,
+           "reset_site": f"{g.coords[-1][0] + 1},{g.coords[-1][1] + 1}", "reset_layout_site": g.labels[-1] + 1,
+           "transit_hops": spec.transit_hops}
+    if g.resets > 1:  # every reset site (``reset_site`` is the last of them)
+        out["reset_sites"] = [f"{g.coords[k][0] + 1},{g.coords[k][1] + 1}" for k in g.reset_sites]
+        out["reset_layout_sites"] = [g.labels[k] + 1 for k in g.reset_sites]
+    return out
 
 
 def site_coordinates(spec) -> dict | None:
