@@ -47,7 +47,7 @@ import xarray as xr
 
 from ..analysis.decay import decay_times, unresolved_reason
 from ..analysis.lifetimes import LIFETIMES, leakage_lifetimes
-from ..analysis.rates import graph_rates_floored
+from ..analysis.rates import graph_rates_floored, qubit_rates
 from ..analysis.routing import routing_verdict, typical_time, window_lifetimes
 from ..errors import require
 from ..physics import geometry as geometries
@@ -217,7 +217,8 @@ class Routing(Study):
         lives.put(index, window_lifetimes(res) if grid_ideal else leakage_lifetimes(res))
 
     def _baseline(self, cfg, ctx, conds, T) -> dict:
-        """One L = 3 array per qubit under each condition: the same quantities."""
+        """One L = 3 array per qubit under each condition: the same quantities (ideal T1, T2: the typical exact
+        rates, as on the grids; its ideal leakage decays exponentially: T_star and the fitted tail as on the chain)."""
         fits = {k: np.full((len(conds), 2), np.nan) for k in FITTED}
         lives = LifetimeGrid((len(conds),))
         reasons: dict = {}
@@ -225,6 +226,14 @@ class Routing(Study):
             spec = spec_of(cfg, length=3, conditions=cond, **({} if temp is None else {"temperature": temp}))
             res = _ensemble(spec, cfg, ctx, f"baseline L=3 {label}", T)
             self._point(res, fits, lives, reasons, (ci,))
+            if cond == "ideal":  # T1, T2 as the grid sites': the typical exact rates of the same realizations
+                seed = positive_int(cfg, "seed", 0)
+                rates = [qubit_rates(spec, spec.draw_realization(disorder_rng(seed, i)))
+                         for i in range(positive_int(cfg, "realizations"))]
+                fits["T1"][ci] = typical_time([r.gamma1 for r in rates])
+                fits["T2"][ci] = typical_time([r.gamma2 for r in rates])
+                for name in ("T1", "T2"):
+                    reasons.pop((name, ci), None)
         return {"fits": fits, "lives": lives, "reasons": reasons}
 
     def _assemble(self, cfg, grids, layouts, conds, fits, lives, typical, floored, run, coords, reasons, base):
@@ -392,7 +401,7 @@ class Routing(Study):
     @staticmethod
     def _plot_verdict(plt, ds, summary, figdir, us, time_label) -> list:
         """tau_L of every coding site against the grid size, each condition, with T1q/2 and the baseline."""
-        fig, ax = plt.subplots(figsize=(5.6, 3.8))
+        fig, ax = plt.subplots(figsize=(8.4, 3.8))
         sizes = summary["grid_sizes"]
         x = np.arange(len(sizes))
         for ci, label in enumerate(ds["condition"].values):
@@ -402,8 +411,9 @@ class Routing(Study):
                 y = v[gi, :n]
                 y = y[np.isfinite(y)]
                 jitter = (np.arange(y.size) - y.size / 2) / max(y.size, 1) * 0.25
+                name = f"{label} (to t_final: lower bounds)" if label == "ideal" else label
                 ax.scatter(x[gi] + 0.08 * (ci - 1) + jitter, y, s=10, color=f"C{ci}", alpha=0.7,
-                           label=label if gi == 0 else None)
+                           label=name if gi == 0 else None)
             b = ds[f"baseline_{VERDICT}_J"].sel(condition=label).values * us
             if np.isfinite(b):
                 ax.axhline(float(b), color=f"C{ci}", ls="--", lw=1, label=f"one L = 3 array per qubit, {label}")
@@ -414,7 +424,7 @@ class Routing(Study):
         ax.set_yscale("log")
         ax.set_xlabel("grid of coding transmons")
         ax.set_ylabel(time_axis(1.0, r"$\tau_L$ of each start site")[1])
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
         fig.tight_layout()
         return save_figure(fig, figdir, "leakage_lifetime_vs_grid")
 
