@@ -12,7 +12,7 @@ import pytest
 #: (pyproject's addopts) each runs on one worker, so that the fixture is set up once; every other test is
 #: handed out on its own
 ONE_WORKER_MODULES = ("test_sweeps.py", "test_dask.py", "test_temperature_physics.py", "test_tolerance.py",
-                      "test_temperature_sweep.py", "test_design.py")
+                      "test_temperature_sweep.py", "test_design.py", "test_routing.py")
 
 
 def long_scale() -> float:
