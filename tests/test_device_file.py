@@ -246,9 +246,10 @@ def _device_spec(t1, tphi):
     return ArraySpec.from_device(table, reset="dissipation", rate="0.5J")
 
 
-def _references(spec, times) -> dict:
+def _references(spec, times, t0_nodes: int = 1) -> dict:
+    """The Lindblad reference's curves (``t0_nodes``: the periodic clock's phases averaged; 1 without one)."""
     real = spec.clean_realization()
-    refs = {i: lindblad_observables(spec, real, i, times, t0_nodes=1) for i in ("leakage", "qubit", "coherence")}
+    refs = {i: lindblad_observables(spec, real, i, times, t0_nodes=t0_nodes) for i in ("leakage", "qubit", "coherence")}
     out = dict(reference_curves(refs))
     for init, ref in refs.items():
         out[(init, "site_population")] = ref.populations[:, :, 1] + 2 * ref.populations[:, :, 2]
@@ -370,7 +371,7 @@ BAD = [
     ({"couplings": None, "edges": [[1, 2, 5.0], [2, 3, "5MHz"]]}, "device.edges"),  # no unit
     ({"couplings": None, "edges": [[1, 2, "5MHz"]]}, "device.edges"),  # site 3 not connected
     ({"couplings": None, "edges": [[1, 2]]}, "device.edges"),
-    ({"reset_sites": [2, 3]}, "device.reset_sites"),  # one LRU per array
+    ({"reset_sites": [3, 3]}, "device.reset_sites"),  # each reset site once
     ({"reset_sites": [1]}, "device.reset_sites"),  # site 1 is the coding qubit
     ({"reset_sites": 3}, "device.reset_sites"),
 ]
@@ -578,3 +579,28 @@ def test_a_graph_file_against_lindblad():
     assert max(float(v.max()) for v in dev_alt.values()) > 4.0
     spread = ArraySpec.from_device(GRAPH, hopping_spread="5%").draw_realization(np.random.default_rng(4))
     assert spread.J.shape == (4,) and not np.allclose(spread.J, spec.clean_realization().J)
+
+
+def test_a_graph_file_with_two_reset_sites():
+    """``reset_sites = [2, 3]``: both LRUs are numbered last in the file's order, every per-site value follows its
+    site (by hand), the reset acts on both; periodic feedback with the file's per-site T1, Tphi at 80 mK against the
+    Lindblad reference as test_a_graph_file_against_lindblad (4 standard errors, 800 trajectories); power: the
+    same file with its LRU on site 3 alone fails it.  Random feedback at two sites is refused naming ``reset``."""
+    two = {**GRAPH, "reset_sites": [2, 3]}
+    spec = ArraySpec.from_device(two, reset="periodic", rate="0.1J")
+    g, dev = spec.geometry, spec.device
+    assert g.labels == (0, 3, 1, 2) and g.reset_sites == (2, 3) and spec.reset_sites == (2, 3)
+    assert dev.frequencies_hz == (7512e6, 7490e6, 7468e6, 7530e6) and dev.reset_sites == (2, 3)
+    assert ArraySpec.from_device(two, reset="periodic", rate="0.1J") == spec  # renumbering twice changes nothing
+    n = 800
+    res = simulate(spec, t_final=200.0, time_points=9, trajectories=n, seed=1, engine="exact", estimator="sampled")
+    refs = _references(spec, res.times, t0_nodes=200)  # (the feedback clock's phase averaged, as the rows draw it)
+    dev_ = _deviations(res, refs, list(refs), n)
+    assert sum(len(v) for v in dev_.values()) > 20
+    assert max(float(v.max()) for v in dev_.values()) <= 4.0, {k: float(v.max()) for k, v in dev_.items()}
+    one = ArraySpec.from_device(GRAPH, reset="periodic", rate="0.1J")
+    dev_one = _deviations(res, _references(one, res.times, t0_nodes=200), dev_.keys(), n)
+    assert max(float(v.max()) for v in dev_one.values()) > 4.0
+    with pytest.raises(ParameterError) as err:
+        ArraySpec.from_device(two, reset="random", rate="0.1J")
+    assert err.value.name == "reset"

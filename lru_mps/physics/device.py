@@ -13,11 +13,12 @@ takes the units the command line takes, :mod:`lru_mps.physics.units`)::
 An array on a coupling graph gives its bonds instead of ``couplings``: ``edges
 = [[1, 2, "5.1MHz"], [2, 3, "4.9MHz"], [1, 3, "5.0MHz"]]`` (sites numbered
 1..L as the frequencies, J_ij/2pi with a unit; J is their mean), and
-``reset_sites = [3]`` names the site carrying the LRU (default: site L; one
-site: several LRUs on one array are not supported).  Site 1 stays the coding
-qubit.  The spec numbers the sites so that site 1 is index 0 and the reset
-site the last (:meth:`Device.geometry`, :meth:`Device.renumbered`); a
-chain's file without them is the chain, bit for bit.
+``reset_sites = [3]`` names the site carrying the LRU (default: site L), or
+several (``[3, 4]``: LRUs on several sites, each with the reset's channels).
+Site 1 stays the coding qubit.  The spec numbers the sites so that site 1 is
+index 0 and the reset sites the last (:meth:`Device.geometry`,
+:meth:`Device.renumbered`); a chain's file without them is the chain, bit for
+bit.
 
 Physics.  H = sum_l [w_l n_l - (U_l/2) n_l (n_l - 1)] + sum_l J_l (a_l^dag
 a_{l+1} + h.c.) with the file's values, hardware decay sqrt(1/T1_l) a_l and
@@ -99,7 +100,8 @@ class Device:
     #: a graph's bonds (i, j), 0-based, in the order of ``couplings_hz``; None: the chain (l, l+1)
     edges: tuple | None = None
     #: the LRU's site, 0-based (None: the last); after :meth:`renumbered` always None (the reset is the last site)
-    reset_site: int | None = None
+    #: the reset sites' 0-based indices in the file's order (None: the last site alone)
+    reset_sites: tuple | None = None
 
     @property
     def L(self) -> int:
@@ -136,12 +138,13 @@ class Device:
         return None if bool(np.all(J == 1.0)) else J
 
     def geometry(self):
-        """The file's coupling graph numbered for a spec (site 1 index 0, the reset site the last:
+        """The file's coupling graph numbered for a spec (site 1 index 0, the reset sites the last:
         :meth:`~lru_mps.physics.geometry.Geometry.relabel`), or None for a chain with its reset at site L."""
-        last = self.L - 1 if self.reset_site is None else self.reset_site
-        if self.edges is None and last == self.L - 1:
+        resets = [self.L - 1] if self.reset_sites is None else list(self.reset_sites)
+        if self.edges is None and resets == [self.L - 1]:
             return None
-        return geometries.Geometry("device", self.L, self.bonds, tuple((0, k) for k in range(self.L))).relabel(0, last)
+        g = geometries.Geometry("device", self.L, self.bonds, tuple((0, k) for k in range(self.L)))
+        return g.relabel(0, resets[0] if len(resets) == 1 else resets)
 
     @property
     def bonds(self) -> tuple:
@@ -160,7 +163,8 @@ class Device:
 
         return dataclasses.replace(self, frequencies_hz=sites(self.frequencies_hz),
                                    anharmonicities_hz=sites(self.anharmonicities_hz), couplings_hz=couplings,
-                                   T1=sites(self.T1), Tphi=sites(self.Tphi), edges=tuple(g.edges), reset_site=None)
+                                   T1=sites(self.T1), Tphi=sites(self.Tphi), edges=tuple(g.edges),
+                                   reset_sites=None if g.resets == 1 else tuple(g.reset_sites))
 
     def hardware(self) -> dict:
         """The file's hardware figures for :func:`lru_mps.physics.conditions.resolve` (None where not given)."""
@@ -345,17 +349,17 @@ def parse(data: dict, source: str | None = None) -> Device:
         top = PLAUSIBLE["temperature_K"]
         if temperature > top:
             fail("temperature", data["temperature"], f"a chip's temperature of at most {top:g} K, e.g. '100mK'")
-    reset_site = None
+    reset_sites = None
     if "reset_sites" in data:
         v = data["reset_sites"]
-        if not isinstance(v, list) or len(v) != 1 or isinstance(v[0], bool) or not isinstance(v[0], int) \
-                or not 2 <= v[0] <= L:
-            fail("reset_sites", v, f"one site number in 2..{L} in a list, e.g. [{L}] (site 1 is the coding qubit; "
-                                   "one LRU per array: several reset sites are not supported)")
-        reset_site = v[0] - 1 if v[0] != L else None
+        if not isinstance(v, list) or not v or any(isinstance(x, bool) or not isinstance(x, int) or not 2 <= x <= L
+                                                  for x in v) or len(set(v)) != len(v):
+            fail("reset_sites", v, f"site numbers in 2..{L} in a list, each once, e.g. [{L}] or [{L - 1}, {L}] "
+                                   "(site 1 is the coding qubit)")
+        reset_sites = None if v == [L] else tuple(x - 1 for x in v)
     dev = Device(J_hz=J_hz, frequencies_hz=tuple(freqs), anharmonicities_hz=tuple(anh), couplings_hz=tuple(couplings),
                  T1=hw.get("t1"), Tphi=hw.get("tphi"), temperature_K=temperature, source=source, edges=edges,
-                 reset_site=reset_site)
+                 reset_sites=reset_sites)
     try:
         dev.geometry()
     except ParameterError as err:
