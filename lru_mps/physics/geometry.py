@@ -228,7 +228,7 @@ def lru_grid(R: int, C: int, lrus: str = "corners", arm: int = 2) -> Geometry:
     else:
         at = [(r, c) for r in range(R) for c in range(C) if r in (0, R - 1) or c in (0, C - 1)]
     edges, coords, L = list(base.edges), list(base.coords), base.L
-    ends, inner = [], []
+    ends = []
     for r, c in at:
         dr, dc = (-1, 0) if r == 0 else (1, 0) if r == R - 1 else (0, -1) if c == 0 else (0, 1)
         prev = r * C + c
