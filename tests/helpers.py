@@ -104,3 +104,23 @@ def check_lifetimes(s_points: dict, ds_points, want: dict, ideal: bool):
         assert abs(eta["value"] - 1.0) <= eta["error"] + 1e-12, eta
     else:
         assert 0.0 < eta["value"] < 1.0
+
+
+def qubit_rate_and_late_slope(spec, real):
+    """(qubit_rates' Gamma_1, the late decay rate of the one-excitation master equation's <n_1>(t) fitted over
+    [T1, 3 T1]) of a start whose qubit mode holds >= 0.9 of its weight; None for a hybridized start (the slope then
+    mixes modes of near rates).  One clock phase: the same late rate."""
+    import numpy as np
+
+    from lru_mps.analysis.rates import qubit_rates
+    from lru_mps.references.single_excitation import qubit_population_n1
+
+    E, V = np.linalg.eigh(spec.one_particle_hamiltonian(real))
+    if np.max(V[0] ** 2) < 0.9:
+        return None
+    r = qubit_rates(spec, real)
+    assert r.method == "exact" and r.gamma1 > r.floor
+    times = np.linspace(0.0, 3.0 / r.gamma1, 301)
+    n1 = qubit_population_n1(spec, real, times, t0_nodes=1)
+    late = times >= 1.0 / r.gamma1
+    return r.gamma1, -np.polyfit(times[late], np.log(n1[late]), 1)[0]

@@ -79,7 +79,7 @@ def eigen_rates(spec, dw, J, E, V, q, guess, dense_liouvillian=None, H=None) -> 
     spec's reset sites (the chain's: the last; a graph's: its last ``resets`` indices)."""
     kind, G = spec.reset.kind, float(spec.reset.rate)
     L = dw.size
-    resets = list(getattr(spec, "reset_sites", (L - 1,)))
+    resets = list(spec.reset_sites)
     if H is None:
         H = np.diag(dw) + np.diag(J, 1) + np.diag(J, -1)
     qv = V[:, q]

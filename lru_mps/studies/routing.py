@@ -263,7 +263,8 @@ class Routing(Study):
             attrs=dataset_attrs(spec0, cfg, T_leak_own_J=finite_or_none(limit) or "inf", lrus=cfg["lrus"],
                                 lru_arm=int(cfg["lru_arm"])))
         ideal = [i for i, c in enumerate(conds) if c[1] == "ideal"]
-        taus = [lives.array(VERDICT)[gi, :R * C, ideal[0], 0] if ideal else [] for gi, (R, C) in enumerate(grids)]
+        verdict = lives.array(VERDICT)
+        taus = [verdict[gi, :R * C, ideal[0], 0] if ideal else [] for gi, (R, C) in enumerate(grids)]
         site_json = []
         for gi, (R, C) in enumerate(grids):
             rows = []

@@ -28,6 +28,8 @@ class SortedBasis:
         offsets = np.concatenate([[0], np.cumsum(np.bincount(N, minlength=2 * L + 1))])
         self.L = L
         self.nmax = nmax
+        self._maps: dict = {}  # (m, k, site) -> transfer's (src, dst), sites other than the last and readout targets
+        self._columns: dict = {}  # site -> site_columns, sites other than the last
         self.inv = inv
         self.dim = int(offsets[nmax + 1])
         #: natural (ExactState) index of every kept sorted position
@@ -60,18 +62,23 @@ class SortedBasis:
         site = self.L - 1 if site is None else int(site)
         if k == 0 and site == self.L - 1:
             return self.reset_src[m], self.reset_dst[m]
-        src = np.nonzero(self.levels[site] == m)[0]
-        dst = self.inv[self.keep[src] + (k - m) * 3 ** (self.L - 1 - site)]  # natural index: site 0 the top digit
-        if np.any(dst >= self.dim):
-            raise RuntimeError(f"|{k}><{m}| on site {site} leaves the kept N-blocks 0..{self.nmax}")
-        return src, dst
+        key = (m, k, site)
+        if key not in self._maps:  # (built once: a feedback time asks again for every row batch)
+            src = np.nonzero(self.levels[site] == m)[0]
+            dst = self.inv[self.keep[src] + (k - m) * 3 ** (self.L - 1 - site)]  # natural index: site 0 the top digit
+            if np.any(dst >= self.dim):
+                raise RuntimeError(f"|{k}><{m}| on site {site} leaves the kept N-blocks 0..{self.nmax}")
+            self._maps[key] = (src, dst)
+        return self._maps[key]
 
     def site_columns(self, site: int) -> tuple[np.ndarray, np.ndarray]:
         """(M, M2) restricted to the three level columns of ``site`` (contiguous; the last site's kept)."""
         if site == self.L - 1:
             return self.M[:, 3 * site:], self.M2_last
-        return (np.ascontiguousarray(self.M[:, 3 * site:3 * site + 3]),
-                np.ascontiguousarray(self.M2[:, 3 * site:3 * site + 3]))
+        if site not in self._columns:  # (built once per site)
+            self._columns[site] = (np.ascontiguousarray(self.M[:, 3 * site:3 * site + 3]),
+                                   np.ascontiguousarray(self.M2[:, 3 * site:3 * site + 3]))
+        return self._columns[site]
 
 
 def _edges(L: int, edges) -> tuple:
