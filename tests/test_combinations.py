@@ -267,6 +267,15 @@ def test_refusals_name_the_option():
     with pytest.raises(ParameterError) as err:
         simulate(_graph_spec("periodic"), t_final=1.0, time_points=2, trajectories=1, engine="mps")
     assert err.value.name == "engine" and "\n" not in str(err.value), str(err.value)
+    # a pattern along the chain's site numbers has no meaning on a graph (nor on a chain renumbered from its middle):
+    # refused naming the pattern; the patterns drawn site by site run there
+    for pattern in ("quasiperiodic", "alternating"):
+        for where in (dict(geometry="grid:2x2"), dict(length=5, start_site=3)):
+            with pytest.raises(ParameterError) as err:
+                ArraySpec.from_user(disorder_pattern=pattern, **where)
+            assert err.value.name == "disorder_pattern" and "\n" not in str(err.value), str(err.value)
+        assert ArraySpec.from_user(length=5, disorder_pattern=pattern).disorder_pattern == pattern
+    assert ArraySpec.from_user(geometry="grid:2x2", disorder_pattern="gaussian").geometry is not None
 
 
 #: the coupling graph at the covering array's L = 3 does not fit: a 2 x 2 grid, start and reset on opposite corners

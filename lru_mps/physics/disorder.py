@@ -65,6 +65,9 @@ import numpy as np
 from ..errors import require
 
 PATTERNS = ("box", "gaussian", "quasiperiodic", "alternating")
+#: the patterns drawn independently and identically on every site: the only ones with a meaning on a coupling graph
+#: (the quasiperiodic and alternating patterns run along a chain's site numbers l = 1..L)
+SITE_PATTERNS = ("box", "gaussian")
 #: the Aubry-Andre wave number of the quasiperiodic pattern: the inverse golden ratio
 GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 #: U_l <= 0 (and w_l <= 0) must lie beyond this many standard deviations of the Gaussian parts

@@ -213,6 +213,9 @@ class ArraySpec(SpecInput, HamiltonianTerms):
                 f"periodic or dissipation with {g.resets} reset sites (random feedback at several sites would need a "
                 "Poisson clock per site; the trajectory algorithm has one)")
         if not g.is_chain:
+            require(self.disorder_pattern in disorder.SITE_PATTERNS, "disorder_pattern", self.disorder_pattern,
+                    f"{' or '.join(disorder.SITE_PATTERNS)} on the graph {g.name} (the {self.disorder_pattern} pattern "
+                    "runs along a chain's site numbers l = 1..L, which a graph does not have)")
             require(profiles.is_uniform(self.hopping_profile), "hopping_profile", profiles.describe(
                 self.hopping_profile), f"uniform on the graph {g.name} (a profile is a chain's, bond by bond)")
             dev = self.device
