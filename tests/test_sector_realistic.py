@@ -191,3 +191,25 @@ def test_per_trajectory_choice_depends_on_the_seed_only():
     assert mix == {"sector": choices.count("sector"), "mps": choices.count("mps")}
     assert format_engine_mix(diags) == f"sector {mix['sector']:,} / mps {mix['mps']:,} trajectories"
     assert engine_mix({"leakage": {"discarded_weight": np.zeros(3)}}) == {}
+
+
+def test_a_start_over_the_sector_limit_is_refused_before_any_work():
+    """A thermal start that fills a sector past MAX_SECTOR_DIM (a stack and four thermal excitations on the 33 sites
+    of the 5 x 5 routing layout: 2.5 million states) is refused at once naming the temperature, and on a graph
+    without sending the user to the chain-only MPS engine; one excitation fewer is built."""
+    from lru_mps.engines.sector import MAX_SECTOR_DIM
+    from lru_mps.errors import ParameterError
+    from lru_mps.physics.geometry import lru_grid
+
+    g = lru_grid(5, 5)
+    spec = ArraySpec.from_user(geometry=g.relabel(0, list(g.reset_sites)), conditions="realistic")
+    prop = get_engine("sector").prepare(spec, spec.draw_realization(np.random.default_rng(0)))
+    levels = [2, 1, 0, 1, 0, 1, 0, 1] + [0] * (spec.L - 8)
+    vectors = [np.eye(3)[k] for k in levels]
+    assert sector_dimension(spec.L, 6) > MAX_SECTOR_DIM
+    with pytest.raises(ParameterError) as err:
+        prop.state(vectors)
+    msg = str(err.value)
+    assert err.value.name == "temperature" and "N = 6" in msg and "MPS" not in msg and "\n" not in msg, msg
+    levels[7] = 0
+    assert prop.state([np.eye(3)[k] for k in levels]).numbers() == [5]

@@ -186,6 +186,8 @@ class SectorPropagator:
         supports = [np.nonzero(np.abs(v) > 0)[0] for v in site_vectors]
         n_terms = int(np.prod([len(s) for s in supports], dtype=float))
         require(n_terms <= 100_000, "initial state", f"{n_terms} product terms", "a product state with few levels per site")
+        for N in {int(sum(levels)) for levels in itertools.product(*supports)}:
+            self._check_size(N, site_vectors)
         comps: dict[int, dict[int, complex]] = {}
         for levels in itertools.product(*supports):
             amp = np.prod([site_vectors[l][k] for l, k in enumerate(levels)])
@@ -201,6 +203,22 @@ class SectorPropagator:
                 v[idx] = amp
             vecs[N] = v
         return SectorState(self, vecs)
+
+
+    def _check_size(self, N: int, site_vectors) -> None:
+        """Refuse, before any work, a start whose N sector is over :data:`MAX_SECTOR_DIM`, saying what filled it."""
+        dim = sector_dimension(self.L, N)
+        if dim <= MAX_SECTOR_DIM:
+            return
+        excited = sum(1 for v in site_vectors[1:] if np.any(np.abs(v[1:]) > 0))
+        graph = self.spec.geometry is not None and not self.spec.geometry.is_chain
+        hint = ("fewer sites or a lower temperature" if graph else
+                "the MPS engine (--engine mps) for many excitations on long arrays, or a lower temperature")
+        require(False, "temperature" if excited else "length",
+                f"{1e3 * self.spec.conditions.temperature_K:g} mK" if excited else self.L,
+                f"starts whose N sector has at most {MAX_SECTOR_DIM:,} states for the sector engine (a start with "
+                f"{excited} excited sites besides the qubit on L = {self.L} sites needs the N = {N} sector of "
+                f"{dim:,} states)", hint)
 
 
 class SectorState:
