@@ -62,6 +62,103 @@ def test_lru_grid_layouts():
         assert err.value.name == name
 
 
+def _is_symmetry(g, p) -> bool:
+    return ({tuple(sorted((p[i], p[j]))) for i, j in g.edges} == set(g.edges)
+            and {p[k] for k in g.reset_sites} == set(g.reset_sites))
+
+
+def test_layout_symmetries_and_site_classes():
+    """The symmetries of a layout with its LRUs are exactly its automorphisms that keep the reset sites: against a
+    brute force over all permutations of a 2 x 3 grid with a reset corner and of a 2 x 2 grid with four one-transmon LRUs, and on the routing layouts the
+    dihedral group of the square (8; 4 for a 3 x 4 grid), each one an automorphism, closed under composition; the
+    coding sites fall into the classes of the square's symmetry."""
+    import itertools
+
+    for g, n in ((geo.grid(2, 3), 1), (geo.lru_grid(2, 2, "corners", 1), 8)):  # (grid: the reset corner (2, 3))
+        brute = sorted(p for p in itertools.permutations(range(g.L)) if _is_symmetry(g, p))
+        assert sorted(g.symmetries()) == brute and len(brute) == n and g.symmetries()[0] == tuple(range(g.L))
+    assert len(geo.grid(3, 3).symmetries()) == 2  # the reset corner keeps the diagonal only
+    for (R, C, place, arm), n_sym, sizes in [((3, 3, "corners", 2), 8, [4, 4, 1]), ((4, 4, "corners", 2), 8, [4, 8, 4]),
+                                             ((5, 5, "corners", 2), 8, [4, 8, 4, 4, 4, 1]),
+                                             ((3, 4, "corners", 2), 4, [4, 4, 2, 2]),
+                                             ((5, 5, "sides", 1), 8, [4, 8, 4, 4, 4, 1]),
+                                             ((4, 4, "boundary", 3), 8, [4, 8, 4])]:
+        lay = geo.lru_grid(R, C, place, arm)
+        autos = lay.symmetries()
+        assert len(autos) == n_sym and len(set(autos)) == n_sym and all(_is_symmetry(lay, p) for p in autos)
+        group = set(autos)
+        assert all(tuple(a[b[k]] for k in range(lay.L)) in group for a in autos for b in autos)
+        classes = lay.site_classes(geo.coding_sites(lay))
+        assert [len(c) for c in classes] == sizes and sorted(sum(classes, [])) == geo.coding_sites(lay)
+    corners = geo.lru_grid(3, 3).site_classes(range(9))
+    assert corners == [[0, 2, 6, 8], [1, 3, 5, 7], [4]]
+    # one LRU at a corner: the diagonal through it is the only symmetry
+    one = geo.lru_grid(3, 3)
+    single = geo.Geometry("one-lru", one.L, one.edges, one.coords, None, 1)
+    assert len(single.symmetries()) == 2
+
+
+def test_a_symmetry_maps_a_start_sites_array_onto_its_images():
+    """The physics behind one ensemble per class: a realization of the layout started at one corner, carried by a
+    symmetry onto the layout started at another corner (every site's dw, U and every edge's coupling moved with
+    it), has the same qubit rates (exact N = 1) and the same leakage dynamics (the stack's no-jump norm under the
+    LRUs' dissipation and its population on the qubit, sector engine) to rounding; started on a site that is not an image (the arm's first transmon) they differ.  The
+    rule says when every realization is as probable as its image (symmetric_sites_verdict)."""
+    from lru_mps.analysis.rates import graph_rates_floored
+    from lru_mps.physics.model import ArraySpec, Realization
+    from lru_mps.physics.rules import symmetric_sites_verdict
+    from lru_mps.engines import get_engine
+
+    g = geo.lru_grid(2, 2)
+    autos = g.symmetries()
+
+    def spec_at(k):
+        return ArraySpec.from_user(geometry=g.relabel(k, list(g.reset_sites)), reset="dissipation", rate="0.2J",
+                                   conditions="ideal", hopping_spread="10%")
+
+    a = spec_at(0)
+    real = a.draw_realization(np.random.default_rng(3))
+    assert real.J is not None
+
+    def carried(p, k):
+        """real moved by the site permutation p (original numbering) onto the layout started at site k."""
+        b = spec_at(k)
+        old_of = {o: n for n, o in enumerate(a.geometry.labels)}  # original site -> index in a
+        src = [old_of[next(o for o in range(g.L) if p[o] == b.geometry.labels[n])] for n in range(b.L)]
+        edge_of = {e: i for i, e in enumerate(a.geometry.edges)}
+        J = [real.J[edge_of[tuple(sorted((src[i], src[j])))]] for i, j in b.geometry.edges]
+        return b, Realization(dw=real.dw[src], U=real.U[src], J=np.array(J), edges=b.geometry.edges)
+
+    def leakage(spec, r, t):
+        """(no-jump norm, stack population on the qubit) of the leakage start under the LRUs' dissipation"""
+        st = get_engine("sector").prepare(spec, r).state([np.eye(3)[2]] + [np.eye(3)[0]] * (spec.L - 1))
+        st.evolve(t)
+        return st.norm2(), st.site_populations()[0, 2]
+
+    ref = graph_rates_floored(a, real)
+    curve = [leakage(a, real, t) for t in (20.0, 200.0)]
+    assert 0.05 < curve[1][0] < 0.95  # (the stack is on its way out: a curve that tells)
+    images = [p for p in autos if p[0] != 0]
+    assert {p[0] for p in images} == {1, 2, 3}
+    for p in images:
+        b, moved = carried(p, p[0])
+        assert graph_rates_floored(b, moved)[:2] == pytest.approx(ref[:2], rel=1e-9)
+        assert np.allclose([leakage(b, moved, t) for t in (20.0, 200.0)], curve, rtol=1e-9, atol=1e-12)
+    # not a symmetry: the same array started on the arm's first transmon (not an image of the corner) differs
+    arm = next(k for k in range(g.L) if g.coords[k] == (-1, 0))
+    b, moved = carried(tuple(range(g.L)), arm)  # the same array, started on the arm's first transmon
+    assert abs(graph_rates_floored(b, moved)[0] / ref[0] - 1) > 1e-3
+    assert abs(leakage(b, moved, 200.0)[0] / curve[1][0] - 1) > 1e-3
+    # the rule: the disorder, T1 and Tphi the same on every site; not a device file's nor a per-site T1
+    from lru_mps.physics.conditions import Conditions
+
+    assert symmetric_sites_verdict(a) and symmetric_sites_verdict(spec_at(1).replace(
+        conditions=Conditions(T1q=60.0, Tphi=90.0, temperature_K=0.1)))
+    assert symmetric_sites_verdict(a.replace(disorder_pattern="gaussian"))
+    per_site = a.replace(conditions=Conditions(T1q=tuple(50.0 + k for k in range(a.L)), Tphi=90.0))
+    assert not symmetric_sites_verdict(per_site) and "T1" in symmetric_sites_verdict(per_site).reason
+
+
 # -------------------------------------------------------------------------------------------- the study
 def test_quick_routing_outputs(quick):
     out, res = quick
@@ -89,18 +186,24 @@ def test_quick_routing_outputs(quick):
 
 
 def test_each_map_point_is_its_own_ensemble(quick):
-    """A map point is the ensemble of leakage, qubit and coherence started on that site: its lifetimes equal those
-    of simulate() on the layout renumbered with the site first (read from the study's store: the call fails if it
-    would compute anything), at every site of the 2x2 grid and the centre of the 3x3 one, each condition; the
-    typical T1, T2 are exp(<ln T>) of qubit_rates over the same realizations."""
+    """A map point is the ensemble of leakage, qubit and coherence started on that site, run once for the sites a
+    symmetry of the layout maps onto each other (on the first of them, ``ensemble_of``): its lifetimes equal those
+    of simulate() on the layout renumbered with that site first (read from the study's store: the call fails if it
+    would compute anything), at every site of the 2x2 grid and a corner, an edge and the centre of the 3x3 one,
+    each condition; the typical T1, T2 are exp(<ln T>) of qubit_rates over the same realizations."""
     out, _ = quick
     cfg, s, ds = load_study(out)
+    assert s["symmetry"]["used"] and s["symmetry"]["classes"] == [1, 3]
+    assert list(ds["ensemble_site"].values[0, :4]) == [0] * 4
+    assert list(ds["ensemble_site"].values[1]) == [0, 1, 0, 1, 4, 1, 0, 1, 0]
+    assert s["sites"][1][8]["ensemble_of"] == {"row": 1, "col": 1} and s["sites"][1][4]["ensemble_of"] == {
+        "row": 2, "col": 2}
     checked = 0
     for gi, (R, C) in enumerate([(2, 2), (3, 3)]):
         g = geo.lru_grid(R, C, cfg["lrus"], cfg["lru_arm"])
-        sites = range(4) if R == 2 else [4]
+        sites = range(4) if R == 2 else [8, 5, 4]
         for si in sites:
-            spec_geo = g.relabel(si, list(g.reset_sites))
+            spec_geo = g.relabel(int(ds["ensemble_site"].values[gi, si]), list(g.reset_sites))
             for ci, (label, cond, temp) in enumerate(_conditions(cfg)):
                 if not ds["run"].values[gi, si, ci]:
                     continue
@@ -127,7 +230,7 @@ def test_each_map_point_is_its_own_ensemble(quick):
             T1 = [qubit_rates(spec, spec.draw_realization(disorder_rng(cfg["seed"], i))).T1
                   for i in range(cfg["realizations"])]
             assert float(ds["T1_typical_J"].values[gi, si]) == pytest.approx(math.exp(np.mean(np.log(T1))), rel=1e-9)
-    assert checked == 4 * 3 + 2
+    assert checked == 4 * 3 + 3 * 2
 
 
 def test_a_rerun_reuses_every_ensemble(quick, tmp_path):

@@ -120,6 +120,60 @@ class Geometry:
             A[i, j] = A[j, i] = x
         return A
 
+    def symmetries(self, limit: int = 100_000) -> list[tuple[int, ...]]:
+        """Every symmetry of the array with its LRUs: the permutations p of the sites (p[k] the image of site k)
+        that map the edges onto the edges and the reset sites onto the reset sites (the graph's automorphisms that
+        keep the set of reset sites), the identity first.  Coordinates play no part (an arm drawn upward at one
+        corner may map to an arm drawn sideways at another).
+
+        Backtracking over the sites in breadth-first order: a site's image must have the same invariant (reset or
+        not, the sorted distances to every site and to the reset sites) and the same distance to every image
+        placed so far; on a grid the first few placements fix the rest.  At most ``limit`` of them (a graph with
+        more, e.g. a star of many arms, is refused naming the geometry).
+        """
+        L = self.L
+        dist = np.array([self.distances(a) for a in range(L)])
+        resets = set(self.reset_sites)
+        inv = [(k in resets, tuple(sorted(dist[k])), tuple(sorted(dist[k, list(resets)]))) for k in range(L)]
+        start = min(range(L), key=lambda k: (sum(inv[m] == inv[k] for m in range(L)), k))
+        order = [int(k) for k in np.argsort(dist[start], kind="stable")]
+        image = [-1] * L
+        used = [False] * L
+        found: list[tuple[int, ...]] = []
+
+        def place(i: int) -> None:
+            if i == L:
+                require(len(found) < limit, NAME, self.name, f"a layout with at most {limit} symmetries")
+                found.append(tuple(image))
+                return
+            u = order[i]
+            placed = order[:i]
+            for w in range(L):
+                if used[w] or inv[w] != inv[u] or any(dist[u, v] != dist[w, image[v]] for v in placed):
+                    continue
+                image[u], used[w] = w, True
+                place(i + 1)
+                image[u], used[w] = -1, False
+
+        place(0)
+        found.sort(key=lambda p: p != tuple(range(L)))
+        return found
+
+    def site_classes(self, sites) -> list[list[int]]:
+        """``sites`` grouped into classes of sites that a symmetry (:meth:`symmetries`) maps onto each other, each
+        class in the order of ``sites``, the classes in the order of their first site."""
+        sites = [int(k) for k in sites]
+        autos = self.symmetries()
+        out, seen = [], set()
+        for k in sites:
+            if k in seen:
+                continue
+            orbit = {p[k] for p in autos}
+            cls = [m for m in sites if m in orbit]
+            seen.update(cls)
+            out.append(cls)
+        return out
+
     def relabel(self, start: int, reset) -> "Geometry":
         """The same graph renumbered so that site ``start`` is index 0 and the reset site(s) the last indices.
 

@@ -24,6 +24,8 @@ each question has one owner:
 * :func:`guided_rows_verdict`: may the branch's thermal qubit rows be guided (importance-sampled jumps on a
   clock set from the state), or must they be sampled?
 * :func:`estimator_label`: the words a summary uses for the estimator.
+* :func:`symmetric_sites_verdict`: do start sites that a symmetry of the layout maps onto each other share one
+  ensemble (so that a study runs one of them for all)?
 
 Rates in J.
 """
@@ -171,3 +173,28 @@ def integrated_decay_rate(spec) -> float | None:
     if not integrated_decay_verdict(spec):
         return None
     return float(next(ch.rate for ch in spec.channels() if ch.name == "decay"))
+
+
+def symmetric_sites_verdict(spec) -> Verdict:
+    """Do two start sites that a symmetry of the layout maps onto each other (with its reset sites:
+    :meth:`~lru_mps.physics.geometry.Geometry.symmetries`) have one ensemble (docs/physics.md §3.4)?
+
+    The ensemble of a start site averages over the disorder, the thermal start and the events; a symmetry p
+    of the graph that keeps the set of reset sites maps every realization of the array started at site s onto
+    one started at p(s) with the same probability when every site and every edge draws the same distribution
+    independently of its number: a pattern drawn site by site (box, gaussian) with the spreads, one T1 and
+    one Tphi on every site, a uniform hopping profile and no device file (whose sites each have their own
+    values).  The two ensembles are then equal in distribution: one run stands for both.
+    """
+    if spec.device is not None:
+        return Verdict(False, "a device file gives every site its own frequency, anharmonicity and rates")
+    from . import disorder
+
+    if spec.disorder_pattern not in disorder.SITE_PATTERNS:
+        return Verdict(False, f"the {spec.disorder_pattern} pattern runs along the site numbers")
+    if isinstance(spec.conditions.T1q, tuple) or isinstance(spec.conditions.Tphi, tuple):
+        return Verdict(False, "T1 or Tphi differs between sites")
+    if spec.profile() is not None:
+        return Verdict(False, "a hopping profile gives each bond its own coupling")
+    return Verdict(True, "every site and edge draws the same distribution: a symmetry of the layout with its reset "
+                         "sites maps one start site's ensemble onto the other's")

@@ -51,6 +51,7 @@ from ..analysis.rates import graph_rates_floored, qubit_rates
 from ..analysis.routing import routing_verdict, typical_time, window_lifetimes
 from ..errors import require
 from ..physics import geometry as geometries
+from ..physics.rules import symmetric_sites_verdict
 from ..physics.units import to_kelvin, to_time
 from ..run.simulate import simulate
 from ..run.trajectories import disorder_rng
@@ -167,17 +168,25 @@ class Routing(Study):
         floored = np.zeros(shape[:2], dtype=int)
         run = np.zeros(shape, dtype=bool)
         coords = np.full(shape[:2] + (2,), -1, dtype=int)
+        ensemble_of = np.full(shape[:2], -1, dtype=int)
         reasons: dict = {}
-        todo = [(gi, si, ci) for gi, g in enumerate(layouts) for si in range(grids[gi][0] * grids[gi][1])
-                for ci, (_, _, temp) in enumerate(conds) if temp is None or to_kelvin(temp, "temperatures") == 0
-                or g.L <= max_sites]
+        symmetric = symmetric_sites_verdict(spec_of(cfg, geometry=layouts[0].relabel(
+            geometries.coding_sites(layouts[0])[0], list(layouts[0].reset_sites)), conditions="realistic"))
+        classes = [g.site_classes(geometries.coding_sites(g)) if symmetric else
+                   [[k] for k in geometries.coding_sites(g)] for g in layouts]
+        hot = [temp is not None and to_kelvin(temp, "temperatures") > 0 for _, _, temp in conds]
+        todo = [(gi, cls[0], ci) for gi, g in enumerate(layouts) for cls in classes[gi] for ci in range(len(conds))
+                if not hot[ci] or g.L <= max_sites]
         ctx.plan(len(todo) + len(conds))
         for gi, g in enumerate(layouts):
-            for si, k in enumerate(geometries.coding_sites(g)):
+            position = {k: si for si, k in enumerate(geometries.coding_sites(g))}
+            for k, si in position.items():
                 coords[gi, si] = g.coords[k]
+            for cls in classes[gi]:  # one ensemble per class of start sites (its first site), for all of them
+                k, si = cls[0], position[cls[0]]
                 geo = g.relabel(k, list(g.reset_sites))
                 for ci, (label, cond, temp) in enumerate(conds):
-                    if (gi, si, ci) not in todo:
+                    if (gi, k, ci) not in todo:
                         for name in FITTED:
                             reasons[(name, gi, si, ci)] = (f"not run: the {g.name} layout has {g.L} transmons, over "
                                                            f"thermal_max_sites = {max_sites} for a temperature > 0")
@@ -194,8 +203,20 @@ class Routing(Study):
                         typical["T1_typical"][gi, si] = fits["T1"][gi, si, ci] = typical_time([r[0] for r in rates])
                         typical["T2_typical"][gi, si] = fits["T2"][gi, si, ci] = typical_time([r[1] for r in rates])
                         floored[gi, si] = sum(r[2] for r in rates)
+                for m in cls:  # the class's other sites carry its ensemble
+                    sj = position[m]
+                    ensemble_of[gi, sj] = si
+                    if sj == si:
+                        continue
+                    for a in (*fits.values(), run, lives.points):
+                        a[gi, sj] = a[gi, si]
+                    for a in (*typical.values(), floored):
+                        a[gi, sj] = a[gi, si]
+                    reasons.update({(name, gi, sj, ci): why for (name, g_, s_, ci), why in list(reasons.items())
+                                    if g_ == gi and s_ == si})
         base = self._baseline(cfg, ctx, conds, T)
-        return self._assemble(cfg, grids, layouts, conds, fits, lives, typical, floored, run, coords, reasons, base)
+        return self._assemble(cfg, grids, layouts, conds, fits, lives, typical, floored, run, coords, reasons, base,
+                              ensemble_of, symmetric)
 
     @staticmethod
     def _point(res, fits, lives, reasons, index) -> None:
@@ -236,7 +257,8 @@ class Routing(Study):
                     reasons.pop((name, ci), None)
         return {"fits": fits, "lives": lives, "reasons": reasons}
 
-    def _assemble(self, cfg, grids, layouts, conds, fits, lives, typical, floored, run, coords, reasons, base):
+    def _assemble(self, cfg, grids, layouts, conds, fits, lives, typical, floored, run, coords, reasons, base,
+                  ensemble_of, symmetric):
         spec0 = spec_of(cfg, length=3, conditions="realistic")  # (the hardware's T1q: the limit T1q/2)
         J_hz = spec0.J_hz
         limit = 0.5 * spec0.conditions.T1q if math.isfinite(spec0.conditions.T1q) else math.nan
@@ -258,6 +280,7 @@ class Routing(Study):
         ds = xr.Dataset(data, coords={
             "grid": names, "site": np.arange(coords.shape[1]), "condition": [c[0] for c in conds],
             "row": (("grid", "site"), coords[..., 0]), "col": (("grid", "site"), coords[..., 1]),
+            "ensemble_site": (("grid", "site"), ensemble_of),
             "grid_rows": ("grid", [R for R, _ in grids]), "grid_cols": ("grid", [C for _, C in grids]),
             "n_sites": ("grid", [g.L for g in layouts]), "n_lrus": ("grid", [g.resets for g in layouts])},
             attrs=dataset_attrs(spec0, cfg, T_leak_own_J=finite_or_none(limit) or "inf", lrus=cfg["lrus"],
@@ -269,7 +292,10 @@ class Routing(Study):
         for gi, (R, C) in enumerate(grids):
             rows = []
             for si in range(R * C):
-                point = {"row": int(coords[gi, si, 0]) + 1, "col": int(coords[gi, si, 1]) + 1, "conditions": {}}
+                rep = int(ensemble_of[gi, si])
+                point = {"row": int(coords[gi, si, 0]) + 1, "col": int(coords[gi, si, 1]) + 1,
+                         "ensemble_of": {"row": int(coords[gi, rep, 0]) + 1, "col": int(coords[gi, rep, 1]) + 1},
+                         "conditions": {}}
                 for ci, (label, _, _) in enumerate(conds):
                     rec = {k: time_json(fits[k][gi, si, ci, 0], fits[k][gi, si, ci, 1], J_hz,
                                         reasons.get((k, gi, si, ci))) for k in FITTED}
@@ -291,6 +317,8 @@ class Routing(Study):
             "lru_arm": int(cfg["lru_arm"]),
             "n_sites": [g.L for g in layouts],
             "n_lrus": [g.resets for g in layouts],
+            "symmetry": {"used": bool(symmetric), "reason": symmetric.reason,
+                         "classes": [int(len(set(ensemble_of[gi, :R * C]))) for gi, (R, C) in enumerate(grids)]},
             "sites": site_json,
             "baseline": {label: {**{k: time_json(base["fits"][k][ci, 0], base["fits"][k][ci, 1], J_hz,
                                                  base["reasons"].get((k, ci))) for k in FITTED},
@@ -308,6 +336,9 @@ class Routing(Study):
     def table(self, summary: dict) -> str:
         lines = [f"{self.NAME}: leakage routed to LRUs ({summary['lrus']}, arms of {summary['lru_arm']}) across grids "
                  "of coding transmons; times in us (+- jackknife error)"]
+        if summary["symmetry"]["used"]:
+            lines.append("sites that a symmetry of the layout maps onto each other share one ensemble (a site 'x4': "
+                         "it and 3 images)")
         limit = summary["T_leak_own"]["value_us"]
         if limit is not None:
             lines.append(f"leakage on its own (T1q/2): {limit:.4g} us")
@@ -317,16 +348,20 @@ class Routing(Study):
             lines += ["", f"{label}", f"  baseline, one L = 3 array per qubit: T_star {time_cell(b['T_star'], 'us')} "
                       f"T1 {time_cell(b['T1'], 'us')} T2 {time_cell(b['T2'], 'us')}  "
                       + cells(*(b[k] for k in LIFETIMES), unit="us")]
-            lines.append(f"  {'grid':>6} {'site':>5} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}")
+            lines.append(f"  {'grid':>6} {'site':>8} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}")
             for gi, size in enumerate(summary["grid_sizes"]):
                 for p in summary["sites"][gi]:
+                    rep = p["ensemble_of"]
+                    if (rep["row"], rep["col"]) != (p["row"], p["col"]):
+                        continue  # (its class's first site stands for it)
+                    n = sum(q["ensemble_of"] == rep for q in summary["sites"][gi])
                     rec = p["conditions"][label]
-                    where = f"{p['row']},{p['col']}"
+                    where = f"{p['row']},{p['col']}" + (f" x{n}" if n > 1 else "")
                     if "not_run" in rec:
-                        lines.append(f"  {size:>6} {where:>5} (not run: thermal_max_sites)")
+                        lines.append(f"  {size:>6} {where:>8} (not run: thermal_max_sites)")
                         continue
                     times = " ".join(time_cell(rec[k], "us") for k in FITTED)
-                    lines.append(f"  {size:>6} {where:>5} {times} " + cells(*(rec[k] for k in LIFETIMES), unit="us"))
+                    lines.append(f"  {size:>6} {where:>8} {times} " + cells(*(rec[k] for k in LIFETIMES), unit="us"))
                     unresolved.update({f"{k} at {size} {where} {label}": rec[k] for k in FITTED})
         verdict = summary.get("routing")
         if verdict:
