@@ -1,7 +1,7 @@
 """`lru-mps study routing`: the layouts, the outputs, each map point against its own ensemble, the verdict, bad input,
 and the maps' error bars against the scatter over seeds.
 
-Cost: the quick study (~15 s, once: a module fixture); the calibration over seeds (long: 5 seeds reduced, ~2 min on
+Cost: the quick study (~15 s, once: a module fixture); the calibration over seeds (long: 5 seeds reduced, ~6 min on
 one core; 16 full).
 """
 
@@ -274,13 +274,15 @@ def test_bad_input_names_the_key(tmp_path, over, name):
 @pytest.mark.long
 def test_map_errors_hold_over_seeds(tmp_path):
     """The maps' stated errors against the scatter of the same maps over independent seeds, at the default study's
-    counts per point (32 realizations, 32 trajectories; shorter windows, 1785/J ideal and 20 us realistic) on the 2x2
-    grid, ideal and realistic at 0 K: per site and quantity z = (value - mean over seeds) / error, scaled by sqrt(K/(K-1)); the pooled mean of z^2 lies inside the
-    chi-square band of its degrees of freedom (0.1 %-99.9 %) for tau_L and tau_1 (ideal: the integrals up to
-    t_final), T1 and T2 (ideal: the typical values of the exact rates; realistic: the fits) and the realistic tau_L.
-    Measured over 12 seeds: 0.68, 0.65, 1.35, 1.35 (ideal), 1.35 (tau_L), 0.60, 1.35 (T1, T2).  The realistic tau_1
-    is the exception, stated in docs/validation.md: 1.76 (its errors ~1.3x small at 32 trajectories: a stack that
-    stays on its start site in rare realizations carries the integral); asserted under 3."""
+    counts per class of sites (realizations, trajectories; shorter windows, 1000/J + 10 hops T_prop ideal and
+    20 us realistic) on the 2x3 grid with corner LRUs (two classes: the corners and the middles), ideal and
+    realistic at 0 K: per class and quantity z = (value - mean over seeds) / error, scaled by sqrt(K/(K-1)); the
+    pooled mean of z^2 lies inside the chi-square band of its degrees of freedom (0.1 %-99.9 %) for tau_L and
+    tau_1 (ideal: the integrals up to t_final), T1 and T2 (ideal: the typical values of the exact rates;
+    realistic: the fits).  Measured over 16 seeds at the default's 256 realizations and 256 trajectories: ideal
+    0.83, 0.72 (tau_L, tau_1), 1.12 (T1, T2); realistic 0.62, 1.13 (tau_L, tau_1), 1.15, 0.94 (T1, T2).  At 64
+    realizations the ideal tau_L's came out at 2.12, at 128-192 trajectories the realistic tau_L's and tau_1's at
+    1.3-2.0 (rare, heavily weighted rows): why the default runs 256 of each."""
     from scipy.stats import chi2
 
     from lru_mps.studies import get_study
@@ -288,29 +290,32 @@ def test_map_errors_hold_over_seeds(tmp_path):
 
     K = 16 if long_scale() >= 1.0 else 5
     study = get_study("routing")
-    over = dict(grids="2x2", temperatures="0", time_points=41, t_base="1000/J", t_per_hop=10.0,
+    over = dict(grids="2x3", temperatures="0", time_points=41, t_base="1000/J", t_per_hop=10.0,
                 realistic_t_after="20us")
     values = {}
     for k in range(K):  # (the study's numbers without its files and figures)
         cfg = load_config("routing", study.DEFAULTS, None, {**over, "seed": 400 + k})
         s = study.compute(cfg, StudyContext(out=tmp_path / f"s{k}", workers=1))[1]
+        assert s["symmetry"]["classes"] == [2]
+        firsts = [i for i, p in enumerate(s["sites"][0]) if p["ensemble_of"] == {"row": p["row"], "col": p["col"]}]
         for label in s["conditions"]:
-            for si, p in enumerate(s["sites"][0]):
-                rec = p["conditions"][label]
+            for si in firsts:
+                rec = s["sites"][0][si]["conditions"][label]
                 for q in ("leakage_lifetime_array", "leakage_lifetime_qubit", "T1", "T2"):
                     values.setdefault((label, q), []).append((si, rec[q]["value_J"], rec[q]["error_J"]))
+    measured = {}
     for (label, q), rows in values.items():
         z2, df = 0.0, 0
-        for si in range(4):
+        for si in {r[0] for r in rows}:
             pairs = [(v, e) for s_, v, e in rows if s_ == si]
             if any(v is None or e is None for v, e in pairs):
                 continue
             v, e = np.array(pairs, dtype=float).T
             z2 += float(np.sum(((v - v.mean()) / e) ** 2)) * K / (K - 1)
             df += K - 1
-        assert df >= 3 * (K - 1), (label, q)  # most sites resolved
-        if (label, q) == ("realistic 0 mK", "leakage_lifetime_qubit"):
-            assert z2 / df < 3.0, (label, q, z2 / df)
-            continue
-        lo, hi = chi2.ppf(0.001, df) / df, chi2.ppf(0.999, df) / df
-        assert lo < z2 / df < hi, (label, q, z2 / df, lo, hi)
+        assert df == 2 * (K - 1), (label, q)  # both classes resolved at every seed
+        measured[(label, q)] = z2 / df
+    print({f"{label} {q}": round(m, 2) for (label, q), m in measured.items()})
+    for (label, q), m in measured.items():
+        lo, hi = chi2.ppf(0.001, 2 * (K - 1)) / (2 * (K - 1)), chi2.ppf(0.999, 2 * (K - 1)) / (2 * (K - 1))
+        assert lo < m < hi, (label, q, m, lo, hi)

@@ -26,12 +26,20 @@ coding site s (renumbered so that s is index 0 and the reset sites last):
   is under the round-off floor counts at the floor, and the value is then a
   lower bound).
 
+Sites that a symmetry of the layout (with its LRUs) maps onto each other
+have one ensemble where every site draws the same distribution
+(:func:`lru_mps.physics.rules.symmetric_sites_verdict`): the study runs one
+per class of sites (:meth:`~lru_mps.physics.geometry.Geometry.site_classes`,
+on its first site) and gives it to every site of the class.
+
 A thermal start puts ~0.03 excitations per transmon into the array at 100 mK
 (0.5-0.9 in grids of 17-33 transmons); a stack with a thermal excitation
-beside it lives in a sector of 6,500-58,000 states on a 5 x 5 grid, tens of
-seconds to minutes per trajectory.  Temperatures above 0 K therefore run on
-the layouts of at most ``thermal_max_sites`` transmons (the others are
-reported as not run, with that reason).  The baseline is one L = 3 array per
+beside it lives in a sector of 2,600 states on the 4 x 4 layout and 6,500 on
+the 5 x 5 one (58,000 with two), and the coherence start's rows, whose N is
+not sharp, run there to t_final: one class of sites of the 4 x 4 layout at
+100 mK took 10 min on 2 cores.  Temperatures above 0 K therefore run on the
+layouts of at most ``thermal_max_sites`` transmons (the others are reported
+as not run, with that reason).  The baseline is one L = 3 array per
 qubit at the paper's working point under the same conditions.  Routing pays
 at a site whose ideal leakage lifetime tau_L is under T1q/2
 (:func:`lru_mps.analysis.routing.routing_verdict`).
@@ -70,7 +78,9 @@ t_final, lower bounds; T1, T2 from the exact N = 1 rates) and under the
 hardware's T1q and Tphi at 0 K and, on the 3x3 grid, at 100 mK; drawn as
 maps, next to one L = 3 array per qubit, with the grid size at which
 routing stops paying (the median site's leakage lifetime above T1q/2).
-Sector engine.  Default: ~15 min on 2 cores; --quick: under a minute.
+Sites that a symmetry of the layout maps onto each other (the four
+corners, ...) share one ensemble: the counts are per class of sites.
+Sector engine.  Default: ~28 min on 2 cores; --quick: under a minute.
 """
 
 #: why an ideal grid point has no T_star (:func:`lru_mps.analysis.routing.window_lifetimes`)
