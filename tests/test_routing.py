@@ -1,7 +1,7 @@
 """`lru-mps study routing`: the layouts, the outputs, each map point against its own ensemble, the verdict, bad input,
 and the maps' error bars against the scatter over seeds.
 
-Cost: the quick study (~15 s, once: a module fixture); the calibration over seeds (long: 5 seeds reduced, ~6 min on
+Cost: the quick study (~15 s, once: a module fixture); the calibration over seeds (long: 4 seeds reduced, ~5 min on
 one core; 16 full).
 """
 
@@ -288,7 +288,7 @@ def test_map_errors_hold_over_seeds(tmp_path):
     from lru_mps.studies import get_study
     from lru_mps.studies.base import load_config
 
-    K = 16 if long_scale() >= 1.0 else 5
+    K = 16 if long_scale() >= 1.0 else 4
     study = get_study("routing")
     over = dict(grids="2x3", temperatures="0", time_points=41, t_base="1000/J", t_per_hop=10.0,
                 realistic_t_after="20us")
