@@ -213,17 +213,16 @@ class Routing(Study):
                         typical["T1_typical"][gi, si] = fits["T1"][gi, si, ci] = typical_time([r[0] for r in rates])
                         typical["T2_typical"][gi, si] = fits["T2"][gi, si, ci] = typical_time([r[1] for r in rates])
                         floored[gi, si] = sum(r[2] for r in rates)
-                for m in cls:  # the class's other sites carry its ensemble
-                    sj = position[m]
-                    ensemble_of[gi, sj] = si
-                    if sj == si:
-                        continue
-                    for a in (*fits.values(), run, lives.points):
-                        a[gi, sj] = a[gi, si]
-                    for a in (*typical.values(), floored):
-                        a[gi, sj] = a[gi, si]
-                    reasons.update({(name, gi, sj, ci): why for (name, g_, s_, ci), why in list(reasons.items())
-                                    if g_ == gi and s_ == si})
+                for m in cls:
+                    ensemble_of[gi, position[m]] = si
+            # every site carries its class's ensemble (the first site's numbers, reasons included)
+            n = len(position)
+            for a in (*fits.values(), run, lives.points, *typical.values(), floored):
+                a[gi, :n] = a[gi, ensemble_of[gi, :n]]
+            for (name, g_, s_, ci), why in list(reasons.items()):
+                if g_ == gi:
+                    for sj in np.nonzero(ensemble_of[gi, :n] == s_)[0]:
+                        reasons[(name, gi, int(sj), ci)] = why
         base = self._baseline(cfg, ctx, conds, T)
         return self._assemble(cfg, grids, layouts, conds, fits, lives, typical, floored, run, coords, reasons, base,
                               ensemble_of, symmetric)

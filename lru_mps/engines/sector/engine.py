@@ -186,12 +186,12 @@ class SectorPropagator:
         supports = [np.nonzero(np.abs(v) > 0)[0] for v in site_vectors]
         n_terms = int(np.prod([len(s) for s in supports], dtype=float))
         require(n_terms <= 100_000, "initial state", f"{n_terms} product terms", "a product state with few levels per site")
-        for N in {int(sum(levels)) for levels in itertools.product(*supports)}:
-            self._check_size(N, site_vectors)
         comps: dict[int, dict[int, complex]] = {}
         for levels in itertools.product(*supports):
             amp = np.prod([site_vectors[l][k] for l, k in enumerate(levels)])
             N = int(sum(levels))
+            if N not in comps:  # (a sector over the limit is refused before its basis is built)
+                self._check_size(N, site_vectors)
             occ = np.array(levels, dtype=np.int8)[None, :]
             idx = int(sector_basis(self.L, N).index_of(occ)[0])
             comps.setdefault(N, {})
@@ -203,7 +203,6 @@ class SectorPropagator:
                 v[idx] = amp
             vecs[N] = v
         return SectorState(self, vecs)
-
 
     def _check_size(self, N: int, site_vectors) -> None:
         """Refuse, before any work, a start whose N sector is over :data:`MAX_SECTOR_DIM`, saying what filled it."""
