@@ -242,6 +242,26 @@ def test_a_rerun_reuses_every_ensemble(quick, tmp_path):
     assert json.dumps(again.summary, default=float) == json.dumps(res.summary, default=float)
 
 
+def test_starts_over_the_sector_limit_are_left_out_and_reported(tmp_path, monkeypatch):
+    """With the sector engine's limit lowered to the 2x2 layout's N = 3 sector (a leakage start holds at most one
+    thermal excitation), 100 mK runs to the end instead of stopping at the first start over it, and every 100 mK
+    point reports the Gibbs mass left out: the mean over the ensemble's rows of each realization's mass above the
+    cap (lru_mps.run.thermal_sample.excess_mass), in the summary, the dataset and the table; none at 0 K."""
+    import lru_mps.engines.sector.engine as sector_engine
+    from lru_mps.engines.sector.engine import sector_dimension
+
+    monkeypatch.setattr(sector_engine, "MAX_SECTOR_DIM", sector_dimension(12, 3))
+    res = run_study("routing", StudyContext(out=tmp_path / "r", workers=1), quick=True,
+                    overrides={"grids": "2x2", "realizations": 2, "trajectories": 8, "time_points": 11})
+    _, s, ds = load_study(tmp_path / "r")
+    masses = [p["conditions"]["realistic 100 mK"]["thermal_mass_dropped"] for p in s["sites"][0]]
+    assert all(0.001 < m < 0.1 for m in masses)
+    np.testing.assert_allclose(ds["thermal_mass_dropped"].sel(condition="realistic 100 mK").values[0, :4], masses)
+    assert all("thermal_mass_dropped" not in p["conditions"]["realistic 0 mK"] for p in s["sites"][0])
+    assert np.isnan(ds["thermal_mass_dropped"].sel(condition="realistic 0 mK").values).all()
+    assert "left out: at most" in res.table
+
+
 def test_the_verdict():
     """Routing pays where the median site's tau_L is under T1q/2; it stops at the first grid where it does not."""
     v = routing_verdict([[10.0, 20.0, 30.0], [40.0, 60.0, np.nan], [np.nan]], 50.0, ["a", "b", "c"])

@@ -108,6 +108,7 @@ def to_json(result: SimulationResult) -> dict:
         "observables": observables,
         "decay_times": times,
         **lifetimes,
+        **({"thermal_mass_dropped": dropped} if (dropped := result.thermal_mass_dropped()) is not None else {}),
     }
 
 

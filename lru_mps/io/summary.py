@@ -10,6 +10,7 @@ from ..physics import readout as readouts
 from ..physics.units import time_to_us
 from ..physics.rules import estimator_label, integrated_decay_verdict, number_can_grow
 from ..run.settings import feedback_path
+from ..engines.sector.engine import MAX_SECTOR_DIM
 from ..run.trajectories import format_engine_mix
 
 #: what each feedback path does (lru_mps.run.settings.feedback_path)
@@ -87,6 +88,11 @@ def format_summary(result: SimulationResult) -> str:
                      + ("; readout error: the reference path" if spec.readout is not None else ""))
     if s.engine_options:
         lines.append("engine options: " + ", ".join(f"{k}={v}" for k, v in s.engine_options.items()))
+    dropped = result.thermal_mass_dropped()
+    if dropped is not None:
+        lines.append(f"thermal starts: conditioned on those the sector engine holds (N sector <= {MAX_SECTOR_DIM:,} "
+                     f"states); Gibbs mass left out {dropped:.2g} (every population within that of the full "
+                     "ensemble)")
     worst = diagnostics_summary(result)
     if worst:
         lines.append("engine diagnostics (worst trajectory): " + ", ".join(f"{k}={v:.3g}" for k, v in worst.items()))

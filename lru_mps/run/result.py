@@ -75,6 +75,16 @@ class SimulationResult:
             return self.accumulators[init].get(name)
         raise ParameterError("observable", name, f"one of {', '.join(OBSERVABLE_INIT)}")
 
+    def thermal_mass_dropped(self) -> float | None:
+        """The Gibbs mass of the thermal starts left out because the sector engine cannot hold them, averaged over
+        the rows (the largest over the initial states), or None where every start fits
+        (:func:`lru_mps.run.thermal_sample.thermal_cap`).  Every population of the ensemble then stands for the
+        array conditioned on the starts that fit: it differs from the full ensemble's by at most this mass
+        (docs/physics.md §6.5)."""
+        masses = [float(np.mean(d["thermal_mass_dropped"])) for d in self.diagnostics.values()
+                  if "thermal_mass_dropped" in d and len(d["thermal_mass_dropped"])]
+        return max(masses) if masses else None
+
     def site_resolved(self, init: str, name: str = "site_population") -> MeanSem:
         """Per-site ``<n_l>`` ('site_population') or ``<|2><2|_l>`` ('site_leakage'), shape (T, L)."""
         return self.accumulators[init].get(name)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..defaults import HOT_TAIL_FROM
+from ..errors import require
 from ..physics.model import ArraySpec, Realization
 
 #: a configuration of sites 2..L with at least this nominal weight gets a stratum of its own (the others
@@ -81,17 +82,80 @@ def thermal_start_row(spec: ArraySpec, real: Realization, init: str, rng: np.ran
     stratum is None and the probability 1.
     """
     strata = strata_for(spec, settings, init) if index is not None else None
+    cap = thermal_cap(spec, settings, init)
     if strata is not None:
         s = int(strata.plan[index])
         levels, prob = strata.draw(s, spec.thermal_probabilities(real)[1:], rng.random(2))
+        _check_cap(spec, levels, cap, init, "thermal_strata")
         return levels, prob, s, prob  # (no hot tail's roulette: a stratified start is normalized exactly)
     odds = settings.leakage_thermal_odds if init == "leakage" else 1.0
     if odds != 1.0:
         levels, weight = stratified_levels(spec.thermal_probabilities(real)[1:], rng.random(spec.L + 2), odds)
+        _check_cap(spec, levels, cap, init, "leakage_thermal_odds")
     else:
         levels, weight = spec.thermal_levels(real, rng), 1.0
+        if cap is not None and int(levels.sum()) > cap:  # the Gibbs sample conditioned on a start the engine holds
+            require(excess_mass(spec.thermal_probabilities(real)[1:], cap) < MAX_EXCESS, "temperature",
+                    f"{1e3 * spec.conditions.temperature_K:g} mK", f"thermal starts that fit the sector engine's "
+                    f"limit with probability > {1 - MAX_EXCESS:g} on L = {spec.L} sites", "a lower temperature")
+            while int(levels.sum()) > cap:
+                levels = spec.thermal_levels(real, rng)
     levels, tail = thin_hot_tail(levels, rng, settings.hot_tail)
     return levels, weight * tail, None, 1.0
+
+
+#: the largest share of a realization's thermal starts that the cap of :func:`thermal_cap` may leave out (above it
+#: the run is refused: the conditioned sample would be another array's, and drawing it would loop); the share
+#: left out is reported whatever it is (``thermal_mass_dropped``)
+MAX_EXCESS = 0.5
+
+
+def start_number(init: str) -> int:
+    """The largest excitation number site 1 brings into a start (|2>: 2; |1> and (|0> + |1>)/sqrt 2: 1)."""
+    return 2 if init == "leakage" else 1
+
+
+def thermal_cap(spec: ArraySpec, settings, init: str) -> int | None:
+    """The most thermal excitations (|2> counts 2) that a start of ``init`` may hold on the run's engine, or None
+    where every start fits (docs/physics.md §6.5).
+
+    Only the sector engine has such a limit: a start whose N sector has more than
+    :data:`~lru_mps.engines.sector.engine.MAX_SECTOR_DIM` states does not fit it (on a graph no other engine
+    takes it; on a chain ``engine = "auto"`` gives such rows to MPS).  There the thermal sample is drawn
+    conditioned on at most this many excitations (:func:`thermal_start_row`), and every row reports the mass
+    of the Gibbs sample left out, :func:`excess_mass` (``thermal_mass_dropped``).
+    """
+    if getattr(settings, "engine", None) != "sector" or spec.conditions.temperature_K == 0.0:
+        return None
+    from ..engines.sector.engine import MAX_SECTOR_DIM, sector_dimension
+
+    n_max = 0
+    while n_max < 2 * spec.L and sector_dimension(spec.L, n_max + 1) <= MAX_SECTOR_DIM:
+        n_max += 1
+    if n_max >= 2 * spec.L:
+        return None
+    return n_max - start_number(init)
+
+
+def excess_mass(p: np.ndarray, cap: int) -> float:
+    """P(sum of the levels > cap) for independent sites with Gibbs weights ``p`` (n, 3): the thermal starts that
+    :func:`thermal_cap` leaves out (|2> counts 2)."""
+    dist = np.zeros(cap + 1)
+    dist[0] = 1.0
+    for q in p:  # the distribution of the sum, cut at cap (the mass above it is what is left out)
+        new = dist * q[0]
+        new[1:] += dist[:-1] * q[1]
+        new[2:] += dist[:-2] * q[2]
+        dist = new
+    return float(max(0.0, 1.0 - dist.sum()))
+
+
+def _check_cap(spec: ArraySpec, levels: np.ndarray, cap: int | None, init: str, option: str) -> None:
+    """A weighted thermal sample (strata, odds) cannot be conditioned on the engine's cap: refused by name."""
+    require(cap is None or int(levels.sum()) <= cap, option, "on",
+            f"off where a thermal start can exceed the sector engine's limit (the {init} start drew "
+            f"{int(levels.sum())} thermal excitations on L = {spec.L} sites, at most {cap} fit)",
+            "the natural thermal sample conditions on the starts that fit")
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from ..physics.initial_states import product_state
 from ..physics.model import ArraySpec, Realization
 from ..physics.rules import integrated_decay_rate
 from .seeding import disorder_rng, event_rng
-from .thermal_sample import thermal_start_row
+from .thermal_sample import excess_mass, thermal_cap, thermal_start_row
 
 #: trajectory indices advanced together by a batched store (rows = indices x initial states)
 DEFAULT_BATCH = 256
@@ -58,6 +58,9 @@ class Draw:
     nmax_per_init: list[int] | None = None
     #: per initial state: (stratum, its probability given the realization) of a stratified thermal start, else None
     strata: list | None = None
+    #: per initial state: the Gibbs mass of the thermal starts the engine cannot hold, left out of the sample
+    #: (:func:`~lru_mps.run.thermal_sample.thermal_cap`), or None where every start fits
+    dropped: list | None = None
 
 
 def draw(spec: ArraySpec, settings, index: int, realization: Realization | None = None) -> Draw:
@@ -65,11 +68,13 @@ def draw(spec: ArraySpec, settings, index: int, realization: Realization | None 
     real = realization if realization is not None else spec.draw_realization(disorder_rng(settings.seed, index))
     wq = spec.qubit_frequency(real)
     integrate = getattr(settings, "integrate_decay", False) and integrated_decay_rate(spec) is not None
-    products, rows, per_init, strata = [], [], [], []
+    products, rows, per_init, strata, dropped = [], [], [], [], []
     for init in settings.inits:
         rng = event_rng(settings.seed, index, init)
         levels, weight, stratum, prob = thermal_start_row(spec, real, init, rng, settings, index)
         strata.append(None if stratum is None else (stratum, prob))
+        cap = thermal_cap(spec, settings, init)
+        dropped.append(None if cap is None else excess_mass(spec.thermal_probabilities(real)[1:], cap))
         sites = [np.asarray(v, dtype=complex) for v in product_state(init, levels)]
         per_init.append(sum(int(np.nonzero(v)[0].max()) for v in sites))
         products.append(sites)
@@ -80,7 +85,8 @@ def draw(spec: ArraySpec, settings, index: int, realization: Realization | None 
             rows.append(IntegratedRow(rng, wq, weight, number))
         else:
             rows.append(start_row(spec, rng, settings.estimator, wq, clock_rate, weight, guided))
-    return Draw(index, real, products, rows, max(per_init), per_init, strata)
+    return Draw(index, real, products, rows, max(per_init), per_init, strata,
+                dropped if any(d is not None for d in dropped) else None)
 
 
 def run_trajectories(
@@ -152,10 +158,13 @@ def run_trajectories(
 
 
 def _tag(out: list, draws: Sequence[Draw], settings) -> list:
-    """Each record's thermal stratum (``record.stratum``: (stratum, probability) or None) from its draw."""
+    """Each record's thermal stratum (``record.stratum``: (stratum, probability) or None) from its draw, and where
+    the engine cannot hold every thermal start the Gibbs mass left out (diagnostics ``thermal_mass_dropped``)."""
     for rec, d in zip(out, draws):
         for q, init in enumerate(settings.inits):
             rec[init].stratum = d.strata[q] if d.strata else None
+            if d.dropped is not None and d.dropped[q] is not None:
+                rec[init].diagnostics["thermal_mass_dropped"] = d.dropped[q]
     return out
 
 

@@ -33,13 +33,19 @@ per class of sites (:meth:`~lru_mps.physics.geometry.Geometry.site_classes`,
 on its first site) and gives it to every site of the class.
 
 A thermal start puts ~0.03 excitations per transmon into the array at 100 mK
-(0.5-0.9 in grids of 17-33 transmons); a stack with a thermal excitation
-beside it lives in a sector of 2,600 states on the 4 x 4 layout and 6,500 on
-the 5 x 5 one (58,000 with two), and the coherence start's rows, whose N is
-not sharp, run there to t_final: one class of sites of the 4 x 4 layout at
-100 mK took 10 min on 2 cores.  Temperatures above 0 K therefore run on the
-layouts of at most ``thermal_max_sites`` transmons (the others are reported
-as not run, with that reason).  The baseline is one L = 3 array per
+(0.5-0.9 in grids of 17-33 transmons); a stack with k thermal excitations
+beside it lives in the N = 2 + k sector: 2,600, 17,000 and 91,000 states
+for k = 1, 2, 3 on the 4 x 4 layout, 6,500 and 58,000 for k = 1, 2 on the
+5 x 5 one.  The rare hot rows carry the cost: one class of sites of the
+4 x 4 layout at 100 mK took 10 min on 2 cores at 64 trajectories, and the
+5 x 5 layout's six classes would take hours (docs/benchmarks.md).
+Temperatures above 0 K therefore run on the layouts of at most
+``thermal_max_sites`` transmons (the others are reported as not run, with
+that reason).  Where a thermal start cannot fit the sector engine (2.5
+million states for four thermal excitations beside the stack on the 5 x 5
+layout) the sample is conditioned on the starts that fit and each point
+reports the mass left out, ``thermal_mass_dropped``
+(:func:`lru_mps.run.thermal_sample.thermal_cap`).  The baseline is one L = 3 array per
 qubit at the paper's working point under the same conditions.  Routing pays
 at a site whose ideal leakage lifetime tau_L is under T1q/2
 (:func:`lru_mps.analysis.routing.routing_verdict`).
@@ -177,6 +183,7 @@ class Routing(Study):
         typical = {k: np.full(shape[:2] + (2,), np.nan) for k in ("T1_typical", "T2_typical")}
         floored = np.zeros(shape[:2], dtype=int)
         run = np.zeros(shape, dtype=bool)
+        dropped = np.full(shape, np.nan)  # Gibbs mass of the thermal starts the sector engine cannot hold
         coords = np.full(shape[:2] + (2,), -1, dtype=int)
         ensemble_of = np.full(shape[:2], -1, dtype=int)
         reasons: dict = {}
@@ -207,6 +214,8 @@ class Routing(Study):
                     res = _ensemble(spec, cfg, ctx, f"{site} {label}", T)
                     self._point(res, fits, lives, reasons, (gi, si, ci))
                     run[gi, si, ci] = True
+                    mass = res.thermal_mass_dropped()
+                    dropped[gi, si, ci] = np.nan if mass is None else mass
                     if cond == "ideal":
                         rates = [graph_rates_floored(spec, spec.draw_realization(disorder_rng(seed, i)))
                                  for i in range(n_real)]
@@ -217,7 +226,7 @@ class Routing(Study):
                     ensemble_of[gi, position[m]] = si
             # every site carries its class's ensemble (the first site's numbers, reasons included)
             n = len(position)
-            for a in (*fits.values(), run, lives.points, *typical.values(), floored):
+            for a in (*fits.values(), run, lives.points, *typical.values(), floored, dropped):
                 a[gi, :n] = a[gi, ensemble_of[gi, :n]]
             for (name, g_, s_, ci), why in list(reasons.items()):
                 if g_ == gi:
@@ -225,7 +234,7 @@ class Routing(Study):
                         reasons[(name, gi, int(sj), ci)] = why
         base = self._baseline(cfg, ctx, conds, T)
         return self._assemble(cfg, grids, layouts, conds, fits, lives, typical, floored, run, coords, reasons, base,
-                              ensemble_of, symmetric)
+                              ensemble_of, symmetric, dropped)
 
     @staticmethod
     def _point(res, fits, lives, reasons, index) -> None:
@@ -267,7 +276,7 @@ class Routing(Study):
         return {"fits": fits, "lives": lives, "reasons": reasons}
 
     def _assemble(self, cfg, grids, layouts, conds, fits, lives, typical, floored, run, coords, reasons, base,
-                  ensemble_of, symmetric):
+                  ensemble_of, symmetric, dropped):
         spec0 = spec_of(cfg, length=3, conditions="realistic")  # (the hardware's T1q: the limit T1q/2)
         J_hz = spec0.J_hz
         limit = 0.5 * spec0.conditions.T1q if math.isfinite(spec0.conditions.T1q) else math.nan
@@ -281,6 +290,9 @@ class Routing(Study):
             data[f"{k}_error_J"] = (("grid", "site"), a[..., 1], {"units": "1/J"})
         data["rates_under_floor"] = (("grid", "site"), floored, {"units": "realizations"})
         data["run"] = (dims, run.astype(int))
+        data["thermal_mass_dropped"] = (dims, dropped, {"description": "Gibbs mass of the thermal starts the sector "
+                                                        "engine cannot hold, left out (NaN: every start fits); every "
+                                                        "population within it of the full ensemble"})
         for k in FITTED:
             data[f"baseline_{k}_J"] = (("condition",), base["fits"][k][:, 0], {"units": "1/J"})
             data[f"baseline_{k}_error_J"] = (("condition",), base["fits"][k][:, 1], {"units": "1/J"})
@@ -309,6 +321,8 @@ class Routing(Study):
                     rec = {k: time_json(fits[k][gi, si, ci, 0], fits[k][gi, si, ci, 1], J_hz,
                                         reasons.get((k, gi, si, ci))) for k in FITTED}
                     rec.update(lives.as_json((gi, si, ci), J_hz))
+                    if np.isfinite(dropped[gi, si, ci]):
+                        rec["thermal_mass_dropped"] = float(dropped[gi, si, ci])
                     point["conditions"][label] = rec if run[gi, si, ci] else {"not_run": reasons.get(
                         (FITTED[0], gi, si, ci))}
                 if ideal:
@@ -358,6 +372,7 @@ class Routing(Study):
                       f"T1 {time_cell(b['T1'], 'us')} T2 {time_cell(b['T2'], 'us')}  "
                       + cells(*(b[k] for k in LIFETIMES), unit="us")]
             lines.append(f"  {'grid':>6} {'site':>8} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}")
+            dropped_max = 0.0
             for gi, size in enumerate(summary["grid_sizes"]):
                 for p in summary["sites"][gi]:
                     rep = p["ensemble_of"]
@@ -369,9 +384,14 @@ class Routing(Study):
                     if "not_run" in rec:
                         lines.append(f"  {size:>6} {where:>8} (not run: thermal_max_sites)")
                         continue
+                    if rec.get("thermal_mass_dropped"):
+                        dropped_max = max(dropped_max, rec["thermal_mass_dropped"])
                     times = " ".join(time_cell(rec[k], "us") for k in FITTED)
                     lines.append(f"  {size:>6} {where:>8} {times} " + cells(*(rec[k] for k in LIFETIMES), unit="us"))
                     unresolved.update({f"{k} at {size} {where} {label}": rec[k] for k in FITTED})
+            if dropped_max > 0:
+                lines.append(f"  thermal starts over the sector engine's limit left out: at most {dropped_max:.2g} of "
+                             "the Gibbs mass at a point (its populations within that of the full ensemble)")
         verdict = summary.get("routing")
         if verdict:
             lines += ["", "does routing pay? (" + verdict["criterion"] + ")"]
