@@ -140,7 +140,7 @@ def test_refusals_name_what_cannot_be_conditioned(low_limit, monkeypatch):
     the temperature."""
     spec = _grid_spec()
     st = make_settings(spec, trajectories=200, seed=1, engine="sector", init="leakage", leakage_thermal_odds=8.0)
-    with pytest.raises(ParameterError, match="leakage_thermal_odds"):
+    with pytest.raises(ParameterError, match="leakage_thermal_odds=8.0 is not allowed: the natural sample"):
         for i in range(200):
             draw(spec, st, i)
     hot = _grid_spec("3K")

@@ -86,12 +86,12 @@ def thermal_start_row(spec: ArraySpec, real: Realization, init: str, rng: np.ran
     if strata is not None:
         s = int(strata.plan[index])
         levels, prob = strata.draw(s, spec.thermal_probabilities(real)[1:], rng.random(2))
-        _check_cap(spec, levels, cap, init, "thermal_strata")
+        _check_cap(spec, levels, cap, init, "thermal_strata", True)
         return levels, prob, s, prob  # (no hot tail's roulette: a stratified start is normalized exactly)
     odds = settings.leakage_thermal_odds if init == "leakage" else 1.0
     if odds != 1.0:
         levels, weight = stratified_levels(spec.thermal_probabilities(real)[1:], rng.random(spec.L + 2), odds)
-        _check_cap(spec, levels, cap, init, "leakage_thermal_odds")
+        _check_cap(spec, levels, cap, init, "leakage_thermal_odds", odds)
     else:
         levels, weight = spec.thermal_levels(real, rng), 1.0
         if cap is not None and int(levels.sum()) > cap:  # the Gibbs sample conditioned on a start the engine holds
@@ -150,10 +150,10 @@ def excess_mass(p: np.ndarray, cap: int) -> float:
     return float(max(0.0, 1.0 - dist.sum()))
 
 
-def _check_cap(spec: ArraySpec, levels: np.ndarray, cap: int | None, init: str, option: str) -> None:
+def _check_cap(spec: ArraySpec, levels: np.ndarray, cap: int | None, init: str, option: str, value) -> None:
     """A weighted thermal sample (strata, odds) cannot be conditioned on the engine's cap: refused by name."""
-    require(cap is None or int(levels.sum()) <= cap, option, "on",
-            f"off where a thermal start can exceed the sector engine's limit (the {init} start drew "
+    require(cap is None or int(levels.sum()) <= cap, option, value,
+            f"the natural sample where a thermal start can exceed the sector engine's limit (the {init} start drew "
             f"{int(levels.sum())} thermal excitations on L = {spec.L} sites, at most {cap} fit)",
             "the natural thermal sample conditions on the starts that fit")
 
