@@ -16,6 +16,7 @@ Cost: about a minute on one core, most of it in the MPS trajectories.
 import numpy as np
 import pytest
 import scipy.linalg as sla
+from scipy.sparse import diags as sp_diags
 
 from conftest import long_scale
 from helpers import one, records_differ
@@ -51,6 +52,49 @@ def test_chebyshev_matches_the_dense_exponential(N):
         assert np.abs(blk.apply(x, t) - exact).max() < 1e-11, t
         assert np.abs(ref.apply(x, t) - exact).max() < 1e-10, t
     assert blk.apply(x, 7.31).shape == x.shape and np.linalg.norm(blk.apply(x, 7.31)) < 1.0  # decays
+
+
+def test_chebyshev_kernel_is_the_plain_recurrence_bit_for_bit():
+    """The compiled kernel (off-diagonal values as codes into a table of the distinct ones, real and imaginary parts
+    side by side) gives exactly the numbers of the plain CSR recurrence written out here: each row's diagonal
+    term, then its neighbours in column order, float64 throughout; the table holds every value exactly."""
+    from lru_mps.engines.sector.chebyshev import _chebyshev, compact_values
+
+    spec = _hot(6, "dissipation")
+    H = sector_hamiltonian(spec, spec.draw_realization(np.random.default_rng(8)), 3)
+    blk = ChebyshevBlock(H)
+    data = (H - sp_diags(H.diagonal())).tocsr()
+    data.sort_indices()
+    vals = data.data.real / blk.r
+    codes, table = compact_values(vals)
+    assert np.array_equal(table[codes], vals) and len(table) < len(vals) and codes.dtype == np.uint8
+    x = np.random.default_rng(9).normal(size=H.shape[0]) + 1j * np.random.default_rng(10).normal(size=H.shape[0])
+    co = blk.coefficients(0.7 * blk.tau_s)
+    dr, di, ip, ix = blk.dr, blk.di, data.indptr, data.indices
+
+    def product(a):  # H' a in the kernel's order, real and imaginary parts
+        out = np.empty((len(a), 2))
+        for i in range(len(a)):
+            sr = dr[i] * a[i, 0] - di[i] * a[i, 1]
+            si = dr[i] * a[i, 1] + di[i] * a[i, 0]
+            for j in range(ip[i], ip[i + 1]):
+                sr += vals[j] * a[ix[j], 0]
+                si += vals[j] * a[ix[j], 1]
+            out[i] = sr, si
+        return out
+
+    a0 = np.column_stack([x.real, x.imag])
+    out = np.column_stack([co[0].real * a0[:, 0] - co[0].imag * a0[:, 1], co[0].real * a0[:, 1] + co[0].imag * a0[:, 0]])
+    a1 = product(a0)
+    for k in range(1, len(co)):
+        if k >= 2:
+            a0, a1 = a1, 2.0 * product(a1) - a0
+        out[:, 0] += co[k].real * a1[:, 0] - co[k].imag * a1[:, 1]
+        out[:, 1] += co[k].real * a1[:, 1] + co[k].imag * a1[:, 0]
+    none = np.zeros((0, 0))
+    yr, yi = _chebyshev(blk.indptr, blk.indices, blk.codes, blk.table, dr, di, x.real.copy(), x.imag.copy(),
+                        co.real.copy(), co.imag.copy(), none, none)
+    assert np.array_equal(yr, out[:, 0]) and np.array_equal(yi, out[:, 1])
 
 
 def test_chebyshev_reuse_of_sub_steps_is_bit_identical():

@@ -50,61 +50,66 @@ TAIL = 1e-18
 KEEP_STARTS = 4
 
 
-def _chebyshev_kernel(indptr, indices, data, dr, di, vr, vi, cr, ci, Tr, Ti):  # pragma: no cover - compiled
+def _chebyshev_kernel(indptr, indices, codes, table, dr, di, vr, vi, cr, ci, Tr, Ti):  # pragma: no cover - compiled
     """sum_k coef_k T_k(H') v, H' = offdiag (CSR, real) + diag (complex), in real arithmetic (real, imag parts).
 
-    T_k(H') v for k < len(Tr) is also written into Tr[k], Ti[k] (the basis of :func:`_combine_kernel`).
+    The off-diagonal values are ``table[codes[j]]`` (:func:`compact_values`); the recurrence's vectors hold a
+    state's real and imaginary parts side by side (one cache line per gathered neighbour).  T_k(H') v for
+    k < len(Tr) is also written into Tr[k], Ti[k] (the basis of :func:`_combine_kernel`).
     """
     n = vr.shape[0]
     K = cr.shape[0]
     keep = Tr.shape[0]
-    a0r, a0i = vr.copy(), vi.copy()
+    a0 = np.empty((n, 2))
+    a0[:, 0] = vr
+    a0[:, 1] = vi
     outr = np.empty(n)
     outi = np.empty(n)
     for i in range(n):
-        outr[i] = cr[0] * a0r[i] - ci[0] * a0i[i]
-        outi[i] = cr[0] * a0i[i] + ci[0] * a0r[i]
+        outr[i] = cr[0] * a0[i, 0] - ci[0] * a0[i, 1]
+        outi[i] = cr[0] * a0[i, 1] + ci[0] * a0[i, 0]
     if keep > 0:
-        Tr[0, :] = a0r
-        Ti[0, :] = a0i
+        Tr[0, :] = a0[:, 0]
+        Ti[0, :] = a0[:, 1]
     if K == 1:
         return outr, outi
-    a1r, a1i = np.empty(n), np.empty(n)
+    a1 = np.empty((n, 2))
     for i in range(n):
-        sr = dr[i] * a0r[i] - di[i] * a0i[i]
-        si = dr[i] * a0i[i] + di[i] * a0r[i]
+        sr = dr[i] * a0[i, 0] - di[i] * a0[i, 1]
+        si = dr[i] * a0[i, 1] + di[i] * a0[i, 0]
         for j in range(indptr[i], indptr[i + 1]):
             c = indices[j]
-            sr += data[j] * a0r[c]
-            si += data[j] * a0i[c]
-        a1r[i] = sr
-        a1i[i] = si
+            h = table[codes[j]]
+            sr += h * a0[c, 0]
+            si += h * a0[c, 1]
+        a1[i, 0] = sr
+        a1[i, 1] = si
         outr[i] += cr[1] * sr - ci[1] * si
         outi[i] += cr[1] * si + ci[1] * sr
     if keep > 1:
-        Tr[1, :] = a1r
-        Ti[1, :] = a1i
-    a2r, a2i = np.empty(n), np.empty(n)
+        Tr[1, :] = a1[:, 0]
+        Ti[1, :] = a1[:, 1]
+    a2 = np.empty((n, 2))
     for k in range(2, K):
         kr, ki = cr[k], ci[k]
         for i in range(n):
-            sr = dr[i] * a1r[i] - di[i] * a1i[i]
-            si = dr[i] * a1i[i] + di[i] * a1r[i]
+            sr = dr[i] * a1[i, 0] - di[i] * a1[i, 1]
+            si = dr[i] * a1[i, 1] + di[i] * a1[i, 0]
             for j in range(indptr[i], indptr[i + 1]):
                 c = indices[j]
-                sr += data[j] * a1r[c]
-                si += data[j] * a1i[c]
-            sr = 2.0 * sr - a0r[i]
-            si = 2.0 * si - a0i[i]
-            a2r[i] = sr
-            a2i[i] = si
+                h = table[codes[j]]
+                sr += h * a1[c, 0]
+                si += h * a1[c, 1]
+            sr = 2.0 * sr - a0[i, 0]
+            si = 2.0 * si - a0[i, 1]
+            a2[i, 0] = sr
+            a2[i, 1] = si
             outr[i] += kr * sr - ki * si
             outi[i] += kr * si + ki * sr
         if k < keep:
-            Tr[k, :] = a2r
-            Ti[k, :] = a2i
-        a0r, a1r, a2r = a1r, a2r, a0r
-        a0i, a1i, a2i = a1i, a2i, a0i
+            Tr[k, :] = a2[:, 0]
+            Ti[k, :] = a2[:, 1]
+        a0, a1, a2 = a1, a2, a0
     return outr, outi
 
 
@@ -157,6 +162,17 @@ _combine = njit(cache=True, nogil=True)(_combine_kernel)
 _bessel = njit(cache=True, nogil=True)(_bessel_kernel)
 
 
+def compact_values(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, table) with table[codes] == data exactly: the hopping takes few distinct values (a bond's J_b times
+    sqrt(n_l + 1) sqrt(n_m), over the spectral radius), so a sector's off-diagonal values are stored as one small
+    integer each (1-2 bytes against 8).  The products are memory-bound (a 413,000-state sector's matrix is
+    ~250 MB as int64 indices and float64 values); the arithmetic, its values and its order are unchanged, so
+    the numbers are the same bit for bit (docs/benchmarks.md, the sector engine)."""
+    table, codes = np.unique(data, return_inverse=True)
+    dtype = np.uint8 if len(table) <= 2**8 else np.uint16 if len(table) <= 2**16 else np.uint32
+    return codes.astype(dtype).ravel(), np.ascontiguousarray(table, dtype=np.float64)
+
+
 def spectral_bounds(H: sp.csr_matrix) -> tuple[float, float, float]:
     """(a, b, gamma_max): Gershgorin bounds of the real symmetric part's spectrum and the largest decay rate -Im H_ii."""
     H = sp.csr_matrix(H)
@@ -183,8 +199,8 @@ class ChebyshevBlock:
         off = (H - sp.diags(d)).tocsr()
         off.sort_indices()
         self.indptr = off.indptr.astype(np.int64)
-        self.indices = off.indices.astype(np.int64)
-        self.data = (off.data.real / self.r).astype(np.float64)
+        self.indices = off.indices.astype(np.int32 if off.shape[0] < 2**31 else np.int64)
+        self.codes, self.table = compact_values((off.data.real / self.r).astype(np.float64))
         diag = (d - self.c) / self.r
         self.dr, self.di = np.ascontiguousarray(diag.real), np.ascontiguousarray(diag.imag)
         # imaginary half-extent of the scaled spectrum: T_k grows like exp(k sqrt(delta)) near +-1
@@ -214,7 +230,8 @@ class ChebyshevBlock:
     def _step(self, x: np.ndarray, tau: float) -> np.ndarray:
         co = self.coefficients(tau)
         self.products += len(co) - 1
-        yr, yi = _chebyshev(self.indptr, self.indices, self.data, self.dr, self.di, np.ascontiguousarray(x.real),
+        yr, yi = _chebyshev(self.indptr, self.indices, self.codes, self.table, self.dr, self.di,
+                            np.ascontiguousarray(x.real),
                             np.ascontiguousarray(x.imag), np.ascontiguousarray(co.real), np.ascontiguousarray(co.imag),
                             self._none, self._none)
         return yr + 1j * yi
@@ -237,7 +254,7 @@ class ChebyshevBlock:
             full = self.coefficients(self.tau_s) if K == len(self.coefficients(self.tau_s)) else co
             x = starts[k]
             self.products += K - 1
-            _chebyshev(self.indptr, self.indices, self.data, self.dr, self.di, np.ascontiguousarray(x.real),
+            _chebyshev(self.indptr, self.indices, self.codes, self.table, self.dr, self.di, np.ascontiguousarray(x.real),
                        np.ascontiguousarray(x.imag), np.ascontiguousarray(full.real), np.ascontiguousarray(full.imag),
                        Tr, Ti)
             b = self._basis = (starts, k, Tr, Ti)
