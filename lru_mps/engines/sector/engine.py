@@ -204,6 +204,24 @@ class SectorPropagator:
             vecs[N] = v
         return SectorState(self, vecs)
 
+    def check_raised(self, N: int) -> None:
+        """Refuse, naming what raised it, an event that takes a row into an N sector over :data:`MAX_SECTOR_DIM`
+        (a thermal bath's heating, a readout error's false report: :func:`lru_mps.physics.rules.number_raisers`)."""
+        dim = sector_dimension(self.L, N)
+        if dim <= MAX_SECTOR_DIM:
+            return
+        from ...physics.rules import number_raisers
+
+        raisers = number_raisers(self.spec)
+        graph = self.spec.geometry is not None and not self.spec.geometry.is_chain
+        require(False, "thermal_bath" if self.spec.thermal_bath else "readout_error",
+                True if self.spec.thermal_bath else "set",
+                f"sector-engine runs whose events keep every row's N sector at most {MAX_SECTOR_DIM:,} states (an "
+                f"event raised a row to N = {N} on L = {self.L} sites, {dim:,} states; what raises N here: "
+                + "; ".join(raisers) + ")",
+                "fewer sites, a lower temperature or a shorter t_final" if graph else
+                "--engine auto: a row raised past the sector engine's size is handed over to MPS")
+
     def _check_size(self, N: int, site_vectors) -> None:
         """Refuse, before any work, a start whose N sector is over :data:`MAX_SECTOR_DIM`, saying what filled it."""
         dim = sector_dimension(self.L, N)
@@ -271,10 +289,12 @@ class SectorState:
                 for j in range(3):
                     if op[i, j] == 0:
                         continue
+                    M = N + i - j
+                    if M > N and M not in self.vecs:
+                        self.prop.check_raised(M)  # (before the larger sector's basis is built)
                     src, dst = transition(L, N, site, j, i)
                     if len(src) == 0:
                         continue
-                    M = N + i - j
                     if M not in out:
                         out[M] = np.zeros(sector_basis(L, M).dim, dtype=complex)
                     np.add.at(out[M], dst, op[i, j] * v[src])
