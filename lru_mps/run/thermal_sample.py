@@ -127,14 +127,10 @@ def thermal_cap(spec: ArraySpec, settings, init: str) -> int | None:
     """
     if getattr(settings, "engine", None) != "sector" or spec.conditions.temperature_K == 0.0:
         return None
-    from ..engines.sector.engine import MAX_SECTOR_DIM, sector_dimension
+    from ..engines.sector import engine as sector
 
-    n_max = 0
-    while n_max < 2 * spec.L and sector_dimension(spec.L, n_max + 1) <= MAX_SECTOR_DIM:
-        n_max += 1
-    if n_max >= 2 * spec.L:
-        return None
-    return n_max - start_number(init)
+    n_max = sector.largest_number(spec.L, sector.MAX_SECTOR_DIM)
+    return None if n_max is None else n_max - start_number(init)
 
 
 def excess_mass(p: np.ndarray, cap: int) -> float:

@@ -92,6 +92,16 @@ def sector_dimension(L: int, N: int) -> int:
     return int(c[N])
 
 
+@lru_cache(maxsize=4096)
+def largest_number(L: int, limit: int) -> int | None:
+    """The largest N whose sector of L qutrits has at most ``limit`` states (the sector engine's reach: every
+    smaller N fits too, the dimensions growing up to N = L), or None where every sector fits."""
+    n = 0
+    while n < 2 * L and sector_dimension(L, n + 1) <= limit:
+        n += 1
+    return None if n >= 2 * L else n
+
+
 def _max_mult(c) -> int:
     best = run = 0
     prev = None
