@@ -243,11 +243,14 @@ def run_blocks(
     """
     require(int(workers) == workers and workers >= 1, "workers", workers, "an integer >= 1")
     from .cache import run_key
+    from .sector_reach import check_rows_stay_in_reach
 
     nb = n_blocks(settings.trajectories)
     store, key, done = _load_finished(store, spec, settings, realization, nb)
-    tally = _Tally(sum(r.trajectories for r in done.values()), settings.trajectories, progress)
     todo = [b for b in range(nb) if b not in done]
+    if todo:
+        check_rows_stay_in_reach(spec, settings)  # (an event that would raise rows past the sector engine's limit)
+    tally = _Tally(sum(r.trajectories for r in done.values()), settings.trajectories, progress)
 
     def finished(res: BlockResult) -> None:
         done[res.index] = res

@@ -133,17 +133,23 @@ def thermal_cap(spec: ArraySpec, settings, init: str) -> int | None:
     return None if n_max is None else n_max - start_number(init)
 
 
-def excess_mass(p: np.ndarray, cap: int) -> float:
-    """P(sum of the levels > cap) for independent sites with Gibbs weights ``p`` (n, 3): the thermal starts that
-    :func:`thermal_cap` leaves out (|2> counts 2)."""
-    dist = np.zeros(cap + 1)
+def number_distribution(p: np.ndarray, n_max: int) -> np.ndarray:
+    """P(sum of the levels = n), n = 0..n_max, for independent sites with level weights ``p`` (n_sites, 3) (|2>
+    counts 2; the mass above n_max is left out of the array)."""
+    dist = np.zeros(n_max + 1)
     dist[0] = 1.0
-    for q in p:  # the distribution of the sum, cut at cap (the mass above it is what is left out)
+    for q in p:
         new = dist * q[0]
         new[1:] += dist[:-1] * q[1]
         new[2:] += dist[:-2] * q[2]
         dist = new
-    return float(max(0.0, 1.0 - dist.sum()))
+    return dist
+
+
+def excess_mass(p: np.ndarray, cap: int) -> float:
+    """P(sum of the levels > cap) for independent sites with Gibbs weights ``p`` (n, 3): the thermal starts that
+    :func:`thermal_cap` leaves out (|2> counts 2)."""
+    return float(max(0.0, 1.0 - number_distribution(p, cap).sum()))
 
 
 def _check_cap(spec: ArraySpec, levels: np.ndarray, cap: int | None, init: str, option: str, value) -> None:
