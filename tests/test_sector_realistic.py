@@ -8,6 +8,8 @@
 * sector = MPS per trajectory at L = 10 for every reset kind on a hot array
   (short times here, L = 12 behind the ``long`` marker);
 * `auto`'s MPS rows (threshold lowered) = the sector engine per record, to 12/J with events;
+* a block's propagator (eigendecomposition or Chebyshev) priced against the run's horizon, with the same
+  trajectories either way;
 * the per-trajectory choice depends on the seed and the settings only.
 
 Cost: about a minute on one core, most of it in the MPS trajectories.
@@ -52,6 +54,23 @@ def test_chebyshev_matches_the_dense_exponential(N):
         assert np.abs(blk.apply(x, t) - exact).max() < 1e-11, t
         assert np.abs(ref.apply(x, t) - exact).max() < 1e-10, t
     assert blk.apply(x, 7.31).shape == x.shape and np.linalg.norm(blk.apply(x, 7.31)) < 1.0  # decays
+
+
+@pytest.mark.parametrize("N", [0, 1, 2])
+def test_chebyshev_holds_on_blocks_narrow_against_their_decay(N):
+    """The vacuum and the few-state blocks of a heated array (a thermal bath: the vacuum decays by heating, its
+    spectrum has no width): the expansion's scale keeps T_k's growth bounded, so exp(-i H_eff t) x is exact to 1e-11
+    (before: the scale was the spectrum's width alone, and such a block was off by up to 4e-5)."""
+    spec = ArraySpec.from_user(length=4, reset="periodic", rate="0.5J", t1="10/J", tphi="100/J", temperature="250mK",
+                               thermal_bath=True)
+    real = spec.draw_realization(np.random.default_rng(0))
+    H = sector_hamiltonian(spec, real, N)
+    assert H.diagonal().imag.min() < -0.05  # decays
+    x = np.random.default_rng(N).normal(size=H.shape[0]) * (1 - 0.3j)
+    x /= np.linalg.norm(x)
+    blk = ChebyshevBlock(H)
+    for t in (0.43, 1.1, 2.0, 7.7):
+        assert np.abs(blk.apply(x, t) - sla.expm(-1j * t * H.toarray()) @ x).max() < 1e-11, t
 
 
 def test_chebyshev_kernel_is_the_plain_recurrence_bit_for_bit():
@@ -126,6 +145,48 @@ def test_sector_follows_exact_trajectory_realistic(reset, L, eig_max_dim):
         assert records_differ(a, b, tol=1e-8) == [], (reset, i)
         events += sum(len(r.events) for r in a.values())
     assert events > 6
+
+
+def test_a_block_takes_its_eigendecomposition_where_it_pays_to_the_run_horizon():
+    """A run's sector blocks under eig_max_dim take the eigendecomposition only where it costs less than Chebyshev to
+    t_final (eig_pays: EIG_COST d^3 / (d + nnz) against r t); without a horizon every such block does (the
+    engine's own rule); run_engine gives the sector engine and auto's sector engine the run's t_final."""
+    from lru_mps.engines import run_engine
+    from lru_mps.engines.common.eigen import BlockPropagator
+    from lru_mps.engines.sector.chebyshev import scale_radius
+    from lru_mps.engines.sector.engine import EIG_COST, EIG_MIN_DIM, SectorEngine, eig_pays
+
+    spec = _hot(12, "periodic")
+    real = spec.draw_realization(np.random.default_rng(1))
+    H = sector_hamiltonian(spec, real, 3)
+    d = H.shape[0]
+    assert d > EIG_MIN_DIM
+    even = EIG_COST * d**3 / (d + H.nnz) / scale_radius(H)  # the horizon where both cost the same
+    assert 100.0 < even < 10_000.0
+    assert isinstance(SectorEngine().prepare(spec, real).block(3), BlockPropagator)
+    assert isinstance(SectorEngine().for_horizon(0.9 * even).prepare(spec, real).block(3), ChebyshevBlock)
+    assert isinstance(SectorEngine().for_horizon(1.1 * even).prepare(spec, real).block(3), BlockPropagator)
+    assert not eig_pays(H, 0.99 * even) and eig_pays(H, 1.01 * even)
+    assert isinstance(SectorEngine(eig_max_dim=100).for_horizon(1e9).prepare(spec, real).block(3), ChebyshevBlock)
+    assert eig_pays(sector_hamiltonian(spec, real, 1), 1e-9)  # (a small block: always eig)
+    times = time_grid(40.0, 3)
+    assert run_engine(RunSettings(times=times, engine="sector")).horizon == 40.0
+    assert run_engine(RunSettings(times=times, engine="auto")).sector.horizon == 40.0
+
+
+def test_the_horizon_rule_keeps_every_trajectory(monkeypatch):
+    """L = 12 at 250 mK over 25/J: the three-excitation sector (352 states) runs on Chebyshev under the rule and
+    through its eigendecomposition with EIG_COST = 0: the same events and observables (1e-8)."""
+    import lru_mps.engines.sector.engine as sector_engine
+
+    spec = _hot(12, "periodic")
+    st = RunSettings(times=time_grid(25.0, 6), seed=5, engine="sector")
+    indices = [i for i in range(40) if draw(spec, st, i).nmax >= 3][:3]
+    assert len(indices) == 3
+    rule = [one(spec, st, i) for i in indices]
+    monkeypatch.setattr(sector_engine, "EIG_COST", 0.0)
+    for i, a in zip(indices, rule):
+        assert records_differ(a, one(spec, st, i), tol=1e-8) == [], i
 
 
 def _sector_vs_mps(L, reset, t_final, indices, inits=("leakage", "coherence")):

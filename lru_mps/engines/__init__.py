@@ -61,6 +61,19 @@ def get_engine(name: str, **options):
         raise ParameterError("engine options", options, f"options accepted by the {name} engine ({err})") from None
 
 
+def run_engine(settings):
+    """The engine a run's trajectories use: ``get_engine(settings.engine, **settings.engine_options)``, told the run's
+    horizon t_final where it uses one (the sector engine's choice between a block's eigendecomposition and
+    Chebyshev, :func:`lru_mps.engines.sector.engine.eig_pays`)."""
+    engine = get_engine(settings.engine, **settings.engine_options)
+    for_horizon = getattr(engine, "for_horizon", None)
+    return for_horizon(float(settings.times[-1])) if for_horizon is not None else engine
+
+
+#: how a run's sector blocks are propagated (part of a run's cache key where the engine is sector or auto)
+SECTOR_BLOCK_RULE = "eigendecomposition for blocks of <= eig_max_dim states where it pays to t_final (EIG_COST {})"
+
+
 def batch_store(engine: Engine):
     """The batched store class the engine names (``engine.batch_store()``), or None (it runs one state at a time)."""
     return engine.batch_store()

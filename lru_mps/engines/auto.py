@@ -32,6 +32,8 @@ advance, so a row that can hand over runs in a store of its own
 
 from __future__ import annotations
 
+import copy
+
 from typing import Callable
 
 import numpy as np
@@ -70,6 +72,12 @@ class PerTrajectoryEngine:
     def batch_store(self) -> None:
         """None: each trajectory runs on its chosen engine's ordinary states."""
         return None
+
+    def for_horizon(self, horizon: float) -> "PerTrajectoryEngine":
+        """This policy for a run to ``horizon`` (1/J): its sector engine's :meth:`SectorEngine.for_horizon`."""
+        out = copy.copy(self)
+        out.sector = self.sector.for_horizon(horizon)
+        return out
 
     def choose(self, L: int, nmax: int) -> str:
         """'sector' or 'mps' for a trajectory on L sites whose initial state reaches the sector N = nmax."""

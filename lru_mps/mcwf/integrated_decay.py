@@ -69,9 +69,10 @@ from .rows import start_row
 from .states import StateList
 
 #: rows are integrated where their initial N-sector has at most this many states (the sector engine's
-#: eigendecomposition limit, EIG_MAX_DIM): there the decay-free path costs the same for any duration.  In a
-#: larger sector (Chebyshev, MPS) it would run to t_final in that sector, where a sampled row leaves it at its
-#: first decay (~T1q/N): 10x the cost for a hot row at L = 16, every excited row at L = 20.
+#: eigendecomposition limit, EIG_MAX_DIM): there the decay-free path to t_final costs at most the eigendecomposition
+#: (the sector engine takes Chebyshev for it only where that is cheaper, eig_pays).  In a larger sector (Chebyshev,
+#: MPS) it would run to t_final in that sector, where a sampled row leaves it at its first decay (~T1q/N): 10x the
+#: cost for a hot row at L = 16, every excited row at L = 20.
 INTEGRATE_MAX_DIM = 1000
 #: the share of first decay times drawn from the path's own decay clock; the others are uniform over the run, so
 #: that a late decay is drawn as often as an early one (:func:`first_decay`)

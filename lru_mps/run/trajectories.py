@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..engines import batch_store, get_engine
+from ..engines import batch_store, run_engine
 from ..engines.rows import row_preparer
 from ..errors import require
 from ..mcwf.index_rows import run_index, run_integrated_indices
@@ -112,7 +112,7 @@ def run_trajectories(
     final state into its record.  ``on_index(n)`` is called as n more indices
     finish.  Call with one BLAS thread (``threadpoolctl``), as run_block does.
     """
-    engine = get_engine(settings.engine, **settings.engine_options)
+    engine = run_engine(settings)
     require(spec.L <= engine.max_length, "length", spec.L, f"L <= {engine.max_length} for the {settings.engine} engine",
             "use --engine mps or sector for long arrays" if settings.engine == "exact" else None)
     store_cls = batch_store(engine)

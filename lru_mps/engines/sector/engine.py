@@ -38,6 +38,25 @@ MAX_SECTOR_DIM = 2_000_000
 #: cost does not grow with the evolution time: the ideal length-scaling branches (N = 2, 820 states at L = 40,
 #: t ~ 16,000/J) cost 3.2 s per index with it and 21 s with Chebyshev (BENCHMARKS.md, sector engine)
 EIG_MAX_DIM = 1000
+#: the eigendecomposition of a d-state block costs about this many sparse products of d + nnz memory touches per
+#: d^3 / (d + nnz) (one core, measured 1.5-2.6 for d = 350-1220: BENCHMARKS.md, sector engine); a run's
+#: propagator with a horizon (:func:`eig_pays`) takes it only where the Chebyshev expansion to the horizon costs more
+EIG_COST = 2.0
+#: blocks up to this many states always take the eigendecomposition (<= 0.05 s; Chebyshev's fixed cost per stop,
+#: which :func:`eig_pays` does not price, is as large there)
+EIG_MIN_DIM = 256
+
+
+def eig_pays(H: sp.csr_matrix, horizon: float) -> bool:
+    """Whether propagating the block H up to ``horizon`` (1/J) costs less through its eigendecomposition
+    (EIG_COST d^3 / (d + nnz) products' worth, once) than by Chebyshev (~ r horizon sparse products, r the scale of
+    its expansion, about the half-width of H's spectrum); always for d <= EIG_MIN_DIM.  A row in the block for all of
+    the horizon (a decay-integrated row, the ideal branches) is what it prices; a row that leaves the block earlier
+    costs Chebyshev less, so the rule errs towards eig."""
+    from .chebyshev import scale_radius
+
+    d = H.shape[0]
+    return d <= EIG_MIN_DIM or EIG_COST * d**3 / (d + H.nnz) <= scale_radius(H) * horizon
 
 
 class SectorBasis:
@@ -174,12 +193,19 @@ class ExpmMultiplyBlock:
 
 
 class SectorPropagator:
-    """Sector H_eff blocks of one realization, built on demand."""
+    """Sector H_eff blocks of one realization, built on demand.
 
-    def __init__(self, spec: ArraySpec, real: Realization, eig_max_dim: int = EIG_MAX_DIM, large: str = "chebyshev"):
+    A block of at most ``eig_max_dim`` states is propagated through its eigendecomposition, a larger one by
+    ``large`` (Chebyshev); with a ``horizon`` (1/J, the run's t_final) a block under ``eig_max_dim`` takes the
+    eigendecomposition only where it costs less than Chebyshev to the horizon (:func:`eig_pays`).
+    """
+
+    def __init__(self, spec: ArraySpec, real: Realization, eig_max_dim: int = EIG_MAX_DIM, large: str = "chebyshev",
+                 horizon: float | None = None):
         self.spec, self.realization, self.L = spec, real, spec.L
         self.eig_max_dim = eig_max_dim
         self.large = ChebyshevBlock if large == "chebyshev" else ExpmMultiplyBlock
+        self.horizon = horizon
         self._onsite = spec.onsite_terms(real)
         self._blocks: dict[int, object] = {}
 
@@ -187,7 +213,8 @@ class SectorPropagator:
         blk = self._blocks.get(N)
         if blk is None:
             H = sector_hamiltonian(self.spec, self.realization, N, self._onsite)
-            blk = BlockPropagator(H.toarray()) if H.shape[0] <= self.eig_max_dim else self.large(H)
+            eig = H.shape[0] <= self.eig_max_dim and (self.horizon is None or eig_pays(H, self.horizon))
+            blk = BlockPropagator(H.toarray()) if eig else self.large(H)
             self._blocks[N] = blk
         return blk
 
@@ -352,9 +379,17 @@ class SectorEngine:
         require(large in ("chebyshev", "expm_multiply"), "large", large, "chebyshev or expm_multiply")
         self.eig_max_dim = int(eig_max_dim)
         self.large = large
+        self.horizon: float | None = None
+
+    def for_horizon(self, horizon: float) -> "SectorEngine":
+        """This engine for a run to ``horizon`` (1/J): its blocks under ``eig_max_dim`` take the eigendecomposition
+        only where it pays (:func:`eig_pays`)."""
+        out = SectorEngine(self.eig_max_dim, self.large)
+        out.horizon = float(horizon)
+        return out
 
     def prepare(self, spec: ArraySpec, real: Realization) -> SectorPropagator:
-        return SectorPropagator(spec, real, self.eig_max_dim, self.large)
+        return SectorPropagator(spec, real, self.eig_max_dim, self.large, self.horizon)
 
     def batch_store(self) -> None:
         """None: sector states run one at a time (a StateList of :class:`SectorState`)."""
