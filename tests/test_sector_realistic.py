@@ -174,6 +174,21 @@ def test_a_block_takes_its_eigendecomposition_where_it_pays_to_the_run_horizon()
     assert run_engine(RunSettings(times=times, engine="auto")).sector.horizon == 40.0
 
 
+def test_the_block_rule_is_part_of_a_runs_key(monkeypatch):
+    """A change of the rule that picks a block's propagator changes a sector or auto run's cache key (a resumed run
+    never mixes blocks made under two rules); an exact run's key does not hold it."""
+    import lru_mps.engines.sector.engine as sector_engine
+    from lru_mps.run.cache import run_key
+
+    spec = _hot(8, "periodic")
+    settings = {e: RunSettings(times=time_grid(40.0, 3), engine=e) for e in ("sector", "auto", "exact")}
+    before = {e: run_key(spec, st, None)[0] for e, st in settings.items()}
+    monkeypatch.setattr(sector_engine, "EIG_COST", 3.0)
+    after = {e: run_key(spec, st, None)[0] for e, st in settings.items()}
+    assert before["sector"] != after["sector"] and before["auto"] != after["auto"]
+    assert before["exact"] == after["exact"]
+
+
 def test_the_horizon_rule_keeps_every_trajectory(monkeypatch):
     """L = 12 at 250 mK over 25/J: the three-excitation sector (352 states) runs on Chebyshev under the rule and
     through its eigendecomposition with EIG_COST = 0: the same events and observables (1e-8)."""

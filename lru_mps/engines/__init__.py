@@ -70,9 +70,6 @@ def run_engine(settings):
     return for_horizon(float(settings.times[-1])) if for_horizon is not None else engine
 
 
-#: how a run's sector blocks are propagated (part of a run's cache key where the engine is sector or auto)
-SECTOR_BLOCK_RULE = "eigendecomposition for blocks of <= eig_max_dim states where it pays to t_final (EIG_COST {})"
-
 
 def batch_store(engine: Engine):
     """The batched store class the engine names (``engine.batch_store()``), or None (it runs one state at a time)."""

@@ -33,7 +33,6 @@ advance, so a row that can hand over runs in a store of its own
 from __future__ import annotations
 
 import copy
-
 from typing import Callable
 
 import numpy as np

@@ -52,10 +52,9 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
         desc["thermal_strata"] = f"configurations of sites 2..L >= {STRATUM_MIN_WEIGHT} (L <= {MAX_SITES + 1}), " \
                                  f">= {STRATUM_MIN_ROWS} rows each"
     if settings.engine in ("sector", "auto"):  # (the rule that picks a block's propagator: a change of it changes the key)
-        from ..engines import SECTOR_BLOCK_RULE
-        from ..engines.sector.engine import EIG_COST
+        from ..engines.sector.engine import block_rule
 
-        desc["sector_blocks"] = SECTOR_BLOCK_RULE.format(EIG_COST)
+        desc["sector_blocks"] = block_rule()
     if settings.backend != "numpy":  # same numbers to rounding, but not bit for bit
         desc["backend"] = settings.backend
     if realization is not None:

@@ -59,6 +59,12 @@ def eig_pays(H: sp.csr_matrix, horizon: float) -> bool:
     return d <= EIG_MIN_DIM or EIG_COST * d**3 / (d + H.nnz) <= scale_radius(H) * horizon
 
 
+def block_rule() -> str:
+    """How a run's blocks are propagated, in words (part of a run's cache key: a change of the rule changes it)."""
+    return (f"eigendecomposition for blocks of <= {EIG_MIN_DIM} states, and up to eig_max_dim where it costs less "
+            f"than Chebyshev to t_final (EIG_COST {EIG_COST:g})")
+
+
 class SectorBasis:
     """Occupations of all L-qutrit configurations with total N, lexicographic."""
 
