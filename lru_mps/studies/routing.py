@@ -86,7 +86,7 @@ maps, next to one L = 3 array per qubit, with the grid size at which
 routing stops paying (the median site's leakage lifetime above T1q/2).
 Sites that a symmetry of the layout maps onto each other (the four
 corners, ...) share one ensemble: the counts are per class of sites.
-Sector engine.  Default: ~28 min on 2 cores; --quick: under a minute.
+Sector engine.  Default: ~19 min on 2 cores; --quick: under a minute.
 """
 
 #: why an ideal grid point has no T_star (:func:`lru_mps.analysis.routing.window_lifetimes`)
