@@ -153,7 +153,7 @@ def test_a_block_takes_its_eigendecomposition_where_it_pays_to_the_run_horizon()
     engine's own rule); run_engine gives the sector engine and auto's sector engine the run's t_final."""
     from lru_mps.engines import run_engine
     from lru_mps.engines.common.eigen import BlockPropagator
-    from lru_mps.engines.sector.chebyshev import scale_radius
+    from lru_mps.engines.sector.chebyshev import scale_radius, spectral_bounds
     from lru_mps.engines.sector.engine import EIG_COST, EIG_MIN_DIM, SectorEngine, eig_pays
 
     spec = _hot(12, "periodic")
@@ -161,7 +161,7 @@ def test_a_block_takes_its_eigendecomposition_where_it_pays_to_the_run_horizon()
     H = sector_hamiltonian(spec, real, 3)
     d = H.shape[0]
     assert d > EIG_MIN_DIM
-    even = EIG_COST * d**3 / (d + H.nnz) / scale_radius(H)  # the horizon where both cost the same
+    even = EIG_COST * d**3 / (d + H.nnz) / scale_radius(*spectral_bounds(H))  # the horizon where both cost the same
     assert 100.0 < even < 10_000.0
     assert isinstance(SectorEngine().prepare(spec, real).block(3), BlockPropagator)
     assert isinstance(SectorEngine().for_horizon(0.9 * even).prepare(spec, real).block(3), ChebyshevBlock)

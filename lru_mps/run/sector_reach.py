@@ -59,18 +59,27 @@ def raising_events(spec: ArraySpec) -> list[tuple[str, int, float]]:
     return events
 
 
-def raised_per_row(spec: ArraySpec, t_final: float, init: str, n_max: int, option: str | None = None) -> float:
+def others_number(spec: ArraySpec, n_max: int) -> np.ndarray:
+    """P(N of sites 2..L = n), n = 0..n_max: their thermal Gibbs weights averaged over realizations (all empty at
+    T = 0)."""
+    if spec.conditions.temperature_K == 0.0:
+        return np.eye(1, n_max + 1).ravel()
+    return number_distribution(nominal_probabilities(spec), n_max)
+
+
+def raised_per_row(spec: ArraySpec, t_final: float, init: str, n_max: int, option: str | None = None,
+                   others: np.ndarray | None = None) -> float:
     """The expected number of events that raise a row of start ``init`` from N <= ``n_max`` past it within
     ``t_final`` (1/J): the estimate of the module docstring (decays left out: from above for a row that keeps its
-    start's excitations); ``option`` keeps the events of that option only."""
+    start's excitations); ``option`` keeps the events of that option only; ``others``: :func:`others_number`, if
+    already at hand."""
     events = [(dn, rate) for name, dn, rate in raising_events(spec) if option in (None, name)]
     if not events:
         return 0.0
-    others = (nominal_probabilities(spec) if spec.conditions.temperature_K > 0.0
-              else np.tile([1.0, 0.0, 0.0], (spec.L - 1, 1)))
+    others = others_number(spec, n_max) if others is None else others
     n1 = start_number(init)
     p = np.zeros(n_max + 1)  # N = n1 + N_others over the starts that fit
-    p[n1:] = number_distribution(others, n_max)[:n_max + 1 - n1]
+    p[n1:] = others[:n_max + 1 - n1]
     return float(t_final * sum(rate * p[max(0, n_max - dn + 1):].sum() for dn, rate in events))
 
 
@@ -85,8 +94,8 @@ def expected_rows_raised(spec: ArraySpec, settings, option: str | None = None) -
     n_max = sector.largest_number(spec.L, sector.MAX_SECTOR_DIM)
     if n_max is None:
         return 0.0
-    t_final = float(settings.times[-1])
-    return float(sum(settings.trajectories * raised_per_row(spec, t_final, init, n_max, option)
+    t_final, others = float(settings.times[-1]), others_number(spec, n_max)
+    return float(sum(settings.trajectories * raised_per_row(spec, t_final, init, n_max, option, others)
                      for init in settings.inits))
 
 

@@ -187,12 +187,12 @@ def spectral_bounds(H: sp.csr_matrix) -> tuple[float, float, float]:
     return a, b, float(max(0.0, -np.min(d.imag)))
 
 
-def scale_radius(H: sp.csr_matrix) -> float:
-    """The scale r of the Chebyshev expansion of H_eff: the real spectrum's half-width (Gershgorin, 0.1 % over),
-    and at least what keeps the growth of T_k off the real axis within exp(GROWTH) over the shortest sub-step
-    (r tau = RTAU_MIN): 0.5 gamma_max / r <= (GROWTH / (RTAU_MIN + 30))^2.  The second bound matters only for
-    blocks whose spectrum is narrow against their decay rates (a few states: the vacuum's width is 0)."""
-    a, b, gmax = spectral_bounds(H)
+def scale_radius(a: float, b: float, gmax: float) -> float:
+    """The scale r of the Chebyshev expansion of H_eff from its :func:`spectral_bounds`: the real spectrum's
+    half-width (0.1 % over), and at least what keeps the growth of T_k off the real axis within exp(GROWTH) over the
+    shortest sub-step (r tau = RTAU_MIN): 0.5 gamma_max / r <= (GROWTH / (RTAU_MIN + 30))^2.  The second bound
+    matters only for blocks whose spectrum is narrow against their decay rates (a few states: the vacuum's width
+    is 0)."""
     return max(0.5 * (b - a) * (1.0 + 1e-3), 0.5 * gmax / (GROWTH / (RTAU_MIN + 30.0)) ** 2, 1e-8)
 
 
@@ -202,7 +202,7 @@ class ChebyshevBlock:
     def __init__(self, H: sp.csr_matrix):
         H = sp.csr_matrix(H)
         a, b, gmax = spectral_bounds(H)
-        self.r = scale_radius(H)
+        self.r = scale_radius(a, b, gmax)
         self.c = 0.5 * (a + b) - 0.5j * gmax
         d = H.diagonal()
         off = (H - sp.diags(d)).tocsr()

@@ -39,8 +39,9 @@ MAX_SECTOR_DIM = 2_000_000
 #: t ~ 16,000/J) cost 3.2 s per index with it and 21 s with Chebyshev (BENCHMARKS.md, sector engine)
 EIG_MAX_DIM = 1000
 #: the eigendecomposition of a d-state block costs about this many sparse products of d + nnz memory touches per
-#: d^3 / (d + nnz) (one core, measured 1.5-2.6 for d = 350-1220: BENCHMARKS.md, sector engine); a run's
-#: propagator with a horizon (:func:`eig_pays`) takes it only where the Chebyshev expansion to the horizon costs more
+#: d^3 / (d + nnz) (one core, measured 1.5-2.8 for d = 350-1220: benchmarks/sector_blocks.py, docs/benchmarks.md);
+#: a run's propagator with a horizon (:func:`eig_pays`) takes it only where the Chebyshev expansion to the horizon
+#: costs more
 EIG_COST = 2.0
 #: blocks up to this many states always take the eigendecomposition (<= 0.05 s; Chebyshev's fixed cost per stop,
 #: which :func:`eig_pays` does not price, is as large there)
@@ -53,10 +54,10 @@ def eig_pays(H: sp.csr_matrix, horizon: float) -> bool:
     its expansion, about the half-width of H's spectrum); always for d <= EIG_MIN_DIM.  A row in the block for all of
     the horizon (a decay-integrated row, the ideal branches) is what it prices; a row that leaves the block earlier
     costs Chebyshev less, so the rule errs towards eig."""
-    from .chebyshev import scale_radius
+    from .chebyshev import scale_radius, spectral_bounds
 
     d = H.shape[0]
-    return d <= EIG_MIN_DIM or EIG_COST * d**3 / (d + H.nnz) <= scale_radius(H) * horizon
+    return d <= EIG_MIN_DIM or EIG_COST * d**3 / (d + H.nnz) <= scale_radius(*spectral_bounds(H)) * horizon
 
 
 def block_rule() -> str:
