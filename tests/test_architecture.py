@@ -22,7 +22,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["base", "physics", "engines", "references", "mcwf", "run", "analysis", "io", "studies", "cli"]
 BASE = {"lru_mps.errors", "lru_mps.defaults", "lru_mps.atomic"}
-MAX_LINES = 500
+#: a loose guard against a module that holds several things: modules are split where a responsibility ends
+#: (docs/architecture.md names each room's), not where a line count runs out
+MAX_LINES = 800
 
 #: modules allowed past MAX_LINES, each with the reason and its own cap (none: numba kernels that call across
 #: files declare it, lru_mps.engines.common.numba_cache, so no compiled module has to stay whole)
