@@ -266,9 +266,17 @@ def finite_or_none(x):
     return x if math.isfinite(x) else None
 
 
-def time_json(value_J, error_J, J_hz: float, reason: str | None = None) -> dict:
-    """{"value_J", "error_J", "value_us", "error_us"} with None where not available, and where the value is None and
-    a ``reason`` is known, "reason": why it is not there and what would give it."""
+#: what resolves a time whose error is half of it or more (the remedy of :func:`time_json`'s reason)
+MORE_SAMPLES = "more trajectories (or disorder realizations) resolve it"
+
+
+def time_json(value_J, error_J, J_hz: float, reason: str | None = None, remedy: str = MORE_SAMPLES,
+              flags: list[str] | None = None) -> dict:
+    """{"value_J", "error_J", "value_us", "error_us"} with None where not available; "reason" where the value is not a
+    result: why it is None (``reason``: why it is not there and what would give it), or why a value whose error is
+    half of it or more is not resolved (:func:`lru_mps.io.numbers.resolution_reason`, with ``remedy``); "flags" where
+    it passes a physical bound by more than its error (:mod:`lru_mps.io.numbers`: bound_flag, t2_flags)."""
+    from ..io.numbers import resolution_reason
     from ..physics.units import time_to_us
 
     v, e = finite_or_none(value_J), finite_or_none(error_J)
@@ -280,6 +288,27 @@ def time_json(value_J, error_J, J_hz: float, reason: str | None = None) -> dict:
     }
     if v is None and reason:
         out["reason"] = reason
+    elif v is not None:
+        why = resolution_reason(out["value_us"], out["error_us"], remedy, "us")
+        if why:
+            out["reason"] = f"not resolved: {why}"
+    if flags:
+        out["flags"] = list(flags)
+    return out
+
+
+def parameters_json(spec, swept: dict[str, str] | None = None, **extra) -> dict:
+    """The JSON ``parameters`` of a study: ``spec.as_dict()`` with the ``swept`` keys None (each with its
+    ``<key>_reason``: where the swept values are), ``extra`` keys added, and a reason beside every other null (an
+    infinite T1q or Tphi: no such decay)."""
+    out = {**spec.as_dict(), **extra}
+    for key, why in (swept or {}).items():
+        out[key] = None
+        out[f"{key}_reason"] = why
+    for key, value in list(out.items()):
+        if value is None and f"{key}_reason" not in out:
+            out[f"{key}_reason"] = (f"infinite: no {key.removesuffix('_J')} decay (ideal conditions or switched off)"
+                                    if key in ("T1q_J", "Tphi_J") else "not set for this study")
     return out
 
 
@@ -377,12 +406,35 @@ class figure_mark:
         _FIGURE_MARK.pop()
 
 
+#: the lists that :func:`save_figure` appends each figure it saves to (set by :func:`kept_figures`)
+_KEPT: list[list] = []
+
+
+class kept_figures:
+    """While active, :func:`save_figure` also appends each figure it saves, as saved, to the list this returns
+    (a test reads the rendered figures: their tick labels, legends and colour bars)."""
+
+    def __enter__(self) -> list:
+        _KEPT.append([])
+        return _KEPT[-1]
+
+    def __exit__(self, *exc):
+        _KEPT.pop()
+
+
 def save_figure(fig, figdir: Path, name: str) -> list[Path]:
     """Save a matplotlib figure as PNG and PDF, or the formats of :func:`figure_formats` (with the mark of
-    :func:`figure_mark`, if any); returns the paths."""
+    :func:`figure_mark`, if any), its tick labels and legends laid out apart from each other and the data
+    (:func:`lru_mps.studies.figure_layout.tidy`); returns the paths."""
+    from .figure_layout import tidy
+
     figdir.mkdir(parents=True, exist_ok=True)
     if _FIGURE_MARK and _FIGURE_MARK[-1]:
         fig.text(0.995, 0.005, _FIGURE_MARK[-1], ha="right", va="bottom", fontsize=7, color="C3")
+    tidy(fig)
+    fig.set_label(name)
+    for kept in _KEPT:
+        kept.append(fig)
     paths = []
     for ext in (_FORMATS[-1] if _FORMATS else FIGURE_FORMATS):
         path = figdir / f"{name}.{ext}"

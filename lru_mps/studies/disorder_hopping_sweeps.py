@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from ..analysis.decay import decay_times
+from ..analysis.decay import decay_times, unresolved_reason
 from ..analysis.lifetimes import leakage_lifetimes
 from ..errors import require
 from ..physics.conditions import Reset, bare_T2
@@ -40,8 +40,10 @@ from ..physics.model import ArraySpec
 from ..physics.units import to_time
 from .base import TIME_UNIT_LABELS, TIME_UNITS, Study, StudyContext, finite_or_none, save_figure, time_json, time_unit
 from .common import (evolution_kind, CURVES, DECAYS, FITTED, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings,
-                     json_list, nan_if_none, positive_int, pyplot, run_ensemble, spec_of, us_per_J)
-from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
+                     json_list, nan_if_none, positive_int, pyplot, run_ensemble, spec_of, us_per_J,
+                     UNRESOLVED_LABEL, mark_unresolved, unresolved_handle)
+from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells, reason_lines, time_cell
+from ..io.numbers import t2_flags
 
 #: the two ensembles of a point: initial states, and the observables read from each
 _PARTS = {"leakage": ("leakage",), "qubit": ("qubit", "coherence")}
@@ -62,6 +64,7 @@ class _Sweep:
     estimators: np.ndarray
     evolutions: np.ndarray
     lives: LifetimeGrid  # (C, P): tau_1, tau_L, eta of the leakage ensemble
+    reasons: dict  # {(decay, C, P): why it is not resolved and what would resolve it}
 
     def axes(self):
         """Per point: us per 1/J, J/2pi (MHz), W (J), W/2pi (MHz); and the reset rates (C, P) in J."""
@@ -140,6 +143,7 @@ class DecaySweep(Study):
         estimators = np.full((C,), "", dtype=object)
         evolutions = np.zeros(C, dtype=int)
         lives = LifetimeGrid((C, P))
+        reasons = {}
         ctx.plan(C * P * len(_PARTS))
         for ci, cond in enumerate(conds):
             for pi, (value, spec) in enumerate(zip(values, specs[ci])):
@@ -153,7 +157,8 @@ class DecaySweep(Study):
                     time_J[part][pi] = res.times
                     if part == "leakage":
                         lives.put((ci, pi), leakage_lifetimes(res))
-                    for q, d in decay_times(res).items():
+                    times = decay_times(res)
+                    for q, d in times.items():
                         if q in FITTED and CURVES[q][0] not in _PART_OBSERVABLES[part]:
                             continue
                         if q == "T_prop":
@@ -164,13 +169,14 @@ class DecaySweep(Study):
                         curves[obs][ci, pi, :, 0] = ms.mean
                         curves[obs][ci, pi, :, 1] = ms.sem
                         if d is None:
+                            reasons[(q, ci, pi)] = unresolved_reason(q, res, times)
                             continue
                         tau[q][ci, pi] = (nan_if_none(d.value), nan_if_none(d.error))
                         if d.fit is not None:
                             amp[q][ci, pi] = nan_if_none(d.fit.amplitude)
                             window[q][ci, pi] = (d.fit.t_start, d.fit.t_end)
 
-        sweep = _Sweep(conds, specs, tau, amp, window, curves, time_J, estimators, evolutions, lives)
+        sweep = _Sweep(conds, specs, tau, amp, window, curves, time_J, estimators, evolutions, lives, reasons)
         return self._dataset(cfg, sweep), self._summary(cfg, sweep)
 
     def _dataset(self, cfg: dict, sweep: "_Sweep") -> xr.Dataset:
@@ -265,18 +271,33 @@ class DecaySweep(Study):
         for ci, c in enumerate(conds):
             entry = {}
             for q in DECAYS:
-                entry[q] = [time_json(tau[q][ci, pi, 0], tau[q][ci, pi, 1], specs[ci][pi].J_hz) for pi in range(len(row))]
+                entry[q] = [time_json(tau[q][ci, pi, 0], tau[q][ci, pi, 1], specs[ci][pi].J_hz,
+                                      sweep.reasons.get((q, ci, pi)), flags=self._flags(sweep, q, ci, pi))
+                            for pi in range(len(row))]
             entry.update(sweep.lives.lists([(ci, pi) for pi in range(len(row))], [s.J_hz for s in specs[ci]]))
             entry["fits"] = {
                 q: [
                     {"amplitude": finite_or_none(amp[q][ci, pi]),
-                     "window_J": [finite_or_none(window[q][ci, pi, 0]), finite_or_none(window[q][ci, pi, 1])]}
+                     "window_J": [finite_or_none(window[q][ci, pi, 0]), finite_or_none(window[q][ci, pi, 1])],
+                     **({"reason": sweep.reasons[(q, ci, pi)]} if sweep.reasons.get((q, ci, pi)) else {})}
                     for pi in range(len(row))
                 ]
                 for q in FITTED
             }
             summary[c] = entry
         return summary
+
+    @staticmethod
+    def _flags(sweep: "_Sweep", q: str, ci: int, pi: int) -> list[str]:
+        """The physical bounds a point's T2 passes by more than its error: 2 T1 and the single transmon's T2 (in 1/J of
+        the point)."""
+        if q != "T2":
+            return []
+        spec = sweep.specs[ci][pi]
+        t1q, tphi = spec.conditions.T1q, spec.conditions.Tphi
+        limit = bare_T2(t1q, tphi) if math.isfinite(t1q) or math.isfinite(tphi) else None
+        (t2, e2), (t1, e1) = sweep.tau["T2"][ci, pi], sweep.tau["T1"][ci, pi]
+        return t2_flags(t2, e2, t1, e1, limit, "the single transmon's T2 limit")
 
     # ------------------------------------------------------------------ table
     def table(self, summary: dict) -> str:
@@ -286,15 +307,12 @@ class DecaySweep(Study):
         else:
             xs, head = summary["hoppings_MHz"], "J/2pi (MHz)"
             xj = summary["rates_J"]
+        xs_name = "W/2pi" if self.dim == "disorder" else "J/2pi"
         lines = [f"{self.NAME}: decay times vs {self.label}, L = {summary['parameters']['L']}, "
                  f"{summary['parameters']['reset']} reset; times in us (value +- jackknife error)"]
 
-        def cell(t):
-            if t is None or t.get("value_us") is None:
-                return f"{'-':>17}"
-            err = "?" if t.get("error_us") is None else format(t["error_us"], ".2g")
-            return f"{t['value_us']:8.4g}+-{err:<7}"
-
+        cell = lambda t: time_cell(t, "us")  # noqa: E731
+        notes = {}
         for c in summary["conditions"]:
             e = summary["ensembles"][c]
             kind = evolution_kind(c == "ideal" and e.get("estimator", "branch") == "branch")
@@ -303,13 +321,15 @@ class DecaySweep(Study):
             lines.append(f"{head:>12} {second:>8} {'T_prop':>9} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}")
             for i, x in enumerate(xs):
                 d = summary[c]
+                for q in FITTED:
+                    notes[f"{c} {q} at {xs_name} = {x:g} MHz"] = d[q][i]
                 lives = cells(d["leakage_lifetime_qubit"][i], d["leakage_lifetime_array"][i],
                               d["removal_efficiency"][i], unit="us")
                 lines.append(
                     f"{x:12.4g} {xj[i]:8.4g} {d['T_prop'][i]['value_us']:9.4g} "
                     f"{cell(d['T_star'][i])} {cell(d['T1'][i])} {cell(d['T2'][i])} {lives}"
                 )
-        return "\n".join(lines + ["", LEGEND]) + "\n"
+        return "\n".join(lines + [""] + reason_lines(notes) + [LEGEND]) + "\n"
 
     # ------------------------------------------------------------------- plot
     def plot(self, ds, summary: dict, figdir) -> list:
@@ -328,11 +348,15 @@ class DecaySweep(Study):
         with plt.rc_context(PLOT_STYLE):
             fig, axes = plt.subplots(len(conds), 1, figsize=(5.0, 3.3 * len(conds)), sharex=True, squeeze=False)
             for ax, cond in zip(axes[:, 0], conds):
+                unresolved = False
                 for q in DECAYS:
                     c, mk, lab = styles[q]
                     v = ds[f"{q}_{suffix}"].sel(conditions=cond).values
                     e = ds[f"{q}_error_{suffix}"].sel(conditions=cond).values
                     ok = np.isfinite(v)
+                    if q != "T_prop":  # a point that ran but is not resolved: marked at the axis, not dropped
+                        mark_unresolved(ax, x[~ok], c)
+                        unresolved = unresolved or bool((~ok).any())
                     if not ok.any():
                         continue
                     if q == "T_prop":
@@ -349,7 +373,10 @@ class DecaySweep(Study):
                 ax.set_yscale("log")
                 ax.set_ylabel(f"time ({unit_label})")
                 ax.set_title(f"{cond} conditions, L = {int(ds.attrs['L'])}, {ds.attrs['reset_kind']} reset")
-                ax.legend(loc="best", ncol=2)
+                handles, labels = ax.get_legend_handles_labels()
+                if unresolved:
+                    handles, labels = handles + [unresolved_handle()], labels + [UNRESOLVED_LABEL]
+                ax.legend(handles, labels, loc="best", ncol=2)
             axes[-1, 0].set_xlabel(xlabel)
             if self.dim == "hopping":
                 axes[-1, 0].set_xscale("log")

@@ -23,10 +23,15 @@ import math
 import numpy as np
 
 from ..analysis.lifetimes import LIFETIME_OBSERVABLE, LIFETIMES, Fraction, Lifetime
+from ..io.numbers import pm, resolution_reason
 
 #: what a point without a number reports: every JSON field None, nan in the dataset
 _MISSING = {**{k: Lifetime(math.nan, math.nan, math.nan, None) for k in LIFETIME_OBSERVABLE},
             "removal_efficiency": Fraction(math.nan, math.nan)}
+
+#: why a point that ran a leakage start has no lifetime (:func:`lru_mps.analysis.lifetimes.leakage_lifetimes`)
+NO_LIFETIME = ("not defined: the leakage has a floor here (a readout error at the reset site or a thermal bath at "
+               "T > 0 makes |2> anew), so its integral diverges")
 
 #: the table columns of :func:`cells`
 HEAD = f"{'tau_leak(1)':>17} {'tau_leak(L)':>17} {'eta':>13}"
@@ -40,10 +45,14 @@ class LifetimeGrid:
 
     def __init__(self, shape):
         self.points = np.full(tuple(shape), None, dtype=object)
+        self.reasons: dict = {}
 
-    def put(self, index: tuple, lives: dict) -> None:
-        """Store one point's :func:`~lru_mps.analysis.lifetimes.leakage_lifetimes`."""
+    def put(self, index: tuple, lives: dict, reason: str | None = None) -> None:
+        """Store one point's :func:`~lru_mps.analysis.lifetimes.leakage_lifetimes` (``reason``: why a quantity it
+        lacks is not there, where the caller knows better than :data:`NO_LIFETIME`)."""
         self.points[index] = lives
+        if reason:
+            self.reasons[index] = reason
 
     def get(self, index: tuple) -> dict:
         """The point's quantities, a Lifetime or Fraction each (all nan where the point has none)."""
@@ -51,8 +60,23 @@ class LifetimeGrid:
         return {k: lives.get(k) or _MISSING[k] for k in LIFETIMES}
 
     def as_json(self, index: tuple, J_hz: float) -> dict:
-        """{name: as_json} of one point."""
-        return {k: v.as_json(J_hz) for k, v in self.get(index).items()}
+        """{name: as_json} of one point; a quantity that is not there carries its "reason"."""
+        out = {k: v.as_json(J_hz) for k, v in self.get(index).items()}
+        for k, v in out.items():
+            if v.get("value_J", v.get("value")) is None:
+                v["reason"] = self.reason(index, k)
+        return out
+
+    def reason(self, index: tuple, name: str) -> str:
+        """Why quantity ``name`` of a point is not there (:meth:`put`'s reason, else :data:`NO_LIFETIME` where the
+        analysis gave none, else not resolved)."""
+        if index in self.reasons:
+            return self.reasons[index]
+        if self.points[index] is None:
+            return "this point did not run a leakage start"
+        if self.points[index].get(name) is None:
+            return NO_LIFETIME
+        return "not resolved: the leakage curve is not resolved enough to integrate; more trajectories resolve it"
 
     def lists(self, indices, J_hz) -> dict:
         """{name: [as_json of each point of ``indices``]}; ``J_hz``: one value, or one per point."""
@@ -68,7 +92,7 @@ class LifetimeGrid:
             a = np.full(self.points.shape, None, dtype=object)
             for index in np.ndindex(a.shape):
                 if where is None or where[index]:
-                    a[index] = self.get(index)[k].as_json(J_hz)
+                    a[index] = self.as_json(index, J_hz)[k]
             out[k] = a.tolist()
         return out
 
@@ -95,23 +119,43 @@ class LifetimeGrid:
 
 
 def time_cell(t: dict | None, unit: str = "J") -> str:
-    """A table cell 'value+-error' (17 characters) of a time's JSON, in 1/J (``unit`` = 'J') or us; 'not resolved*'
-    where the JSON gives the reason (listed under the table, :func:`reason_lines`), '-' without one."""
-    if t and t.get(f"value_{unit}") is None and t.get("reason"):
+    """A table cell 'value+-error' (17 characters) of a time's JSON, in 1/J (``unit`` = 'J') or us, to the error's
+    significant digits (:func:`lru_mps.io.numbers.pm`); 'not resolved*' where the JSON gives a reason (not there, or
+    an error of half the value or more; listed under the table, :func:`reason_lines`), '-' without one; a '!' after a
+    value that passes a physical bound (its "flags", listed under the table too)."""
+    if t and _why(t, unit):
         return f"{'not resolved*':>17s}"
     if not t or t.get(f"value_{unit}") is None:
         return f"{'-':>17s}"
-    return f"{t[f'value_{unit}']:9.4g}+-{(t[f'error_{unit}'] or 0):<6.2g}"
+    text = pm(t[f"value_{unit}"], t.get(f"error_{unit}"), sep="+-") + ("!" if t.get("flags") else "")
+    return f"{text:>17s}"
 
 
 def reason_lines(points: dict) -> list[str]:
     """'* <labels>: <reason>' for the points ({label: a time's JSON}) that carry a reason (not resolved), the points
-    with the same reason on one line."""
+    with the same reason on one line; then '! <label>: <value> <flags>' for those that pass a physical bound."""
     by_reason: dict[str, list[str]] = {}
+    flagged = []
     for label, t in points.items():
-        if t and t.get("reason"):
-            by_reason.setdefault(t["reason"], []).append(label)
-    return [f"* {'; '.join(labels)}: {reason}" for reason, labels in by_reason.items()]
+        why = _why(t, "us" if t and t.get("value_us") is not None else "J") if t else None
+        if why:
+            by_reason.setdefault(why, []).append(label)
+        elif t and t.get("flags"):
+            unit = "us" if t.get("value_us") is not None else "J"
+            value = pm(t[f"value_{unit}"], t.get(f"error_{unit}")) + (" us" if unit == "us" else "/J")
+            flagged.append(f"! {label} = {value}: {'; '.join(t['flags'])}")
+    return [f"* {'; '.join(labels)}: {reason}" for reason, labels in by_reason.items()] + flagged
+
+
+def _why(t: dict, unit: str) -> str | None:
+    """Why a time's JSON is not a result: its reason, or an error of half its value or more."""
+    why = t.get("reason") or resolution_reason(t.get(f"value_{unit}"), t.get(f"error_{unit}"), MORE,
+                                               "us" if unit == "us" else "/J")
+    return None if why is None else why if why.startswith("not resolved") else f"not resolved: {why}"
+
+
+#: what resolves a lifetime whose error is half of it or more
+MORE = "more trajectories (or disorder realizations) resolve it"
 
 
 def cells(qubit: dict | None, array: dict | None, eta: dict | None, unit: str = "J") -> str:
@@ -119,5 +163,5 @@ def cells(qubit: dict | None, array: dict | None, eta: dict | None, unit: str = 
     if not eta or eta.get("value") is None:
         eta_s = f"{'-':>13s}"
     else:
-        eta_s = f"{eta['value']:6.3f}+-{(eta['error'] or 0):<5.1g}"
+        eta_s = f"{pm(eta['value'], eta['error'], sep='+-') if eta['error'] else format(eta['value'], '.3f'):>13s}"
     return f"{time_cell(qubit, unit)} {time_cell(array, unit)} {eta_s}"

@@ -9,7 +9,7 @@ same realizations (common random numbers: the same seed, hence the same
 disorder, measurement phases and Poisson clocks scaled by 1/G, at every
 rate).  Each optimum is the vertex of a weighted quadratic fit of
 P_star^(L) in log10 G to the evaluations within ``fit_window_decades`` of
-the lowest one (:func:`fit_optimum`), with a jackknife error over the
+the lowest one (:func:`~lru_mps.analysis.optima.fit_optimum`), with a jackknife error over the
 trajectory blocks (the same blocks at every rate, so the errors of nearby
 rates are correlated as they should be); it is reported next to the L = 2 analytic positions (docs/physics.md
 §9: low 2 J_prop feedback / sqrt2 J_prop dissipation, high Ubar feedback /
@@ -31,15 +31,16 @@ import math
 import numpy as np
 import xarray as xr
 
-from ..analysis.optima import fit_optimum
+from ..analysis.optima import optimum_fit
 from ..errors import require
 from ..physics import analytic
 from ..physics.conditions import Reset
 from ..physics.units import to_rate, to_time
 from ..run.settings import feedback_path
-from .base import TIME_UNITS, Study, StudyContext, finite_or_none, save_figure, time_unit
+from ..io.numbers import pm, sig
+from .base import TIME_UNITS, Study, StudyContext, finite_or_none, parameters_json, save_figure, time_unit
 from .common import (refuse_readout, evolution_kind, PAPER_OPTIMA_J, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list,
-                     positive_int, pyplot, run_ensemble, spec_of, us_per_J)
+                     positive_int, pyplot, run_ensemble, spec_of, us_per_J, mark_unresolved, unresolved_handle)
 
 
 class RateSweep(Study):
@@ -79,7 +80,7 @@ class RateSweep(Study):
         us = us_per_J(base)
         summary = {
             "study": self.NAME,
-            "parameters": {**base.as_dict(), "rate_J": None, "reset": None},
+            "parameters": parameters_json(base, {"rate_J": "swept: see rates_J", "reset": "swept: see resets"}),
             "conditions": sw.cond,
             "estimator": sw.estimator,
             "evolutions_per_rate": sw.n_evol,
@@ -89,10 +90,11 @@ class RateSweep(Study):
             "resets": kinds,
             "rates_J": json_list(sw.rates),
             "rates_MHz": json_list(sw.rates * J_hz / 1e6),
-            "leakage": {kd: {"mean": json_list(mean[k]), "sem": json_list(sem[k])} for k, kd in enumerate(kinds)},
+            "leakage": {kd: self._leakage_json(sw, kd, mean[k], sem[k]) for k, kd in enumerate(kinds)},
             "optima_J": {kd: {b: finite_or_none(opt[k, j]) for j, b in enumerate(BRANCHES)} for k, kd in enumerate(kinds)},
             "optima_error_J": {kd: {b: finite_or_none(opt_err[k, j]) for j, b in enumerate(BRANCHES)}
                                for k, kd in enumerate(kinds)},
+            "optima_error_J_reason": {kd: {b: optima["reasons"].get((kd, b)) for b in BRANCHES} for kd in kinds},
             "optima_MHz": {
                 kd: {b: finite_or_none(opt[k, j] * J_hz / 1e6) for j, b in enumerate(BRANCHES)} for k, kd in enumerate(kinds)
             },
@@ -110,9 +112,25 @@ class RateSweep(Study):
                             "jackknife error over the trajectory blocks; the lowest evaluation where no fit",
             "feedback_path": {kd: leakage.paths.get(kd, "none") for kd in kinds},
         }
+        for key in ("optima_J", "optima_MHz", "grid_optima_J", "optima_leakage"):  # a missing optimum says why
+            missing = {kd: {b: optima["reasons"].get((kd, b)) if finite_or_none(optima["opt"][k, j]) is None else None
+                            for j, b in enumerate(BRANCHES)} for k, kd in enumerate(kinds)}
+            if any(v for d in missing.values() for v in d.values()):
+                summary[f"{key}_reason"] = missing
         if _paper_point(base):
             summary["paper_optima_J"] = {kd: PAPER_OPTIMA_J[kd] for kd in kinds}
         return summary
+
+    @staticmethod
+    def _leakage_json(sw: "_SweepSettings", kind: str, mean, sem) -> dict:
+        """One kind's leakage on the grid: mean, sem, and beside them why a rate was not run (above the kind's top)."""
+        out = {"mean": json_list(mean), "sem": json_list(sem)}
+        if np.isnan(mean).any():
+            why = [None if np.isfinite(m) else
+                   f"not run: feedback runs up to feedback_rate_max = {sw.fmax:g} J (a rate above it costs "
+                   "G t_eval measurements per evolution); raise feedback_rate_max to run it" for m in mean]
+            out["mean_reason"] = out["sem_reason"] = why
+        return out
 
     # --------------------------------------------------------------- table
     def table(self, summary: dict) -> str:
@@ -125,15 +143,23 @@ class RateSweep(Study):
             "",
             f"{'G (J)':>10} {'G/2pi (MHz)':>12} " + " ".join(f"{k:>17}" for k in kinds),
         ]
+        notes: dict[str, list[str]] = {}  # reason -> what it explains (the footnotes under the table)
         for i, G in enumerate(summary["rates_J"]):
             cells = []
             for k in kinds:
-                m, s = summary["leakage"][k]["mean"][i], summary["leakage"][k]["sem"][i]
-                cells.append(f"{'-':>17}" if m is None else f"{m:9.4f}+-{(s or 0):<6.4f}")
+                d = summary["leakage"][k]
+                m, s = d["mean"][i], d["sem"][i]
+                if m is None:
+                    why = (d.get("mean_reason") or [None] * len(d["mean"]))[i] or "not there"
+                    notes.setdefault(why, []).append(f"{k} at G = {G:.4g} J")
+                    cells.append(f"{'not run*' if why.startswith('not run') else 'not resolved*':>17}")
+                else:
+                    cells.append(f"{pm(m, s, sep='+-'):>17}")
             lines.append(f"{G:10.4g} {summary['rates_MHz'][i]:12.4g} " + " ".join(cells))
+        lines += [f"* {', '.join(what)}: {why}" for why, what in notes.items()]
         lines += ["", "optimal rates (units of J): refined minimum of P_star^(L)(t_eval), L = 2 analytic position"
                   + (", paper's L = 3 numerics" if "paper_optima_J" in summary else "")]
-        head = (f"{'reset':>12} {'optimum':>8} {'found':>10} {'+-':>9} {'P_star':>17} {'analytic':>10} "
+        head = (f"{'reset':>12} {'optimum':>8} {'found':>20} {'found/2pi (MHz)':>16} {'P_star':>17} {'analytic':>10} "
                 f"{'found/an.':>10}")
         if "paper_optima_J" in summary:
             head += f" {'paper':>8}"
@@ -142,18 +168,30 @@ class RateSweep(Study):
         def f(x, fmt="10.4g"):
             return f"{'-':>{fmt.split('.')[0]}}" if x is None else format(x, fmt)
 
+        notes = {}
         for k in kinds:
             for b in ("low", "high"):
                 found = summary["optima_J"][k][b]
                 err = (summary.get("optima_error_J") or {}).get(k, {}).get(b)
+                why = (summary.get("optima_error_J_reason") or {}).get(k, {}).get(b)
                 an = summary["analytic_optima_J"][k][b]
                 p = summary["optima_leakage"][k][b]
-                pcell = f"{'-':>17}" if p["mean"] is None else f"{p['mean']:9.4f}+-{(p['sem'] or 0):<6.4f}"
+                pcell = f"{'-':>17}" if p["mean"] is None else f"{pm(p['mean'], p['sem'], sep='+-'):>17}"
                 ratio = None if found is None else found / an
-                row = f"{k:>12} {b:>8} {f(found)} {f(err, '9.2g')} {pcell} {f(an)} {f(ratio)}"
+                if found is None:
+                    fcell = "not resolved*"
+                elif err is None:
+                    fcell = f"{sig(found)} (no error*)"
+                else:
+                    fcell = pm(found, err, sep="+-")
+                if why:
+                    notes.setdefault(why, []).append(f"{k} {b}")
+                mhz = (summary.get("optima_MHz") or {}).get(k, {}).get(b)
+                row = f"{k:>12} {b:>8} {fcell:>20} {sig(mhz):>16} {pcell} {f(an)} {f(ratio)}"
                 if "paper_optima_J" in summary:
                     row += f" {f(summary['paper_optima_J'][k][b], '8.3g')}"
                 lines.append(row)
+        lines += [f"* {', '.join(what)}: {why}" for why, what in notes.items()]
         lines.append(f"optimum: {summary['optimum_note']}" if "optimum_note" in summary else "")
         for k, path in (summary.get("feedback_path") or {}).items():
             lines.append(f"{k}: {path}")
@@ -169,12 +207,16 @@ class RateSweep(Study):
         with plt.rc_context(PLOT_STYLE):
             fig, ax = plt.subplots(figsize=(6.4, 4.2))
             rates = ds["rate_J"].values
+            not_run = []
             for kind in ds["reset"].values:
                 c, mk, ls = styles.get(str(kind), ("k", "o", "-"))
                 m = ds["leakage_mean"].sel(reset=kind).values
                 s = ds["leakage_sem"].sel(reset=kind).values
                 ok = np.isfinite(m)
                 ax.plot(rates[ok], m[ok], ls, color=c, marker=mk, ms=3.5, label=f"{kind}")
+                if not ok.all():  # rates not run (feedback above feedback_rate_max): marked at the axis, not dropped
+                    mark_unresolved(ax, rates[~ok], c)
+                    not_run.append(f"{kind} above {rates[ok].max():g} J")
                 ax.fill_between(rates[ok], np.clip(m[ok] - s[ok], 1e-6, None), m[ok] + s[ok], color=c, alpha=0.2, lw=0)
                 er = ds["evaluation_rate_J"].sel(reset=kind).values
                 em = ds["evaluation_leakage_mean"].sel(reset=kind).values
@@ -206,6 +248,9 @@ class RateSweep(Study):
             handles += [Line2D([], [], color="0.3", marker="*", ls="none", ms=9, mec="k", mew=0.5),
                         Line2D([], [], color="0.3", ls=":", lw=0.9)]
             labels += ["found optimum (minimiser)", "analytic optimum (L = 2)"]
+            if not_run:
+                handles.append(unresolved_handle())
+                labels.append("x: not run (" + ", ".join(not_run) + ": feedback_rate_max)")
             ax.legend(handles, labels, loc="lower center", frameon=True, framealpha=0.9)
             fig.tight_layout()
             return save_figure(fig, figdir, "leakage_vs_rate")
@@ -295,6 +340,7 @@ def _optima(sw: _SweepSettings, cfg: dict, leakage: _Leakage, mean: np.ndarray) 
     K, rates, cache = len(sw.kinds), sw.rates, leakage.cache
     out = {name: np.full((K, 2), np.nan) for name in ("opt", "opt_err", "opt_p", "opt_sem", "grid_opt", "lo_b", "hi_b")}
     evals: dict[str, list[tuple[float, float, float]]] = {}
+    reasons: dict[tuple[str, str], str | None] = {}  # (kind, branch): why the optimum (or its error) is missing
     for k, kind in enumerate(sw.kinds):
         valid = np.isfinite(mean[k])
         idx = np.nonzero(valid)[0]
@@ -302,6 +348,9 @@ def _optima(sw: _SweepSettings, cfg: dict, leakage: _Leakage, mean: np.ndarray) 
         before = set(key for key in cache if key[0] == kind)
         for b, j in enumerate(minima):
             if j is None:
+                reasons[(kind, BRANCHES[b])] = (
+                    f"no interior minimum of the grid on the {BRANCHES[b]}-rate side, so no optimum to bracket "
+                    "(a wider rate grid, rate_min/rate_max, finds it)")
                 continue
             i = idx[j]
             out["grid_opt"][k, b] = rates[i]
@@ -320,12 +369,13 @@ def _optima(sw: _SweepSettings, cfg: dict, leakage: _Leakage, mean: np.ndarray) 
             cand = sorted(G for (kd, G) in cache if kd == kind and lo < G < hi)
             G_best, p_best, s_best = min(((G, *cache[(kind, G)]) for G in cand), key=lambda c: c[1])
             out["opt_p"][k, b], out["opt_sem"][k, b] = p_best, s_best
-            out["opt"][k, b], out["opt_err"][k, b] = fit_optimum(
+            out["opt"][k, b], out["opt_err"][k, b], reasons[(kind, BRANCHES[b])] = optimum_fit(
                 np.array(cand), np.array([cache[(kind, G)][0] for G in cand]),
                 np.array([cache[(kind, G)][1] for G in cand]),
                 [leakage.replicas[(kind, G)] for G in cand], sw.window)
         evals[kind] = sorted((G, *cache[(kd, G)]) for (kd, G) in cache if kd == kind and (kd, G) not in before)
     out["evals"] = evals
+    out["reasons"] = reasons
     return out
 
 
