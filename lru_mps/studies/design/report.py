@@ -185,18 +185,24 @@ def _pm(v: dict, digits: int) -> str:
 
 def plot(ds, summary: dict, figdir) -> list:
     """The front: D vs added p_total per cycle; all screened candidates grey, the screen's front outlined, the
-    confirmed points with error bars, the confirmed front joined, the paper's point and the best marked."""
+    confirmed points with error bars, the confirmed front joined, the paper's point and the best marked.  The
+    legend and the note on unconfirmed front points sit beside the axes; each confirmed point's label where it
+    overlaps no other (:func:`lru_mps.studies.figure_layout.label_points`)."""
+    from matplotlib.ticker import FuncFormatter
+
+    from ..figure_layout import label_points
+
     plt = pyplot()
     with plt.rc_context(PLOT_STYLE):
-        fig, ax = plt.subplots(figsize=(6.4, 4.4))
+        fig, ax = plt.subplots(figsize=(8.2, 4.6))
         xa, ya = ds["added_screen"].values, ds["D_screen"].values
         ax.plot(xa, ya, ".", color="0.65", ms=4, label=f"screened ({ds.sizes['candidate']})")
         f = ds["on_screen_front"].values.astype(bool)
         ax.plot(xa[f], ya[f], "o", mfc="none", mec="0.3", ms=6, label="screen's front")
         c = ds["confirmed"].values.astype(bool)
-        if (f & ~c).any():  # the screen's front points without a confirmation: an x over each (the reason in the JSON)
-            ax.plot(xa[f & ~c], ya[f & ~c], "x", color="C1", ms=7, mew=1.5,
-                    label="screen's front, not confirmed (reason in summary.json)")
+        missing = int(np.count_nonzero(f & ~c))
+        if missing:  # the screen's front points without a confirmation: an x over each (the reason in the JSON)
+            ax.plot(xa[f & ~c], ya[f & ~c], "x", color="C1", ms=7, mew=1.5, label="screen's front, not confirmed")
         ac, dc = ds["added_confirm"].values, ds["D_confirm"].values
         no_a, no_d = c & ~np.isfinite(ac), c & ~np.isfinite(dc)
         if (no_a | no_d).any():  # confirmed, a number not resolved: an x at the axis of the number it has
@@ -204,38 +210,26 @@ def plot(ds, summary: dict, figdir) -> list:
             mark_unresolved(ax, ac[no_d & ~no_a], "C0")
             mark_unresolved(ax, xa[no_a & no_d], "C0")
             ax.plot([], [], ls="none", marker="x", color="C0", label="confirmation " + UNRESOLVED_LABEL)
-        ax.errorbar(ds["added_confirm"].values[c], ds["D_confirm"].values[c], xerr=ds["added_confirm_error"].values[c],
-                    yerr=ds["D_confirm_error"].values[c], fmt="s", color="C0", ms=4, capsize=2, label="confirmed")
+        ax.errorbar(ac[c], dc[c], xerr=ds["added_confirm_error"].values[c], yerr=ds["D_confirm_error"].values[c],
+                    fmt="s", color="C0", ms=4, capsize=2, label="confirmed (jackknife errors)")
         if "hopping_profile" in ds.coords:  # (results of runs before the profiles have no such coordinate)
             nu = c & (ds["hopping_profile"].values != "uniform")
             if nu.any():
                 ax.plot(ac[nu], dc[nu], "^", mfc="none", mec="C4", ms=9, mew=1.2,
-                        label="confirmed, hopping profile not uniform (named in its label)")
+                        label="hopping profile not uniform")
         idx = [x["index"] for x in summary["front"]]
         if idx:
-            order = sorted(idx, key=lambda i: ds["added_confirm"].values[i])
-            ax.plot(ds["added_confirm"].values[order], ds["D_confirm"].values[order], "-", color="C0", lw=1)
+            order = sorted(idx, key=lambda i: ac[i])
+            ax.plot(ac[order], dc[order], "-", color="C0", lw=1, label="confirmed front")
         pp = summary["paper_point"]["index"]
-        ax.plot([ds["added_confirm"].values[pp]], [ds["D_confirm"].values[pp]], "*", color="C3", ms=13, mec="k",
-                mew=0.5, label="paper's working point")
+        ax.plot([ac[pp]], [dc[pp]], "*", color="C3", ms=13, mec="k", mew=0.5, label="paper's working point")
         if summary["best"] is not None and summary["best"]["index"] != pp:
             b = summary["best"]["index"]
-            ax.plot([ds["added_confirm"].values[b]], [ds["D_confirm"].values[b]], "D", color="C2", ms=8, mec="k",
-                    mew=0.5, label="best under the budget")
+            ax.plot([ac[b]], [dc[b]], "D", color="C2", ms=8, mec="k", mew=0.5, label="best under the budget")
         if summary["budget"]["added_p_total"] is not None:
             ax.axvline(summary["budget"]["added_p_total"], color="C3", ls=":", lw=1, label="budget")
-        for x in summary["confirmation"]["points"]:  # which design each confirmed point is
-            i = x["index"]
-            ax.annotate(point_label(x), (ds["added_confirm"].values[i], ds["D_confirm"].values[i]),
-                        xytext=(4, 3), textcoords="offset points", fontsize=6, color="0.2")
-        missing = int(np.count_nonzero(f & ~c))
-        if missing:
-            ax.text(0.01, 0.01, f"{missing} point(s) of the screen's front not confirmed:\nat most confirm_max = "
-                    f"{summary['confirmation'].get('confirm_max', '?')} front points are (raise confirm_max)",
-                    transform=ax.transAxes, fontsize=6, color="0.3", va="bottom")
         ax.set_yscale("log")
         ax.set_xscale("log")  # (a non-positive added error, screen noise, is not drawn)
-        from matplotlib.ticker import FuncFormatter
 
         def plain(v, _):  # readable log axes: plain numbers, the minor ticks at 2 and 5 only
             lead = f"{v:.0e}"[0]
@@ -247,8 +241,15 @@ def plot(ds, summary: dict, figdir) -> list:
         ax.set_xlabel("qubit error per cycle added by the LRU (Pauli $p$)")
         ax.set_ylabel("mean leakage duration $D$ (cycles)")
         ax.set_title(f"LRU design front, t_c = {summary['cycle_time']['value_us']:g} us, {summary['conditions']}")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=True, framealpha=0.9, fontsize=7)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=7, borderaxespad=0.0)
+        if missing:  # beside the axes, under the legend
+            ax.text(1.02, 0.0, f"{missing} point{'s' if missing > 1 else ''} of the screen's front not confirmed:\n"
+                    f"at most confirm_max = {summary['confirmation'].get('confirm_max', '?')} front points\nare "
+                    "(raise confirm_max; the reason\nin summary.json)", transform=ax.transAxes, fontsize=7,
+                    color="0.3", va="bottom", ha="left")
         fig.tight_layout()
+        points = summary["confirmation"]["points"]  # which design each confirmed point is
+        label_points(ax, [(ac[x["index"]], dc[x["index"]]) for x in points], [point_label(x) for x in points])
         return save_figure(fig, figdir, "design_front")
 
 
