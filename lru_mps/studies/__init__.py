@@ -3,7 +3,7 @@
 Each study is a :class:`~lru_mps.studies.base.Study` in a module of its own
 (``rate_sweep``, ``disorder_hopping_sweeps``: disorder-sweep and hopping-sweep, ``dynamics``,
 ``temperature_sweep``, ``tolerance``) or a package where it has parts
-(``length_scaling``, ``qec``, ``design``), registered in its ``STUDIES``; its defaults are the TOML file ``studies/<name>.toml`` (the only copy).
+(``length_scaling``, ``qec``, ``design``, ``logical``), registered in its ``STUDIES``; its defaults are the TOML file ``studies/<name>.toml`` (the only copy).
 
     from lru_mps.studies import StudyContext, run_study
     res = run_study("length-scaling", StudyContext(out="runs/ls"), overrides={"lengths": "2:20"})
@@ -30,6 +30,7 @@ _MODULES = {
     "qec": "qec",
     "design": "design",
     "routing": "routing",
+    "logical": "logical",
 }
 
 #: the model options each study sweeps, and the study key of their list: one rule for every pair (``-L``/``--lengths``,
@@ -48,6 +49,7 @@ SWEPT_OPTIONS = {
                "anharmonicity": ("anharmonicities",), "disorder_pattern": ("disorder_patterns",), "reset": ("resets",),
                "rate": None, "hopping_profile": ("hopping_profiles",)},
     "routing": {"length": None, "temperature": ("temperatures",)},
+    "logical": {},
 }
 #: how a study sweeps the options it takes no single value of
 _SWEPT_HOW = {("rate-sweep", "rate"): "the rate from rate_min to rate_max (--rate has no effect here)",
