@@ -40,6 +40,26 @@ class DecayTime:
     error: float
     fit: FitResult | None = None
 
+    @property
+    def flags(self) -> list[str]:
+        """What the number should be read with: a poor fit (:func:`lru_mps.analysis.numbers.fit_flag`)."""
+        from .numbers import fit_flag
+
+        flag = None if self.fit is None else fit_flag(self.fit.chi2_red, self.fit.weighted)
+        return [flag] if flag else []
+
+    def __str__(self) -> str:
+        """'value +- error /J' to the error's digits, 'not resolved (...)' where the error is half the value or more,
+        and the flags."""
+        from .numbers import shown
+
+        return " ".join([shown(self.value, self.error, remedy="more trajectories resolve it", unit="/J"),
+                         *(f"[{f}]" for f in self.flags)])
+
+    def __repr__(self) -> str:
+        flags = f", flags={self.flags!r}" if self.flags else ""
+        return f"DecayTime(value={self.value!r}, error={self.error!r}, fit={self.fit!r}{flags})"
+
     def as_json(self, J_hz: float) -> dict:
         return {
             "value_J": _finite(self.value),

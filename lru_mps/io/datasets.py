@@ -25,7 +25,9 @@ from ..analysis.decay import decay_times
 from ..analysis.lifetimes import leakage_lifetimes
 from ..atomic import atomic_target
 from ..run.result import OBSERVABLE_INIT, SimulationResult
+from ..physics.domains import edge_warnings
 from ..physics.units import time_to_us
+from ..analysis.numbers import with_parameter_reasons
 
 
 def _settings_dict(result: SimulationResult) -> dict:
@@ -88,6 +90,39 @@ def diagnostics_summary(result: SimulationResult) -> dict:
     return out
 
 
+def not_run(init: str, result: SimulationResult) -> str:
+    """Why an observable of start ``init`` is not there: the run had no such start, and how to get it."""
+    return (f"not measured: the run has no {init} start (it ran {', '.join(result.settings.inits)}); "
+            f"run with --init {init} or --init all")
+
+
+def decay_reason(name: str, result: SimulationResult, times: dict) -> str:
+    """Why decay time ``name`` of ``result`` is None: its start did not run, or why it is not resolved and what would
+    resolve it (:func:`lru_mps.analysis.decay.unresolved_reason`)."""
+    from ..analysis.decay import DECAY_OBSERVABLE, unresolved_reason
+
+    init = OBSERVABLE_INIT[DECAY_OBSERVABLE[name][0]]
+    if init not in result.blocks:
+        return not_run(init, result)
+    return unresolved_reason(name, result, times) or "not resolved by these data (more trajectories resolve it)"
+
+
+def decay_flags(d) -> list[str]:
+    """The flags of a decay time (None: none; :attr:`lru_mps.analysis.decay.DecayTime.flags`: a poor fit)."""
+    return [] if d is None else d.flags
+
+
+def lifetime_reason(result: SimulationResult) -> str:
+    """Why a result's leakage lifetimes are None (:func:`lru_mps.analysis.lifetimes.leakage_lifetimes`)."""
+    if "leakage" not in result.blocks:
+        return not_run("leakage", result)
+    if result.spec.readout is not None:
+        return ("not defined with a readout error (a false report makes a |2> at the reset site, so the leakage has "
+                "a floor and its integral diverges)")
+    return ("not defined with a thermal bath at T > 0 (heating makes |2> from |1> on every site, so the leakage has a "
+            "thermal floor and its integral diverges)")
+
+
 def to_json(result: SimulationResult) -> dict:
     """The JSON object of `lru-mps simulate --json`."""
     observables = {}
@@ -98,17 +133,29 @@ def to_json(result: SimulationResult) -> dict:
         else:
             observables[name] = None
     J_hz = result.spec.J_hz
-    times = {k: (v.as_json(J_hz) if v is not None else None) for k, v in decay_times(result).items()}
+    found = decay_times(result)
+    times = {}
+    for k, v in found.items():
+        times[k] = v.as_json(J_hz) if v is not None else {"value_J": None, "error_J": None, "value_us": None,
+                                                          "error_us": None, "reason": decay_reason(k, result, found)}
+        flags = decay_flags(v)
+        if flags:
+            times[k]["flags"] = flags
     lifetimes = {k: (v.as_json(J_hz) if v is not None else None) for k, v in leakage_lifetimes(result).items()}
+    missing = lifetime_reason(result)
     sites = site_coordinates(result.spec)
     return {
-        "parameters": parameters(result),
+        "parameters": with_parameter_reasons(parameters(result)),
         **({"sites": sites} if sites is not None else {}),
         "time_J": result.times.tolist(),
         "observables": observables,
+        **({"observables_reason": {k: None if v is not None else not_run(OBSERVABLE_INIT[k], result)
+                                   for k, v in observables.items()}} if None in observables.values() else {}),
         "decay_times": times,
         **lifetimes,
+        **{f"{k}_reason": missing for k, v in lifetimes.items() if v is None},
         **({"thermal_mass_dropped": dropped} if (dropped := result.thermal_mass_dropped()) is not None else {}),
+        **({"warnings": notes} if (notes := edge_warnings(result.spec)) else {}),  # (absent inside the domain)
     }
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from ..analysis.decay import decay_times, fit_window_start
 from ..analysis.lifetimes import LIFETIME_OBSERVABLE, leakage_lifetimes
-from .datasets import diagnostics_summary
+from .datasets import decay_flags, decay_reason, diagnostics_summary
+from ..analysis.numbers import not_resolved, pm, resolution_reason, sig
 from ..run.result import OBSERVABLE_INIT, SimulationResult
 from ..physics import readout as readouts
+from ..physics.domains import edge_warnings
 from ..physics.units import time_to_us
 from ..physics.rules import estimator_label, integrated_decay_verdict, number_can_grow
 from ..run.settings import feedback_path
@@ -63,10 +65,12 @@ def format_summary(result: SimulationResult) -> str:
     spec, s = result.spec, result.settings
     c = spec.conditions
     cond = "ideal" if c.ideal else f"T1q={_t(c.T1q, spec)}, Tphi={_t(c.Tphi, spec)}, T={c.temperature_K * 1e3:g} mK"
+    MHz = spec.J_hz / 1e6  # an energy or rate in J, times this: /2pi in MHz
     lines = [
-        f"L={spec.L}  J/2pi={spec.J_hz / 1e6:g} MHz  Ubar={spec.Ubar:g} J  "
-        + (f"W={spec.W:g} J  " if spec.device is None else "(mean of the device's)  ")
-        + f"reset={spec.reset.kind}" + (f" G={spec.reset.rate:g} J" if spec.reset.kind != "none" else ""),
+        f"L={spec.L}  J/2pi={spec.J_hz / 1e6:g} MHz  Ubar={spec.Ubar:.6g} J ({spec.Ubar * MHz:.6g} MHz)  "
+        + (f"W={spec.W:.6g} J ({spec.W * MHz:.6g} MHz)  " if spec.device is None else "(mean of the device's)  ")
+        + f"reset={spec.reset.kind}"
+        + (f" G={spec.reset.rate:.6g} J ({spec.reset.rate * MHz:.6g} MHz)" if spec.reset.kind != "none" else ""),
         *([spec.device.describe()] if spec.device is not None else []),
         f"conditions: {cond}" + ("  (one per site, sites 1..L)" if c.per_site else ""),
         *_disorder_line(spec),
@@ -98,24 +102,44 @@ def format_summary(result: SimulationResult) -> str:
         lines.append("engine diagnostics (worst trajectory): " + ", ".join(f"{k}={v:.3g}" for k, v in worst.items()))
     lines += [
         "",
-        f"{'time':8s} {'value [1/J]':>22s} {'value [us]':>22s}",
+        f"{'time':8s} {'value [us]':>22s} {'value [1/J]':>22s}",
     ]
-    for name, d in decay_times(result).items():
+    times = decay_times(result)
+    notes = []
+    for name, d in times.items():
         if d is None:
-            lines.append(f"{name:8s} {'not measured/resolved':>22s}")
+            lines.append(f"{name:8s} {not_resolved(decay_reason(name, result, times))}"
+                         .replace("not resolved (not measured: ", "not measured ("))
             continue
-        lines.append(
-            f"{name:8s} {d.value:11.4g} +- {d.error:<8.2g} "
-            f"{time_to_us(d.value, spec.J_hz):11.4g} +- {time_to_us(d.error, spec.J_hz):<8.2g}"
-        )
+        why = resolution_reason(d.value, d.error, "more trajectories resolve it") if name != "T_prop" else None
+        if why:
+            lines.append(f"{name:8s} {not_resolved(why.replace(pm(d.value, d.error), _both(d, spec)))}")
+            continue
+        flags = decay_flags(d)
+        lines.append(f"{name:8s} {_pm_us(d, spec):>22s} {pm(d.value, d.error) if d.error else sig(d.value):>22s}"
+                     + ("  !" if flags else ""))
+        notes += [f"! {name}: {f}" for f in flags]
+    lines += notes
     lines += _lifetime_lines(result)
     lines.append("")
     lines.append(f"at t = {s.times[-1]:g}/J:")
     for name, init in OBSERVABLE_INIT.items():
         if init in result.blocks:
             ms = result.observable(name)
-            lines.append(f"  {name:18s} {ms.mean[-1]:.4g} +- {ms.sem[-1]:.2g}")
+            lines.append(f"  {name:18s} {pm(ms.mean[-1], ms.sem[-1])}")
+    lines += [f"Warning: {w}" for w in edge_warnings(spec)]  # values at the edge of their domain, repeated here
     return "\n".join(lines)
+
+
+def _pm_us(d, spec) -> str:
+    """A decay time in us to its error's digits."""
+    return pm(time_to_us(d.value, spec.J_hz), time_to_us(d.error, spec.J_hz)) if d.error else \
+        sig(time_to_us(d.value, spec.J_hz))
+
+
+def _both(d, spec) -> str:
+    """A decay time in us and 1/J: '553 +- 630 us = ...'."""
+    return f"{_pm_us(d, spec)} us = {pm(d.value, d.error)}/J"
 
 
 def _rc(coord) -> str:
@@ -143,16 +167,16 @@ def _lifetime_lines(result: SimulationResult) -> list[str]:
                         "site, so the leakage has a thermal floor and its integral diverges)"]
         return []
     J_hz = result.spec.J_hz
-    lines = ["", "leakage lifetimes (integrals over the leakage start, tail after t_final included):"]
+    lines = ["", "leakage lifetimes (integrals over the leakage start, tail after t_final included), in us and 1/J:"]
     for name in LIFETIME_OBSERVABLE:
         d = lt[name]
         longest = "the longest " if result.spec.conditions.per_site else ""
         tail = {"fit": "", "bound": f"  (tail after t_final bounded by {longest}T1q/2)",
                 "lower bound": "  (lower bound: no tail fitted)"}[d.tail_method]
-        lines.append(f"{name:24s} {d.value:11.4g} +- {d.error:<8.2g} "
-                     f"{time_to_us(d.value, J_hz):11.4g} +- {time_to_us(d.error, J_hz):<8.2g}{tail}")
+        lines.append(f"{name:24s} {pm(time_to_us(d.value, J_hz), time_to_us(d.error, J_hz)):>22s} us "
+                     f"{pm(d.value, d.error):>18s} /J{tail}")
     eta = lt["removal_efficiency"]
-    lines.append(f"{'removal_efficiency':24s} {eta.value:11.4g} +- {eta.error:<8.2g} "
+    lines.append(f"{'removal_efficiency':24s} {pm(eta.value, eta.error):>22s} "
                  "(share of the leakage ended by the reset site, not by hardware decay)")
     return lines
 

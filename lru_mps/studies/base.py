@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import ParameterError, require
 from ..atomic import atomic_write_bytes
+from ..physics import domains
 
 #: model fields of a study config, with the names of `lru-mps simulate`'s options
 MODEL_KEYS = ("length", "hopping", "anharmonicity", "frequency", "disorder", "reset", "rate", "conditions", "t1",
@@ -274,9 +275,9 @@ def time_json(value_J, error_J, J_hz: float, reason: str | None = None, remedy: 
               flags: list[str] | None = None) -> dict:
     """{"value_J", "error_J", "value_us", "error_us"} with None where not available; "reason" where the value is not a
     result: why it is None (``reason``: why it is not there and what would give it), or why a value whose error is
-    half of it or more is not resolved (:func:`lru_mps.io.numbers.resolution_reason`, with ``remedy``); "flags" where
-    it passes a physical bound by more than its error (:mod:`lru_mps.io.numbers`: bound_flag, t2_flags)."""
-    from ..io.numbers import resolution_reason
+    half of it or more is not resolved (:func:`lru_mps.analysis.numbers.resolution_reason`, with ``remedy``); "flags" where
+    it passes a physical bound by more than its error (:mod:`lru_mps.analysis.numbers`: bound_flag, t2_flags)."""
+    from ..analysis.numbers import resolution_reason
     from ..physics.units import time_to_us
 
     v, e = finite_or_none(value_J), finite_or_none(error_J)
@@ -301,15 +302,13 @@ def parameters_json(spec, swept: dict[str, str] | None = None, **extra) -> dict:
     """The JSON ``parameters`` of a study: ``spec.as_dict()`` with the ``swept`` keys None (each with its
     ``<key>_reason``: where the swept values are), ``extra`` keys added, and a reason beside every other null (an
     infinite T1q or Tphi: no such decay)."""
+    from ..analysis.numbers import with_parameter_reasons
+
     out = {**spec.as_dict(), **extra}
     for key, why in (swept or {}).items():
         out[key] = None
         out[f"{key}_reason"] = why
-    for key, value in list(out.items()):
-        if value is None and f"{key}_reason" not in out:
-            out[f"{key}_reason"] = (f"infinite: no {key.removesuffix('_J')} decay (ideal conditions or switched off)"
-                                    if key in ("T1q_J", "Tphi_J") else "not set for this study")
-    return out
+    return with_parameter_reasons(out)
 
 
 @dataclass
@@ -426,12 +425,12 @@ def save_figure(fig, figdir: Path, name: str) -> list[Path]:
     """Save a matplotlib figure as PNG and PDF, or the formats of :func:`figure_formats` (with the mark of
     :func:`figure_mark`, if any), its tick labels and legends laid out apart from each other and the data
     (:func:`lru_mps.studies.figure_layout.tidy`); returns the paths."""
-    from .figure_layout import tidy
+    from .figure_layout import mark_below, tidy
 
     figdir.mkdir(parents=True, exist_ok=True)
-    if _FIGURE_MARK and _FIGURE_MARK[-1]:
-        fig.text(0.995, 0.005, _FIGURE_MARK[-1], ha="right", va="bottom", fontsize=7, color="C3")
     tidy(fig)
+    if _FIGURE_MARK and _FIGURE_MARK[-1]:
+        mark_below(fig, _FIGURE_MARK[-1])
     fig.set_label(name)
     for kept in _KEPT:
         kept.append(fig)
@@ -478,12 +477,16 @@ class Study(ABC):
         """Claim ``ctx.out`` (:func:`claim_folder`: a folder of other options is refused), compute, then write
         config.toml, results.nc, summary.json and the figures into it."""
         claim_folder(ctx, cfg)
-        dataset, summary = self.compute(cfg, ctx)
+        with domains.recorded() as notes:  # values at the edge of their domain (shown as raised, and kept)
+            dataset, summary = self.compute(cfg, ctx)
         if cfg.get("quick"):
             summary["quick"] = True
+        if notes:
+            summary["warnings"] = notes  # (absent inside the domain: earlier summaries unchanged)
         table = self.table(summary)
         if summary.get("quick"):
             table = f"{QUICK_MARK}\n\n{table}"
+        table += "".join(f"\nWarning: {w}" for w in notes)
         write_outputs(ctx, cfg, dataset, summary)
         with figure_mark(QUICK_MARK.split(" (")[0] if summary.get("quick") else None):
             self.plot(dataset, summary, ctx.out / "figures")

@@ -43,7 +43,7 @@ from .common import (evolution_kind, CURVES, DECAYS, FITTED, PLOT_STYLE, as_list
                      json_list, nan_if_none, positive_int, pyplot, run_ensemble, spec_of, us_per_J,
                      UNRESOLVED_LABEL, mark_unresolved, unresolved_handle)
 from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells, reason_lines, time_cell
-from ..io.numbers import t2_flags
+from ..analysis.numbers import t2_flags
 
 #: the two ensembles of a point: initial states, and the observables read from each
 _PARTS = {"leakage": ("leakage",), "qubit": ("qubit", "coherence")}
@@ -296,8 +296,9 @@ class DecaySweep(Study):
         spec = sweep.specs[ci][pi]
         t1q, tphi = spec.conditions.T1q, spec.conditions.Tphi
         limit = bare_T2(t1q, tphi) if math.isfinite(t1q) or math.isfinite(tphi) else None
-        (t2, e2), (t1, e1) = sweep.tau["T2"][ci, pi], sweep.tau["T1"][ci, pi]
-        return t2_flags(t2, e2, t1, e1, limit, "the single transmon's T2 limit")
+        us = us_per_J(spec)
+        (t2, e2), (t1, e1) = sweep.tau["T2"][ci, pi] * us, sweep.tau["T1"][ci, pi] * us
+        return t2_flags(t2, e2, t1, e1, None if limit is None else limit * us, "the single transmon's T2 limit")
 
     # ------------------------------------------------------------------ table
     def table(self, summary: dict) -> str:

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ..analysis.lifetimes import LIFETIME_OBSERVABLE, LIFETIMES, Fraction, Lifetime
-from ..io.numbers import pm, resolution_reason
+from ..analysis.numbers import pm, resolution_reason
 
 #: what a point without a number reports: every JSON field None, nan in the dataset
 _MISSING = {**{k: Lifetime(math.nan, math.nan, math.nan, None) for k in LIFETIME_OBSERVABLE},
@@ -120,7 +120,7 @@ class LifetimeGrid:
 
 def time_cell(t: dict | None, unit: str = "J") -> str:
     """A table cell 'value+-error' (17 characters) of a time's JSON, in 1/J (``unit`` = 'J') or us, to the error's
-    significant digits (:func:`lru_mps.io.numbers.pm`); 'not resolved*' where the JSON gives a reason (not there, or
+    significant digits (:func:`lru_mps.analysis.numbers.pm`); 'not resolved*' where the JSON gives a reason (not there, or
     an error of half the value or more; listed under the table, :func:`reason_lines`), '-' without one; a '!' after a
     value that passes a physical bound (its "flags", listed under the table too)."""
     if t and _why(t, unit):

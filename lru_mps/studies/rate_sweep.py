@@ -37,7 +37,7 @@ from ..physics import analytic
 from ..physics.conditions import Reset
 from ..physics.units import to_rate, to_time
 from ..run.settings import feedback_path
-from ..io.numbers import pm, sig
+from ..analysis.numbers import pm, sig
 from .base import TIME_UNITS, Study, StudyContext, finite_or_none, parameters_json, save_figure, time_unit
 from .common import (refuse_readout, evolution_kind, PAPER_OPTIMA_J, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list,
                      positive_int, pyplot, run_ensemble, spec_of, us_per_J, mark_unresolved, unresolved_handle)

@@ -30,10 +30,12 @@ import xarray as xr
 from ..analysis.decay import decay_times, unresolved_reason
 from ..analysis.lifetimes import LIFETIMES, leakage_lifetimes
 from ..errors import require
-from ..physics.units import to_kelvin, to_time
+from ..physics.units import time_to_us, to_kelvin, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .config import Config
-from .base import TIME_UNITS, Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_axis, time_json
+from ..analysis.numbers import sig, t2_flags
+from .base import (TIME_UNITS, Study, StudyContext, finite_or_none, parameters_json, parse_lengths, save_figure, time_axis,
+                   time_json)
 from .common import FITTED, UNRESOLVED_LABEL, mark_unresolved, unresolved_handle, PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
 from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells, time_cell
 
@@ -114,34 +116,51 @@ class TemperatureSweep(Study):
         for k in ("L", "temperature_K"):
             attrs.pop(k, None)
         ds = xr.Dataset(data, coords={"L": lengths, "temperature": ("temperature", mK, {"units": "mK"})}, attrs=attrs)
+        def flags(k, li, ti):  # T2 past 2 T1 or the single transmon's T2 by more than its error
+            if k != "T2":
+                return None
+            us = time_to_us(1.0, J_hz)
+            return t2_flags(*(fits["T2"][li, ti] * us), *(fits["T1"][li, ti] * us), limits["T2q"] * us,
+                            "the single transmon's T2 limit T2q")
+
         summary = {
             "study": self.NAME,
             "lengths": lengths,
             "temperatures_mK": [float(x) for x in mK],
-            **{k: [[time_json(fits[k][li, ti, 0], fits[k][li, ti, 1], J_hz, reasons.get((k, li, ti))) if run[li, ti] else None
+            **{k: [[time_json(fits[k][li, ti, 0], fits[k][li, ti, 1], J_hz, reasons.get((k, li, ti)),
+                              flags=flags(k, li, ti)) if run[li, ti] else None
                     for ti in range(len(temps))] for li in range(len(lengths))] for k in FITTED},
             **lives.nested(J_hz, where=run),
             "T_prop": time_json(spec0.T_prop, 0.0, J_hz),
             "hardware_limits": {k: time_json(v, 0.0, J_hz) for k, v in limits.items()},
             "engine_mix": mixes,
-            "parameters": {**spec0.as_dict(), "L": None, "temperature_K": None, "trajectories": int(cfg["trajectories"]),
-                           "seed": int(cfg["seed"]), "max_temperature_long_K": to_kelvin(cfg["max_temperature_long"],
-                                                                                           "max_temperature_long"),
-                           "long_length": int(cfg["long_length"])},
+            "parameters": parameters_json(
+                spec0, {"L": "swept: see lengths", "temperature_K": "swept: see temperatures_mK"},
+                trajectories=int(cfg["trajectories"]), seed=int(cfg["seed"]),
+                max_temperature_long_K=to_kelvin(cfg["max_temperature_long"], "max_temperature_long"),
+                long_length=int(cfg["long_length"])),
         }
+        if not run.all():  # the points not run say why, beside each list (keys unchanged)
+            why = (f"not run: lengths L >= long_length = {int(cfg['long_length'])} run only up to max_temperature_long "
+                   f"= {to_kelvin(cfg['max_temperature_long'], 'max_temperature_long') * 1e3:g} mK (raise it to run them)")
+            mirror = [[None if run[li, ti] else why for ti in range(len(temps))] for li in range(len(lengths))]
+            for k in (*FITTED, *LIFETIMES):
+                summary[f"{k}_reason"] = mirror
         return ds, summary
 
     def table(self, summary: dict) -> str:
         lines = [f"{self.NAME}: decay times (us, +- jackknife error) vs the array's temperature"]
         hw = summary["hardware_limits"]
-        lines.append("hardware limits: " + ", ".join(f"{k} = {hw[k]['value_us']:.4g} us" for k in hw
+        lines.append("hardware limits: " + ", ".join(f"{k} = {sig(hw[k]['value_us'], 3)} us" for k in hw
                                                      if hw[k]["value_us"] is not None))
         unresolved = {}
         for li, L in enumerate(summary["lengths"]):
             lines += ["", f"L = {L}", f"{'T (mK)':>8} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}  engines"]
             for ti, t in enumerate(summary["temperatures_mK"]):
                 if summary["T1"][li][ti] is None:
-                    lines.append(f"{t:8.4g} {'(not run)':>17}")
+                    lines.append(f"{t:8.4g} {'not run*':>17}")
+                    not_run = (summary.get("T1_reason") or [[None]])[li][ti] or "not run"
+                    unresolved[f"L = {L}, {t:g} mK"] = {"value_us": None, "reason": not_run}
                     continue
                 times = " ".join(time_cell(summary[k][li][ti], "us") for k in FITTED)
                 lives = cells(*(summary[k][li][ti] for k in LIFETIMES), unit="us")

@@ -64,7 +64,8 @@ from ...run.settings import mps_options, resolve_inits
 from ...run.thermal_sample import strata_for
 from ...run.trajectories import engine_mix
 from ...run.simulate import simulate
-from ..base import TIME_UNITS, Study, StudyContext, finite_or_none, parse_lengths, time_json
+from ...analysis.numbers import t2_flags
+from ..base import TIME_UNITS, Study, StudyContext, finite_or_none, parameters_json, parse_lengths, time_json
 from ..common import FITTED, ensemble_settings, spec_of
 from .plan import _t_final, _qubit_trajectories, _leakage_trajectories, _coherence_trajectories, _leakage_thermal_odds, _thermal_strata, _integrate_decay, _ensembles
 from ..lifetimes import LifetimeGrid
@@ -211,6 +212,9 @@ def _compute(cfg: dict, ctx: StudyContext):
         entry["leakage_integrate_decay"] = [_integrate_decay(cfg, L) for L in lengths["realistic"]]
         entry["thermal_strata"] = [_thermal_strata(cfg, L) for L in lengths["realistic"]]
         entry["thermal_strata_stated_weight"] = [stated.get(("realistic", L)) for L in lengths["realistic"]]
+        entry["thermal_strata_stated_weight_reason"] = [
+            None if w is not None else "no thermal start by strata at this L (thermal_strata off for it)"
+            for w in entry["thermal_strata_stated_weight"]]
     return ds, summary
 
 
@@ -233,12 +237,20 @@ def _realistic_summary(entry: dict, spec, mixes: list, ds) -> None:
                   if v is not None and v + STOPS_PAYING_SIGMAS * e >= own), None)
     entry["removal_stops_paying"] = {
         "measured_L": stops,
+        **({} if stops is not None else {"measured_L_reason": (
+            f"not reached: T_star stays significantly below T1q/2 at every L run (up to L = {max(entry['lengths'])}); "
+            "longer lengths find it")}),
         "transit_estimate_L": finite_or_none(1.0 + own / spec.T_prop),
         "criterion": f"first L whose T_star is not significantly below T1q/2, the decay of the leakage stack by "
                      f"itself (T_star + {STOPS_PAYING_SIGMAS:g} errors >= T1q/2); the estimate is the L whose transit "
                      f"(L-1) T_prop equals T1q/2",
     }
     entry["engine_mix"] = mixes
+    for t2, t1 in zip(entry["T2"], entry["T1"]):  # T2 past 2 T1 or the single transmon's T2 by more than its error
+        flags = t2_flags(t2["value_us"], t2["error_us"], t1["value_us"], t1["error_us"],
+                         entry["hardware_limits"]["T2q"]["value_us"], "the single transmon's T2 limit T2q")
+        if flags:
+            t2["flags"] = flags
     for k, v in limits.items():
         ds.attrs[f"{k}_J"] = finite_or_none(v) or "inf"
 
@@ -254,7 +266,13 @@ def _resolved_json(resolved: dict, ci: int, sel: list, time_J: np.ndarray) -> di
             counts.append(int(np.count_nonzero(m)) if measured else None)
             bad = np.flatnonzero(~m) if measured else np.array([], dtype=int)
             first.append(finite_or_none(float(time_J[li, bad[0]])) if bad.size else None)
-        out[name] = {"resolved_points": counts, "first_unresolved_J": first}
+        out[name] = {"resolved_points": counts, "first_unresolved_J": first,
+                     "first_unresolved_J_reason": [None if t is not None else "every stored point is resolved"
+                                                   if n is not None else "the curve was not measured at this L"
+                                                   for t, n in zip(first, counts)]}
+        if any(n is None for n in counts):
+            out[name]["resolved_points_reason"] = ["the curve was not measured at this L" if n is None else None
+                                                   for n in counts]
     out["note"] = ("points whose error cannot be trusted (a stratum carries them through too few rows: docs/physics.md "
                    "§6.5) are NaN in results.nc, with the mask <curve>_resolved")
     return out
@@ -290,19 +308,39 @@ def _xi_fit(lengths, log_T1, reference_inverse=None) -> dict | None:
 def _xi_json(fit: dict | None, transfer_error: float = math.nan) -> dict:
     """The summary's 'xi_fit': where the fit of xi comes from, the local slopes, the paired difference from the transfer matrix."""
     if fit is None:
-        return {"message": "xi: not resolved (needs two lengths and two realizations)"}
+        return {"message": "xi: not resolved (needs two lengths and two realizations)",
+                "reason": "not resolved: the fit of ln T1_typ vs L needs two lengths and two realizations"}
     out = {"fit_lengths": fit["fit_lengths"], "min_length": fit["min_length"], "asymptotic": fit["asymptotic"],
            "error_method": f"jackknife over {fit['blocks']} blocks of realizations",
            "error_weighted_fit": finite_or_none(fit["error_fit"]),
            "local_xi": [{"L": d["L"], "value": finite_or_none(d["value"]) if d["value"] is not None else None,
-                         "slope": finite_or_none(d["slope"]), "slope_error": finite_or_none(d["slope_error"])}
+                         "slope": finite_or_none(d["slope"]), "slope_error": finite_or_none(d["slope_error"]),
+                         **({} if finite_or_none(d["value"]) is not None and finite_or_none(d["slope_error"]) is not None
+                            else {"reason": "not resolved: the local slope between this length and the previous one "
+                                            "is not positive or has no error (more realizations)"})}
                         for d in fit["local_xi"]],
            "message": fit["message"]}
     if "difference" in fit:
         out["difference_from_transfer"] = {"value": finite_or_none(fit["difference"]),
                                            "error": finite_or_none(fit["difference_error"]),
                                            "transfer_error": finite_or_none(transfer_error)}
+        if None in out["difference_from_transfer"].values():
+            out["difference_from_transfer"]["reason"] = ("not resolved: the paired difference needs the transfer "
+                                                         "matrix's value at every realization's energy")
+    if out["error_weighted_fit"] is None:
+        out["error_weighted_fit_reason"] = "the weighted fit gave no finite error (too few lengths)"
     return out
+
+
+def _typical_reason(typ) -> dict:
+    """A typical T1 (or T2) that has no value says why: {"reason": ...}, or {} where it has one."""
+    if not np.isfinite(typ[0]):
+        return {"reason": "not resolved: no realization gave a finite rate at this L"}
+    if typ[0] >= 700:
+        return {"reason": "exp(ln T J) overflows a double (ln T J >= 700): log_value holds it"}
+    if not np.isfinite(typ[1]):
+        return {"reason": "no error: fewer than two realizations gave a finite rate (more realizations give one)"}
+    return {}
 
 
 def _slope(lengths, values, errors) -> dict:
@@ -310,7 +348,8 @@ def _slope(lengths, values, errors) -> dict:
     ok = np.isfinite(values)
     line = fit_line(lengths[ok], values[ok], errors[ok]) if np.count_nonzero(ok) >= 2 else None
     if line is None:
-        return {"value": None, "error": None, "units": "1/J per site"}
+        return {"value": None, "error": None, "units": "1/J per site",
+                "reason": "fewer than two lengths with a resolved T_star: no line to fit (more lengths or trajectories)"}
     return {"value": finite_or_none(line["slope"]), "error": finite_or_none(line["slope_error"]), "units": "1/J per site"}
 
 
@@ -356,21 +395,30 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
                     "log_error": finite_or_none(typ[li, 1]),
                     "value_us": finite_or_none(time_to_us(math.exp(typ[li, 0]), J_hz)) if typ[li, 0] < 700 else None,
                     "method": "log-space" if L in log_space else "exact",
+                    **_typical_reason(typ[li]),
                 }
                 for L, li in zip(Ls, sel)
             ]
             entry["T2_typical"] = [
                 {"log_value": finite_or_none(typ2[li, 0]), "log_error": finite_or_none(typ2[li, 1]),
-                 "value": finite_or_none(math.exp(typ2[li, 0])) if typ2[li, 0] < 700 else None}
+                 "value": finite_or_none(math.exp(typ2[li, 0])) if typ2[li, 0] < 700 else None,
+                 **_typical_reason(typ2[li])}
                 for li in sel
             ]
             entry["xi"] = {"value": finite_or_none(xi), "error": finite_or_none(xi_err)}
+            if entry["xi"]["value"] is None or entry["xi"]["error"] is None:
+                entry["xi"]["reason"] = ("not resolved: " + (fit or {}).get(
+                    "message", "the fit of ln T1_typ vs L needs two lengths and two realizations"))
             entry["xi_fit"] = _xi_json(fit, theory["transfer_error"])
             entry["xi_theory_strong"] = finite_or_none(theory["strong"])
             entry["xi_theory_transfer"] = finite_or_none(theory["transfer"])
             if spec0.profile() is not None:
                 entry["xi_theory_reason"] = ("no reference: with an engineered hopping profile a bond's coupling "
                                              "changes with L, so there is no infinite-chain localization length")
+            for key in ("xi_theory_strong", "xi_theory_transfer"):
+                if entry[key] is None:
+                    entry[f"{key}_reason"] = entry.get("xi_theory_reason") or (
+                        "no finite value: the formula does not apply at this disorder (W/J too small)")
             entry["floating_point_floor"] = {
                 "lengths_past_floor": log_space,
                 "note": "per-realization rates at these L are below double precision relative to the energies; "
@@ -379,10 +427,12 @@ def _assemble(cfg, conds, lengths, all_L, fits, curves, time_J, log_T1, method, 
         by_cond[cond] = entry
     primary = "ideal" if "ideal" in by_cond else conds[0]
     summary = {"study": LengthScaling.NAME, "conditions": primary, **by_cond[primary], "by_conditions": by_cond,
-               "parameters": {**spec0.as_dict(), "L": None, "realizations": int(cfg["realizations"]),
-                              "trajectories": int(cfg["trajectories"]), "seed": int(cfg["seed"])}}
+               "parameters": parameters_json(spec0, {"L": "swept: see lengths"}, realizations=int(cfg["realizations"]),
+                                             trajectories=int(cfg["trajectories"]), seed=int(cfg["seed"]))}
     for key in ("T1_typical", "xi", "xi_fit", "xi_theory_strong", "xi_theory_transfer"):
-        summary.setdefault(key, None)
+        if key not in summary:
+            summary[key] = None
+            summary[f"{key}_reason"] = "measured in ideal conditions only, which this run did not include"
 
     ds = xr.Dataset(
         {

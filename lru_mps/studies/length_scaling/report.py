@@ -11,7 +11,8 @@ import numpy as np
 from ...physics.units import time_to_us
 from ...run.trajectories import format_mix
 from ..base import save_figure, time_axis
-from ..lifetimes import HEAD, LEGEND, cells, reason_lines, time_cell
+from ..lifetimes import HEAD, LEGEND, MORE, cells, reason_lines, time_cell
+from ...analysis.numbers import not_resolved, pm, shown, sig
 
 
 def table(summary: dict, J_hz: float) -> str:
@@ -32,17 +33,18 @@ def table(summary: dict, J_hz: float) -> str:
             if "T1_typical" in e:
                 t = e["T1_typical"][k]
                 mark = "*" if t["method"] == "log-space" else " "
-                row += f" {t['log_value']:9.3f}+-{(t['log_error'] or 0):<5.2g}{mark}" if t["log_value"] is not None else f" {'-':>16}"
+                row += (f" {pm(t['log_value'], t['log_error'], sep='+-'):>15}{mark}" if t["log_value"] is not None
+                        else f" {'not resolved*':>16}")
             lines.append(row)
         lines += reason_lines(unresolved)
         if "xi" in e:
             xi = e["xi"]
             transfer = e["xi_theory_transfer"]
-            theory = (f"strong disorder 1/(2 ln(W/J) - 3) = {e['xi_theory_strong']}; transfer matrix = "
-                      + (f"{transfer:.4g}" if transfer is not None else "none")
+            theory = (f"strong disorder 1/(2 ln(W/J) - 3) = {sig(e['xi_theory_strong'])}; transfer matrix = "
+                      + (sig(transfer) if transfer is not None else "none")
                       if "xi_theory_reason" not in e else f"theory: {e['xi_theory_reason']}")
-            lines.append(f"xi = {xi['value']:.4g} +- {xi['error']:.2g} sites (fit of ln T1_typ vs L); {theory}"
-                         if xi["value"] is not None else "xi: not resolved")
+            lines.append(f"xi = {shown(xi['value'], xi['error'], xi.get('reason'), MORE)} sites (fit of ln T1_typ vs L); "
+                         f"{theory}" if xi["value"] is not None else f"xi: {not_resolved(xi.get('reason'))}")
             xf = e.get("xi_fit") or {}
             if "fit_lengths" in xf:
                 lines.append(f"xi fitted on L = {xf['fit_lengths'][0]}..{xf['fit_lengths'][-1]} "
@@ -55,16 +57,18 @@ def table(summary: dict, J_hz: float) -> str:
                         for d in xf["local_xi"]))
                 if "difference_from_transfer" in xf and xf["difference_from_transfer"]["value"] is not None:
                     d = xf["difference_from_transfer"]
-                    lines.append(f"xi - transfer matrix = {d['value']:.3g} +- {d['error']:.2g} (paired over realizations)")
+                    lines.append(f"xi - transfer matrix = {pm(d['value'], d['error'])} (paired over realizations)")
             if e["floating_point_floor"]["lengths_past_floor"]:
                 lines.append(f"* past the floating-point floor (log-space continuation): L = {e['floating_point_floor']['lengths_past_floor']}")
         if "hardware_limits" in e:
             hw = e["hardware_limits"]
             lines.append("hardware limits: " + ", ".join(
-                f"{k} = {hw[k]['value_us']:.4g} us" for k in ("T1q", "T2q", "T_leak_own") if hw[k]["value_us"] is not None))
+                f"{k} = {sig(hw[k]['value_us'], 3)} us" for k in ("T1q", "T2q", "T_leak_own") if hw[k]["value_us"] is not None))
             rp = e["removal_stops_paying"]
-            lines.append(f"leakage removal stops paying (T_star >= T1q/2) at L = {rp['measured_L'] or '> ' + str(max(e['lengths']))}"
-                         f" (transit estimate L = {rp['transit_estimate_L']:.3g})")
+            where = (f"at L = {rp['measured_L']}" if rp["measured_L"] is not None else
+                     f"not within the lengths run (T_star stays below T1q/2 up to L = {max(e['lengths'])})")
+            lines.append(f"leakage removal stops paying (T_star >= T1q/2): {where}; transit estimate L = "
+                         f"{sig(rp['transit_estimate_L'], 3)}")
             lines.append("engines: " + "; ".join(
                 f"L={L}: " + format_mix(m) for L, m in zip(e["lengths"], e["engine_mix"])))
         if "trajectories" in e:
@@ -76,16 +80,29 @@ def table(summary: dict, J_hz: float) -> str:
                                  e.get("coherence_trajectories", e["trajectories"]), e["leakage_thermal_odds"],
                                  e.get("thermal_strata", [False] * len(e["lengths"])),
                                  e.get("leakage_integrate_decay", [False] * len(e["lengths"])))))
-            unresolved = [f"{name} at L={L} from {t:.0f}/J" for name, c in e.get("curves_resolved", {}).items()
+            unresolved = [f"{name} at L={L} from {sig(t * time_to_us(1.0, J_hz), 3)} us ({t:.0f}/J)"
+                          for name, c in e.get("curves_resolved", {}).items()
                           if name != "note" for L, t in zip(e["lengths"], c["first_unresolved_J"]) if t is not None]
             if unresolved:
                 lines.append("curve points not resolved (NaN in results.nc): " + "; ".join(unresolved))
         lines.append(LEGEND)
         s = e["T_star_slope"]
+        us = time_to_us(1.0, J_hz)
         if s["value"] is not None:
-            lines.append(f"T_star grows by {s['value']:.3g} +- {s['error']:.2g} /J per site")
+            slope = shown(s["value"] * us, None if s["error"] is None else s["error"] * us, remedy=MORE, unit="us")
+            lines.append(f"T_star grows by {slope} per site ({pm(s['value'], s['error'])} /J per site)"
+                         if not slope.startswith("not resolved") else f"T_star's growth per site: {slope}")
+        else:
+            lines.append(f"T_star's growth per site: {not_resolved(s.get('reason'))}")
         lines.append("")
     return "\n".join(lines)
+
+
+def integer_ticks(ax) -> None:
+    """Integer ticks only on an axis of lengths L (an array has no fractional sites)."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def plot(ds, summary: dict, figdir) -> list:
@@ -123,6 +140,7 @@ def plot(ds, summary: dict, figdir) -> list:
             ax.plot(L[ok], np.exp(lt[ok]) * us, "D:", color="C3", label="T1 typical (branch rates)")
         ax.set_yscale("log")
         ax.set_xlabel("array length L")
+        integer_ticks(ax)
         ax.set_ylabel(time_label)
         ax.set_title(f"{cond} conditions")
         ax.legend(fontsize=8)
@@ -159,6 +177,7 @@ def _plot_xi(ds, figdir) -> list:
         for key, style, th in theories:
             ax.plot(xx, a + xx / th, style, label=f"{key.replace('xi_theory_', '')}: xi = {th:.3g}")
     ax.set_xlabel("array length L")
+    integer_ticks(ax)
     ax.set_ylabel("ln(T1 J)")
     ax.legend(fontsize=8)
     if has_local:
@@ -171,6 +190,7 @@ def _plot_xi(ds, figdir) -> list:
         for key, style, th in theories:
             ax.axhline(th, color="k", ls=style, lw=1, label=f"{key.replace('xi_theory_', '')}: {th:.3g}")
         ax.set_xlabel("array length L")
+        integer_ticks(ax)
         ax.set_ylabel("xi (sites)")
         ax.set_title("local slopes: the asymptotic regime")
         ax.legend(fontsize=8)

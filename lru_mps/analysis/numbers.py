@@ -1,4 +1,5 @@
-"""How a number is shown: one rule for every study table, summary.json and ``lru-mps simulate``'s summary.
+"""How a number is shown: one rule for every study table, summary.json, ``lru-mps simulate``'s summary and a decay
+time's text in Python (here, below the io layer, so that the analysis's own results use it too).
 
 * **Significant digits.**  A value with an error is written to the error's
   digits: the error with two significant digits, the value rounded at the same
@@ -39,10 +40,11 @@ def _finite(x) -> bool:
 
 
 def sig(value, digits: int = 4) -> str:
-    """``value`` to ``digits`` significant digits (``'-'`` where it is not a finite number)."""
+    """``value`` to ``digits`` significant digits, trailing zeros kept (``7.70``; ``'-'`` where it is not a finite
+    number)."""
     if not _finite(value):
         return "-"
-    return f"{float(value):.{digits}g}"
+    return f"{float(value):#.{digits}g}".rstrip(".").replace(".e", "e")
 
 
 def _decimals(error: float, digits: int) -> int:
@@ -63,9 +65,12 @@ def pm(value, error, digits: int = 2, sep: str = " +- ") -> str:
     if scale < 1e-3 or scale >= 1e5:
         exp = math.floor(math.log10(scale))
         m, me = v / 10 ** exp, e / 10 ** exp
-        d = max(0, _decimals(me, digits))
+        d = _decimals(me, digits)
+        d = max(0, d - 1 if round(me, d) >= 10 ** (digits - d) else d)
         return f"({m:.{d}f}{sep}{me:.{d}f})e{exp:+03d}"
     d = _decimals(e, digits)
+    if round(e, d) >= 10 ** (digits - d):  # 0.0998 rounds to 0.100: one digit fewer
+        d -= 1
     if d >= 0:
         return f"{v:.{d}f}{sep}{e:.{d}f}"
     q = 10 ** (-d)
@@ -102,17 +107,18 @@ def shown(value, error, reason: str | None = None, remedy: str | None = None, di
     return pm(value, error, digits, sep) + (f" {unit}" if unit else "")
 
 
-def bound_flag(value, error, bound, what: str, above: bool = True) -> str | None:
-    """'above <what> = <bound>' (``above``; else 'below') where ``value`` passes ``bound`` by more than its error
-    (``error``: None or nan counts as 0), None where it does not or a number is missing."""
+def bound_flag(value, error, bound, what: str, above: bool = True, unit: str = "") -> str | None:
+    """'above <what> = <bound> <unit>' (``above``; else 'below') where ``value`` passes ``bound`` by more than its
+    error (``error``: None or nan counts as 0), None where it does not or a number is missing."""
     if not _finite(value) or not _finite(bound):
         return None
     v, b = float(value), float(bound)
     e = abs(float(error)) if _finite(error) else 0.0
+    u = f" {unit}" if unit else ""
     if above and v - e > b:
-        return f"above {what} = {sig(b, 3)}"
+        return f"above {what} = {sig(b, 3)}{u}"
     if not above and v + e < b:
-        return f"below {what} = {sig(b, 3)}"
+        return f"below {what} = {sig(b, 3)}{u}"
     return None
 
 
@@ -121,19 +127,44 @@ def probability_flag(value, error, what: str = "a probability") -> str | None:
     return bound_flag(value, error, 1.0, f"1 ({what})") or bound_flag(value, error, 0.0, f"0 ({what})", above=False)
 
 
-def t2_flags(t2, t2_err, t1, t1_err=None, t2_limit=None, limit_what: str = "the hardware's T2 limit") -> list[str]:
+#: a weighted fit whose reduced chi^2 passes this does not describe its curve within the curve's errors
+CHI2_RED_FLAG = 3.0
+
+
+def fit_flag(chi2_red, weighted: bool = True) -> str | None:
+    """A flag where a weighted fit's reduced chi^2 passes :data:`CHI2_RED_FLAG`: the model (one exponential) does not
+    describe the curve within its errors, so the fitted time summarises a curve that is not that model."""
+    if not weighted or not _finite(chi2_red) or float(chi2_red) <= CHI2_RED_FLAG:
+        return None
+    return (f"poor fit: chi2_red = {sig(chi2_red, 3)} > {CHI2_RED_FLAG:g} (the exponential does not describe the curve "
+            "within its errors; the time is a summary of a curve that is not one exponential)")
+
+
+def t2_flags(t2, t2_err, t1, t1_err=None, t2_limit=None, limit_what: str = "the hardware's T2 limit",
+             unit: str = "us") -> list[str]:
     """The bounds a T2 passes by more than its error: 2 T1 (T1's error added to T2's) and ``t2_limit`` (the
-    single transmon's T2 = 1/(1/(2 T1q) + 1/Tphi), in the unit of the values)."""
+    single transmon's T2 = 1/(1/(2 T1q) + 1/Tphi)), all in ``unit``."""
     flags = []
     if _finite(t1):
         e = math.hypot(float(t2_err) if _finite(t2_err) else 0.0, 2 * float(t1_err) if _finite(t1_err) else 0.0)
-        flag = bound_flag(t2, e, 2 * float(t1), "2 T1")
+        flag = bound_flag(t2, e, 2 * float(t1), "2 T1", unit=unit)
         if flag:
             flags.append(flag)
-    flag = bound_flag(t2, t2_err, t2_limit, limit_what) if t2_limit is not None else None
+    flag = bound_flag(t2, t2_err, t2_limit, limit_what, unit=unit) if t2_limit is not None else None
     if flag:
         flags.append(flag)
     return flags
+
+
+def with_parameter_reasons(params: dict) -> dict:
+    """A table of parameters with a ``<key>_reason`` beside each null that has none (an infinite T1q or Tphi: that
+    decay is off; anything else: not set for this run)."""
+    out = dict(params)
+    for key, value in params.items():
+        if value is None and f"{key}_reason" not in out:
+            out[f"{key}_reason"] = (f"infinite: no {key.removesuffix('_J')} decay (ideal conditions or switched off)"
+                                    if key in ("T1q_J", "Tphi_J") else "not set for this run")
+    return out
 
 
 def _walk(value, reason, path: str) -> list[str]:
