@@ -256,7 +256,7 @@ def test_one_hamiltonian_everywhere_on_a_grid(shape):
     # the batched exact store's N-blocks (all of them: nmax = 2L)
     settings = RunSettings(times=time_grid(1.0, 2), engine="exact")
     site0 = [np.eye(3)[0]] * L
-    store = ExactBatch(spec, settings, [real], 1, [site0], np.array([2 * L]))
+    store = ExactBatch(spec, settings.for_engines(), [real], 1, [site0], np.array([2 * L]))
     basis = SortedBasis(L, 2 * L)
     for n, blk in enumerate(store.blocks):
         idx = basis.natural[n]

@@ -170,8 +170,8 @@ def test_a_block_takes_its_eigendecomposition_where_it_pays_to_the_run_horizon()
     assert isinstance(SectorEngine(eig_max_dim=100).for_horizon(1e9).prepare(spec, real).block(3), ChebyshevBlock)
     assert eig_pays(sector_hamiltonian(spec, real, 1), 1e-9)  # (a small block: always eig)
     times = time_grid(40.0, 3)
-    assert run_engine(RunSettings(times=times, engine="sector")).horizon == 40.0
-    assert run_engine(RunSettings(times=times, engine="auto")).sector.horizon == 40.0
+    assert run_engine(RunSettings(times=times, engine="sector").for_engines()).horizon == 40.0
+    assert run_engine(RunSettings(times=times, engine="auto").for_engines()).sector.horizon == 40.0
 
 
 def test_the_block_rule_is_part_of_a_runs_key(monkeypatch):
@@ -205,7 +205,10 @@ def test_the_horizon_rule_keeps_every_trajectory(monkeypatch):
 
 
 def _sector_vs_mps(L, reset, t_final, indices, inits=("leakage", "coherence")):
-    spec = _hot(L, reset, t1="2/J", tphi="2/J")
+    # T1q = Tphi = 2/J (64 ns at 5 MHz, under what a user may type): events within a few 1/J, set in internal units
+    from lru_mps.physics.conditions import Conditions
+
+    spec = _hot(L, reset).replace(conditions=Conditions(T1q=2.0, Tphi=2.0, temperature_K=0.25))
     times = time_grid(t_final, 3)
     se = RunSettings(times=times, seed=4, engine="sector", inits=inits)
     mp = RunSettings(times=times, seed=4, engine="mps", inits=inits, engine_options={"dt": 0.004, "order": 4})

@@ -18,7 +18,7 @@ from ..errors import ParameterError
 from .auto import SECTOR_AUTO_MAX_DIM, PerTrajectoryEngine
 from .exact.engine import ExactEngine
 from .mps.engine import MPSEngine
-from .protocol import Engine
+from .protocol import Engine, EngineSettings
 from .sector.engine import SectorEngine
 
 #: engine name -> class; "auto" is the per-trajectory policy (sector or MPS for each trajectory)
@@ -61,13 +61,14 @@ def get_engine(name: str, **options):
         raise ParameterError("engine options", options, f"options accepted by the {name} engine ({err})") from None
 
 
-def run_engine(settings):
+def run_engine(settings: EngineSettings):
     """The engine a run's trajectories use: ``get_engine(settings.engine, **settings.engine_options)``, told the run's
     horizon t_final where it uses one (the sector engine's choice between a block's eigendecomposition and
-    Chebyshev, :func:`lru_mps.engines.sector.engine.eig_pays`)."""
+    Chebyshev, :func:`lru_mps.engines.sector.engine.eig_pays`).  ``settings``: the run's
+    :class:`~lru_mps.engines.protocol.EngineSettings`."""
     engine = get_engine(settings.engine, **settings.engine_options)
     for_horizon = getattr(engine, "for_horizon", None)
-    return for_horizon(float(settings.times[-1])) if for_horizon is not None else engine
+    return for_horizon(settings.horizon) if for_horizon is not None else engine
 
 
 

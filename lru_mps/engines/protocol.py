@@ -18,7 +18,36 @@ every backend, or another for a GPU backend as the MPS engine's padded store).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+#: how feedback measurements run: trains of the store ("fast"), or one loop stop each ("reference", the path the
+#: fast one is tested against)
+FEEDBACK_PATHS = ("fast", "reference")
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """What the engines and their batched stores read of a run (the run layer's
+    :meth:`~lru_mps.run.settings.RunSettings.for_engines` makes it).
+
+    ``engine``: exact, sector, mps or auto; ``engine_options``: the engine's
+    constructor options (MPS: dt, order, max_bond, cutoff, kernel);
+    ``times``: the run's time grid (1/J); ``feedback``: one of
+    :data:`FEEDBACK_PATHS` (a store builds its feedback trains for "fast").
+    """
+
+    engine: str
+    times: np.ndarray
+    engine_options: dict = field(default_factory=dict)
+    feedback: str = FEEDBACK_PATHS[0]
+
+    @property
+    def horizon(self) -> float:
+        """The run's final time t_final (1/J)."""
+        return float(self.times[-1])
 
 
 @runtime_checkable

@@ -76,7 +76,7 @@ from .kernels import (ChannelTable, Clocks, UniformDraws, crossing_time, sample_
 from .branch_clocks import BranchClocks
 from .rows import Row, start_row
 from .store_protocol import StateStore
-from .trains import TrainRows, run_train
+from .trains import TrainRows, run_train, trains_apply
 
 
 def run_rows(store: StateStore, spec: ArraySpec, times, rows: Sequence[Row], estimator: str,
@@ -105,8 +105,7 @@ def feedback_trains(store, spec: ArraySpec, estimator: str):
     feedback with either estimator; not with a readout error (its reports are drawn in the loop), nor with several
     reset sites (a train measures one).
     """
-    if spec.reset.kind not in ("periodic", "random") or not store.offers("feedback_trains") or spec.readout is not None \
-            or len(spec.reset_sites) > 1:
+    if not trains_apply(spec, store.offers("feedback_trains") and store.feedback_trains is not None):
         return None
     return store.feedback_trains
 

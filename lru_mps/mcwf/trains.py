@@ -35,6 +35,19 @@ from .kernels import AHEAD_CHUNK, Clocks, MeasurementClock, UniformDraws
 from .records import EventLog
 
 
+def trains_apply(spec: ArraySpec, offered: bool) -> bool:
+    """Whether a run's feedback measurements go through feedback trains: the one rule, read by the loop (what
+    runs) and by the run's summary (what it reports).
+
+    ``offered``: the run's store offers trains and its settings ask for them
+    (``feedback = "fast"``).  Trains serve periodic and random feedback with
+    either estimator, but not a readout error (its reports are drawn in the
+    loop) nor several reset sites (a train measures one).
+    """
+    return (offered and spec.reset.kind in ("periodic", "random") and spec.readout is None
+            and len(spec.reset_sites) == 1)
+
+
 @dataclass
 class TrainRows:
     """The loop's rows as the feedback trains see them (the loop's arrays themselves: writes advance the rows)."""

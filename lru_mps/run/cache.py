@@ -18,11 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engines import batch_store, get_engine
 from ..atomic import atomic_target, atomic_write_bytes
 from ..physics.model import ArraySpec, Realization
 from .blocks import BlockResult
-from .settings import RunSettings
+from .settings import RunSettings, plain_options
 
 
 def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | None = None) -> tuple[str, dict]:
@@ -30,33 +29,19 @@ def run_key(spec: ArraySpec, settings: RunSettings, realization: Realization | N
     desc = {
         "spec": spec.as_dict(),
         "times": [float(x) for x in settings.times],
-        "trajectories": settings.trajectories,
-        "seed": settings.seed,
         "engine": settings.engine,
         "estimator": settings.estimator,
         "inits": list(settings.inits),
         "engine_options": {k: settings.engine_options[k] for k in sorted(settings.engine_options)},
-        "batched": settings.batched and batch_store(get_engine(settings.engine, **settings.engine_options)) is not None,
     }
-    if settings.hot_tail != 1.0:  # (absent when off: the keys of earlier runs stay valid)
-        desc["hot_tail"] = settings.hot_tail
-    if settings.leakage_thermal_odds != 1.0 and "leakage" in settings.inits:
-        desc["leakage_thermal_odds"] = settings.leakage_thermal_odds
-    if settings.integrate_decay:  # (with the rule that picks the rows: a change of it changes the key)
-        from ..mcwf.integrated_decay import INTEGRATE_MAX_DIM
-
-        desc["integrate_decay"] = f"Fock rows in sectors of <= {INTEGRATE_MAX_DIM} states"
-    if settings.thermal_strata:
-        from .thermal_sample import MAX_SITES, STRATUM_MIN_ROWS, STRATUM_MIN_WEIGHT
-
-        desc["thermal_strata"] = f"configurations of sites 2..L >= {STRATUM_MIN_WEIGHT} (L <= {MAX_SITES + 1}), " \
-                                 f">= {STRATUM_MIN_ROWS} rows each"
+    for name, option in plain_options().items():  # each option's entry as it declares it (none where neutral)
+        entry = option.key(settings) if option.key is not None else None
+        if entry is not None:
+            desc[name] = entry
     if settings.engine in ("sector", "auto"):  # (the rule that picks a block's propagator: a change of it changes the key)
         from ..engines.sector.engine import block_rule
 
         desc["sector_blocks"] = block_rule()
-    if settings.backend != "numpy":  # same numbers to rounding, but not bit for bit
-        desc["backend"] = settings.backend
     if realization is not None:
         desc["realization"] = [list(map(float, realization.dw)), list(map(float, realization.U))]
         if realization.J is not None:  # per-bond couplings (absent when uniform: earlier keys stay valid)

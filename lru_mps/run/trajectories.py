@@ -112,7 +112,7 @@ def run_trajectories(
     final state into its record.  ``on_index(n)`` is called as n more indices
     finish.  Call with one BLAS thread (``threadpoolctl``), as run_block does.
     """
-    engine = run_engine(settings)
+    engine = run_engine(settings.for_engines())
     require(spec.L <= engine.max_length, "length", spec.L, f"L <= {engine.max_length} for the {settings.engine} engine",
             "use --engine mps or sector for long arrays" if settings.engine == "exact" else None)
     store_cls = batch_store(engine)
@@ -198,7 +198,7 @@ def _batch_store(store_cls, spec, settings, part: Sequence[Draw], fixed: bool, b
     per_realization = len(part) * n_init if fixed else n_init
     products = [p for d in part for p in d.products]
     nmax = np.repeat([d.nmax for d in part], n_init)
-    return store_cls.for_backend(backend)(spec, settings, reals, per_realization, products, nmax, backend)
+    return store_cls.for_backend(backend)(spec, settings.for_engines(), reals, per_realization, products, nmax, backend)
 
 
 def _run_batch(part: Sequence[Draw], settings, store, spec, keep_states) -> list[dict[str, TrajectoryRecord]]:

@@ -45,12 +45,13 @@ from types import SimpleNamespace
 import numpy as np
 import scipy.linalg as sla
 
+from ..protocol import EngineSettings
 from ..common.arraylib import ArrayLib
 from ..common.eigen import decompose_stack, evolve_eigen, evolve_rows, expm_propagator, propagator_stack
 from ..common.store import BatchStore, jump
 from .state import ExactState, embed
 from ...physics.rules import number_can_grow
-from .feedback import ExactFeedbackTrains, feedback_path
+from .feedback import ExactFeedbackTrains
 from .sorted_basis import SortedBasis as _Basis, bond_blocks as _bond_blocks, hopping_blocks as _hopping_blocks
 
 
@@ -126,7 +127,7 @@ class ExactBatch(BatchStore):
     #: feedback trains for the loop (:mod:`lru_mps.engines.exact.feedback`)
     capabilities = frozenset({"feedback_trains"})
 
-    def __init__(self, spec, settings, reals, I: int, products, nmax: np.ndarray, backend: str = "numpy"):
+    def __init__(self, spec, settings: EngineSettings, reals, I: int, products, nmax: np.ndarray, backend: str = "numpy"):
         xp = self.xp = _Ops(backend)
         self.spec = spec
         L = self.L = spec.L
@@ -189,7 +190,7 @@ class ExactBatch(BatchStore):
             self.blocks.append(BlockStack(basis.slices[n], rs, self.R, H, self.dt_ref, xp))
         self._jump_data = self._prepare_jumps()
         #: the loop's fast path for the branch estimator's feedback (None: one stop per measurement)
-        self.feedback_trains = ExactFeedbackTrains(self) if feedback_path(settings) == "fast" else None
+        self.feedback_trains = ExactFeedbackTrains(self) if settings.feedback == "fast" else None
 
     # ------------------------------------------------------------ evolution
     def _bulk(self, src, dst, dur: float) -> None:

@@ -47,17 +47,8 @@ from numba import njit
 
 from ..common.eigen import evolve_rows, expm_propagator
 
-#: how the branch estimator's feedback measurements run: trains of the store ("fast"), or one loop stop each
-#: ("reference", the path the fast one is tested against)
-FEEDBACK_PATHS = ("fast", "reference")
-
 #: matrix powers F^k kept per period (the counts of a uniform grid take two values per run)
 POWER_CACHE = 8
-
-
-def feedback_path(settings) -> str:
-    """The feedback path a run's settings ask for (``settings.feedback``; "fast" if it has none)."""
-    return getattr(settings, "feedback", FEEDBACK_PATHS[0])
 
 
 class ExactFeedbackTrains:

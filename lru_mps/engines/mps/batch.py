@@ -24,18 +24,24 @@ padded store of :mod:`lru_mps.engines.mps.padded` (:meth:`MPSBatch.for_backend`)
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from numba.typed import List
 
 from .padded import PaddedMPSBatch
 from .state import DISCARDED_WEIGHT_WARN, MPSOptions, MPSState, the_last as _the_last
 from .store import MPSStore
+from ..protocol import EngineSettings
 from ..common.probe import CopyProbe
 from ..common.store import observe_states, reset, site_level_populations
 from .kernels import last_norms, sweep_rows, sweep_rows_steps
 
 #: the share of a row's norm one step's truncation may remove (as the discarded-weight warning)
 TRUNCATION_MARGIN = DISCARDED_WEIGHT_WARN
+
+#: seconds a compiled call of the batch's steps aims at (:meth:`MPSBatch._pieces`), so that a signal is handled soon
+CALL_S = 0.1
 
 
 class MPSBatch(MPSStore):
@@ -55,7 +61,7 @@ class MPSBatch(MPSStore):
         """This store on numpy; the padded store (:mod:`~lru_mps.engines.mps.padded`) on any other backend."""
         return cls if backend == "numpy" else PaddedMPSBatch
 
-    def __init__(self, spec, settings, reals, I: int, products, nmax, backend: str = "numpy"):
+    def __init__(self, spec, settings: EngineSettings, reals, I: int, products, nmax, backend: str = "numpy"):
         self.spec = spec
         L = self.L = spec.L
         self.engine = MPSOptions(**settings.engine_options)
@@ -75,6 +81,8 @@ class MPSBatch(MPSStore):
         #: per row, the lower bound on what one step of dt keeps of the squared norm, less the truncation margin
         self.kept = np.array([p.gates.norm_kept(self.dt) for p in self.props])[self.ridx] * (1.0 - TRUNCATION_MARGIN)
         self.last = L - 1
+        #: seconds one step of one row took in the last compiled call (:meth:`_pieces`); a first guess
+        self._row_step_s = 1e-2
 
     # ------------------------------------------------------------ evolution
     def step(self, rows: np.ndarray, dt) -> None:
@@ -88,8 +96,12 @@ class MPSBatch(MPSStore):
         g, eng = self.props[0].gates, self.engine
         disc = np.zeros(self.B)
         maxb = np.ones(self.B, dtype=np.int64)
-        sweep_rows(self.rows_arrs, self.rows_qs, self.pcs, rows.astype(np.int64), gates, gidx.astype(np.int64),
-                   g.bonds, g.right, eng.cutoff, eng.max_bond, disc, maxb)
+        rows, gidx = rows.astype(np.int64), gidx.astype(np.int64)
+        for part in self._pieces(len(rows))[1]:  # (calls of about CALL_S seconds: a signal is handled between them)
+            start = time.perf_counter()
+            sweep_rows(self.rows_arrs, self.rows_qs, self.pcs, rows[part], gates, gidx[part], g.bonds, g.right,
+                       eng.cutoff, eng.max_bond, disc, maxb)
+            self._timed(time.perf_counter() - start, len(rows[part]))
         for r in rows:
             self.states[r].swept(disc[r], maxb[r])
 
@@ -104,7 +116,7 @@ class MPSBatch(MPSStore):
         return gates
 
     def advance_regular(self, rows: np.ndarray, counts: np.ndarray, floors: np.ndarray) -> np.ndarray:
-        """Up to counts[j] steps of dt for row rows[j], in one compiled call, stopping before a step that could
+        """Up to counts[j] steps of dt for row rows[j], in compiled calls, stopping before a step that could
         take its squared norm to floors[j] or below; returns the steps taken (m,).
 
         The test before each step uses a rigorous lower bound on the norm a
@@ -112,16 +124,32 @@ class MPSBatch(MPSStore):
         TRUNCATION_MARGIN for the truncation), so no row crosses its jump
         threshold inside this call: the loop takes the step where it might,
         from a snapshot.  The numbers are those of single steps, bit for bit.
+        The calls are sized by :meth:`_pieces` (a signal is handled between
+        them); they share the truncation sums, so no number depends on them.
         """
         rows, floors = np.asarray(rows, dtype=np.int64), np.asarray(floors, dtype=float)
+        counts = np.asarray(counts, dtype=np.int64)
         gates = self._step_gates(self.dt)
         g, eng = self.props[0].gates, self.engine
         disc = np.zeros(self.B)
         maxb = np.ones(self.B, dtype=np.int64)
         done = np.zeros(len(rows), dtype=np.int64)
-        sweep_rows_steps(self.rows_arrs, self.rows_qs, self.pcs, rows, gates, self.ridx[rows].astype(np.int64),
-                         g.bonds, g.right, eng.cutoff, eng.max_bond, disc, maxb,
-                         np.asarray(counts, dtype=np.int64), floors, self.kept[rows], done)
+        going = np.arange(len(rows))
+        while len(going):
+            steps, parts = self._pieces(len(going))
+            left = []
+            for part in parts:
+                j = going[part]
+                chunk = np.minimum(counts[j] - done[j], steps)
+                took = np.zeros(len(j), dtype=np.int64)
+                start = time.perf_counter()
+                sweep_rows_steps(self.rows_arrs, self.rows_qs, self.pcs, rows[j], gates,
+                                 self.ridx[rows[j]].astype(np.int64), g.bonds, g.right, eng.cutoff, eng.max_bond,
+                                 disc, maxb, chunk, floors[j], self.kept[rows[j]], took)
+                self._timed(time.perf_counter() - start, int(took.sum()))
+                done[j] += took
+                left.append(j[(took == chunk) & (done[j] < counts[j])])
+            going = np.concatenate(left)
         for j, r in enumerate(rows):
             if done[j]:
                 self.states[r].swept(disc[r], maxb[r], done[j])
@@ -132,6 +160,30 @@ class MPSBatch(MPSStore):
                 raise RuntimeError(f"MPS truncation removed more than {TRUNCATION_MARGIN:g} of a row's norm in one "
                                    "step (its jump time is lost): raise --max-bond or lower --cutoff")
         return done
+
+    def _pieces(self, n: int) -> tuple[int, list[slice]]:
+        """How the next steps of n rows go to compiled calls: (steps per row and call, the calls' slices of rows).
+
+        Each call is to take about :data:`CALL_S` seconds at the speed measured
+        so far (:meth:`_timed`: seconds per step of one row), so that Python
+        runs between the calls and a signal (Ctrl-C, SIGTERM) is handled
+        within a fraction of a second: one step of a batch of a long, hot
+        array's rows takes seconds, and a grid interval of them minutes.
+        Rows are independent, so the pieces change no number.
+        """
+        per_call = CALL_S / self._row_step_s  # row-steps a call may take
+        if per_call >= n:
+            return int(min(1 << 20, per_call // n)), [slice(0, n)]
+        m = max(1, int(per_call))
+        return 1, [slice(lo, lo + m) for lo in range(0, n, m)]
+
+    def _timed(self, seconds: float, row_steps: int) -> None:
+        """Book a compiled call's time in the seconds per row-step that :meth:`_pieces` sizes the next calls with:
+        up at once to a slower call's, down halfway to a faster one's (rows differ in cost: a cold row's bonds are
+        small, so a call of them alone would size the next call of hot ones far too long)."""
+        if row_steps > 0:
+            now = seconds / row_steps
+            self._row_step_s = max(now if now > self._row_step_s else 0.5 * (self._row_step_s + now), 1e-7)
 
     # ------------------------------------------------------------ rows in and out
     def set_row(self, b: int, state: MPSState) -> None:

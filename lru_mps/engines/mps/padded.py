@@ -27,6 +27,7 @@ import math
 import numpy as np
 from numba.typed import List
 
+from ..protocol import EngineSettings
 from ..common.arraylib import ArrayLib
 from .state import MPSOptions, MPSState, the_last as _the_last
 from .store import MPSStore
@@ -42,7 +43,7 @@ class PaddedMPSBatch(MPSStore):
     #: pad a gate's thetas to one shape unless that costs this many times the rows' own SVDs (None: by backend)
     pad_tolerance: float | None = None
 
-    def __init__(self, spec, settings, reals, I: int, products, nmax, backend: str = "numpy"):
+    def __init__(self, spec, settings: EngineSettings, reals, I: int, products, nmax, backend: str = "numpy"):
         xp = self.xp = ArrayLib(backend)
         if self.pad_tolerance is None:  # fewer, larger calls pay on a GPU
             self.pad_tolerance = 1.5 if xp.numpy else 8.0
