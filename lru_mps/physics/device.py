@@ -43,10 +43,13 @@ values, every dimensionful value carries its unit (a bare number, 7520 or
 J written out, "1.02J" or "500/J", stay allowed, and so do a temperature 0
 and a time inf), every value parses and is physical (w_l, U_l, J_l > 0 and
 finite, U_l < w_l so that |2> lies above |1>, T1_l and Tphi_l > 0 or inf,
-temperature >= 0) and plausible for a transmon (``PLAUSIBLE``: w_l/2pi in
+temperature >= 0) and inside the domain of a transmon that the command line
+uses too (:mod:`lru_mps.physics.domains`, one set of rules: w_l/2pi in
 1-20 GHz, U_l/2pi in 50-500 MHz, positive: the |1>-|2> transition lies U_l
-below the |0>-|1> one; T1_l and Tphi_l >= 100 ns, with a warning under 1 us;
-temperature <= 1 K).  An error names the key as ``device.KEY``.
+below the |0>-|1> one; Ubar = mean(U_l) >= 10 J; T1_l and Tphi_l >= 100 ns;
+temperature under 1 K).  The edges of that domain (a T1_l or Tphi_l under
+1 us, Ubar under 20 J, above 300 mK) warn when the spec is built
+(``ArraySpec.from_device``).  An error names the key as ``device.KEY``.
 """
 
 from __future__ import annotations
@@ -54,7 +57,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import tomllib
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,17 +64,17 @@ from pathlib import Path
 import numpy as np
 
 from . import disorder
+from . import domains
 from . import geometry as geometries
-from ..errors import ParameterError, ParameterWarning, require
-from .units import _split, parse_frequency_hz, time_to_us, to_energy, to_kelvin, to_time
+from ..errors import ParameterError, require
+from .units import parse_frequency_hz, time_to_us, to_energy, to_kelvin, to_time
 
 KEYS = ("frequencies", "anharmonicities", "couplings", "hopping", "t1", "tphi", "temperature", "edges", "reset_sites")
 #: the keys whose values need a unit (a bare number would be a multiple of J or of 1/J)
 DIMENSIONFUL = ("frequencies", "anharmonicities", "couplings", "hopping", "t1", "tphi")
-#: plausible transmon values: w_l/2pi and U_l/2pi in Hz, T1_l and Tphi_l in us (refused below the first,
-#: a warning below the second), the temperature in K; outside them a device file is refused
-PLAUSIBLE = {"frequencies": (1e9, 20e9), "anharmonicities": (50e6, 500e6), "times_us": (0.1, 1.0),
-             "temperature_K": 1.0}
+#: the kind of quantity of each dimensionful key (for :func:`lru_mps.physics.domains.example`)
+KINDS = {"frequencies": "frequency", "anharmonicities": "anharmonicity", "couplings": "coupling",
+         "hopping": "coupling", "t1": "time", "tphi": "time"}
 #: the model options a device file fixes, and what of the model each one would set
 FIXED_OPTIONS = {
     "length": "the array length L (the number of its frequencies)",
@@ -269,10 +271,10 @@ def parse(data: dict, source: str | None = None) -> Device:
         out = []
         for i, x in enumerate(items):
             at = f"{what} {i + 1}: " if len(items) > 1 else ""
-            bare = _bare(x) if key in DIMENSIONFUL else None
+            bare = domains.bare_number(x) if key in DIMENSIONFUL else None
             if bare is not None:
                 fail(key, v, f"values with a unit ({at}{x!r} has no unit; write "
-                             f"{_example(key, bare, 'hopping' in data)})")
+                             f"{domains.example(KINDS[key], bare, key == 'couplings' and 'hopping' in data)})")
             try:
                 out.append(float(convert(x)))
             except ParameterError as err:
@@ -306,21 +308,23 @@ def parse(data: dict, source: str | None = None) -> Device:
                  f"L = {L} anharmonicities U_l/2pi, one per site (L from frequencies)")
     if not all(math.isfinite(f) and f > 0 for f in freqs):
         fail("frequencies", raw, "frequencies w_l/2pi > 0 and finite")
-    lo, hi = PLAUSIBLE["frequencies"]
     for i, f in enumerate(freqs):
-        if not lo <= f <= hi:
-            fail("frequencies", raw, f"transmon frequencies w_l/2pi in {lo / 1e9:g}-{hi / 1e9:g} GHz (site {i + 1}: "
+        if f not in domains.FREQUENCY:
+            fail("frequencies", raw, f"transmon frequencies w_l/2pi in {domains.FREQUENCY.text()} (site {i + 1}: "
                                      f"{raw[i]!r} = {f / 1e9:.6g} GHz), e.g. '7.5GHz'")
     if not all(math.isfinite(u) and 0 < u < f for u, f in zip(anh, freqs)):
         fail("anharmonicities", data["anharmonicities"], "0 < U_l < w_l and finite on every site, positive: "
                                                          "U_l/2pi = 250MHz puts |2> at E2_l = 2 w_l - U_l, "
                                                          "the |1>-|2> transition U_l below the |0>-|1> one")
-    lo, hi = PLAUSIBLE["anharmonicities"]
     for i, u in enumerate(anh):
-        if not lo <= u <= hi:
+        if u not in domains.ANHARMONICITY:
             fail("anharmonicities", data["anharmonicities"],
-                 f"transmon anharmonicities U_l/2pi in {lo / 1e6:g}-{hi / 1e6:g} MHz, positive (site {i + 1}: "
+                 f"transmon anharmonicities U_l/2pi in {domains.ANHARMONICITY.text()}, positive (site {i + 1}: "
                  f"{data['anharmonicities'][i]!r} = {u / 1e6:.6g} MHz), e.g. '250MHz'")
+    try:
+        domains.require_ubar(float(np.mean(anh)) / J_hz, "anharmonicities", data["anharmonicities"], J_hz)
+    except ParameterError as err:
+        fail("anharmonicities", data["anharmonicities"], err.allowed)
     hw = {}
     for key in ("t1", "tphi"):
         if key in data:
@@ -328,17 +332,13 @@ def parse(data: dict, source: str | None = None) -> Device:
                            f"one time or L = {L} times, one per site (e.g. '16.7us', '500/J', inf)", scalar=True)
             if not all(t > 0 for t in times):
                 fail(key, data[key], "times > 0 (inf: none)")
-            floor, odd = PLAUSIBLE["times_us"]
-            name = {"t1": "T1", "tphi": "Tphi"}[key]
+            floor = domains.COHERENCE_US[0]  # (the edge, under 1 us, warns with the spec: domains.edge_warnings)
             for i, t in enumerate(times):
                 us = time_to_us(t, J_hz)
                 site = f"site {i + 1}" if len(times) > 1 else "every site"
-                if us < floor:
+                if domains.below(us, floor):
                     fail(key, data[key], f"transmon times of at least {floor * 1e3:g} ns ({site}: {us * 1e3:.3g} ns), "
                                          f"e.g. '16.7us'")
-                if us < odd:
-                    warnings.warn(f"device.{key}: {name} = {us:.3g} us on {site}, under {odd:g} us: short for a "
-                                  f"transmon (is the unit right?)", ParameterWarning, stacklevel=3)
             hw[key] = times[0] if len(times) == 1 else tuple(times)
     temperature = None
     if "temperature" in data:
@@ -346,9 +346,10 @@ def parse(data: dict, source: str | None = None) -> Device:
                              "one temperature, e.g. '100mK' or 0", scalar=True)[0]
         if not (math.isfinite(temperature) and temperature >= 0):
             fail("temperature", data["temperature"], "a temperature >= 0 K")
-        top = PLAUSIBLE["temperature_K"]
-        if temperature > top:
-            fail("temperature", data["temperature"], f"a chip's temperature of at most {top:g} K, e.g. '100mK'")
+        try:
+            domains.require_temperature_K(temperature, "temperature", data["temperature"])
+        except ParameterError as err:
+            fail("temperature", data["temperature"], err.allowed)
     reset_sites = None
     if "reset_sites" in data:
         v = data["reset_sites"]
@@ -381,8 +382,8 @@ def _edges(raw, L: int, J_hz: float | None, fail) -> tuple[tuple, list]:
         i, j = e[0] - 1, e[1] - 1
         if not (0 <= i < L and 0 <= j < L and i != j) or tuple(sorted((i, j))) in pairs:
             fail("edges", raw, f"{allowed} (bond {e!r})")
-        if _bare(e[2]) is not None:
-            fail("edges", raw, f"J_ij with a unit (bond {e!r}: write '{_bare(e[2]):g}MHz')")
+        if domains.bare_number(e[2]) is not None:
+            fail("edges", raw, f"J_ij with a unit (bond {e!r}: write '{domains.bare_number(e[2]):g}MHz')")
         try:
             c = parse_frequency_hz(e[2], "edges") if J_hz is None else _hz(e[2], J_hz)
         except ParameterError as err:
@@ -392,38 +393,6 @@ def _edges(raw, L: int, J_hz: float | None, fail) -> tuple[tuple, list]:
         pairs.append(tuple(sorted((i, j))))
         couplings.append(c)
     return tuple(pairs), couplings
-
-
-def _bare(value) -> float | None:
-    """The number of a value given without a unit (a TOML number, or a string like '7520'), else None (a value with
-    a unit, inf, or one that does not parse: its own error says why)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number, unit = _split(value, "", "")
-        except ParameterError:
-            return None
-        if unit:
-            return None
-    else:
-        return None
-    return None if math.isinf(number) else number
-
-
-def _example(key: str, x: float, hopping: bool) -> str:
-    """How to write the bare number ``x`` of ``key`` with a unit (for the error)."""
-    if key == "frequencies":
-        return f"'{x:g}MHz' or '{x / 1e3:g}GHz'" if abs(x) >= 100 else f"'{x:g}GHz' or '{x * 1e3:g}MHz'"
-    if key == "anharmonicities":
-        return f"'{x:g}MHz'" if abs(x) >= 1 else f"'{x:g}GHz' or '{x * 1e3:g}MHz'"
-    if key == "couplings" and hopping:
-        return f"'{x:g}MHz', or '{x:g}J' for a multiple of the hopping"
-    if key in ("couplings", "hopping"):
-        return f"'{x:g}MHz'"
-    return f"'{x:g}us' or '{x:g}/J'"
 
 
 def _hz(value, J_hz: float) -> float:

@@ -7,6 +7,12 @@ internal units (energies and rates in J, times in 1/J, J/2pi in Hz) and
 applies every default of :data:`lru_mps.defaults.MODEL`;
 :meth:`~SpecInput.from_device` takes L, J, w_l, U_l and J_l from a device file
 (:mod:`lru_mps.physics.device`).  The spec validates the result itself.
+
+Both hold a user's values to the physical domain of :mod:`lru_mps.physics.domains` (the rules the device file
+reads too): the frequency, the anharmonicity, T1, Tphi and the temperature need their unit (a bare number is
+refused with what it would have meant), each must be a transmon's, and Ubar must be large against J; a value at
+the edge of its domain warns (:class:`~lru_mps.errors.ParameterWarning`) once the spec is built.  A spec built
+directly (internal units) is the expert's path and is held to the model's own checks only.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import math
 from typing import Self
 
 from . import device as devices
+from . import domains
 from . import geometry as geometries
 from . import readout as readouts
 from .conditions import Reset, resolve
@@ -44,7 +51,11 @@ class SpecInput:
         ``conditions`` is 'ideal' (no noise, 0 K) or 'realistic' (the paper's
         hardware, :data:`lru_mps.defaults.REALISTIC`: T1q = 16.7 us,
         Tphi = 10 us, 100 mK); ``t1``, ``tphi`` and ``temperature`` override
-        either.  ``e2_spread`` and ``frequency_noise`` are energies (standard
+        either.  ``frequency`` (wbar/2pi), ``anharmonicity`` (Ubar/2pi), ``t1``,
+        ``tphi`` and ``temperature`` need their unit ('7.5GHz', '250MHz' or '50J',
+        '16.7us' or '500/J', '100mK'; 0 and inf none) and a transmon's value
+        (:mod:`lru_mps.physics.domains`: 1-20 GHz, 50-500 MHz and Ubar >= 10 J,
+        at least 100 ns, under 1 K; the edges warn).  ``e2_spread`` and ``frequency_noise`` are energies (standard
         deviations; '50kHz', '0.5J', or multiples of J_prop = 2 J^2/Ubar like
         '2Jprop'); ``disorder_pattern`` is box, gaussian, quasiperiodic or
         alternating (:mod:`lru_mps.physics.disorder`); ``hopping_spread`` is the
@@ -94,16 +105,17 @@ class SpecInput:
                 L = layout.L
             g = geometries.from_user(geometry, L, start_site, reset_site)
         J_hz = parse_frequency_hz(hopping, "hopping")
-        require(J_hz > 0, "hopping", hopping, "J/2pi > 0, e.g. '5MHz'")
-        hardware = resolve(conditions, t1, tphi, temperature, J_hz)
+        require(math.isfinite(J_hz) and J_hz > 0, "hopping", hopping, "J/2pi > 0, e.g. '5MHz'")
+        hardware = _hardware(conditions, t1, tphi, temperature, J_hz)
         reset_rate = to_rate(rate, "rate", J_hz) if reset != "none" else 0.0
-        Ubar = to_energy(anharmonicity, "anharmonicity", J_hz)
-        require(math.isfinite(Ubar) and Ubar > 0, "anharmonicity", Ubar, "Ubar > 0 (units of J)")  # (before Jprop)
-        return cls(
+        Ubar = domains.anharmonicity(anharmonicity, "anharmonicity", J_hz)  # (before Jprop)
+        by_hopping = anharmonicity == MODEL["anharmonicity"] and hopping != MODEL["hopping"]  # the one typed
+        domains.require_ubar(Ubar, *(("hopping", hopping) if by_hopping else ("anharmonicity", anharmonicity)), J_hz)
+        spec = cls(
             L=L,
             J_hz=J_hz,
             Ubar=Ubar,
-            wbar=to_energy(frequency, "frequency", J_hz),
+            wbar=domains.frequency(frequency, "frequency", J_hz),
             W=to_energy(disorder, "disorder", J_hz),
             reset=Reset(reset, reset_rate),
             conditions=hardware,
@@ -116,6 +128,8 @@ class SpecInput:
             hopping_profile=hopping_profile,
             geometry=g,
         )
+        domains.warn(spec)
+        return spec
 
     @classmethod
     def from_device(cls, device, reset=MODEL["reset"], rate=MODEL["rate"], conditions=MODEL["conditions"], t1=None,
@@ -142,10 +156,10 @@ class SpecInput:
         if g is not None:
             dev = dev.renumbered(g)
         J_hz, Ubar = dev.J_hz, dev.Ubar
-        return cls(
+        spec = cls(
             L=dev.L, J_hz=J_hz, Ubar=Ubar, wbar=dev.wbar, W=0.0,
             reset=Reset(reset, to_rate(rate, "rate", J_hz) if reset != "none" else 0.0),
-            conditions=resolve(conditions, t1, tphi, temperature, J_hz, dev.hardware()),
+            conditions=_hardware(conditions, t1, tphi, temperature, J_hz, dev.hardware()),
             e2_spread=to_energy(e2_spread, "e2_spread", J_hz, Ubar=Ubar),
             frequency_noise=to_energy(frequency_noise, "frequency_noise", J_hz, Ubar=Ubar),
             disorder_pattern=disorder_pattern,
@@ -156,6 +170,20 @@ class SpecInput:
             hopping_profile=hopping_profile,
             geometry=g,
         )
+        domains.warn(spec)
+        return spec
+
+
+def _hardware(conditions, t1, tphi, temperature, J_hz: float, given: dict | None = None):
+    """The spec's Conditions (:func:`~lru_mps.physics.conditions.resolve`), the typed overrides ``t1``, ``tphi``
+    and ``temperature`` first held to their domain (:mod:`lru_mps.physics.domains`: a unit, T1 and Tphi of at least
+    100 ns, under 1 K)."""
+    for name, value in (("t1", t1), ("tphi", tphi)):
+        if value is not None:
+            domains.coherence_time(value, name, J_hz)
+    if temperature is not None:
+        domains.temperature(temperature)
+    return resolve(conditions, t1, tphi, temperature, J_hz, given)
 
 
 def _is_chain_text(geometry) -> bool:
