@@ -70,6 +70,11 @@ def _num(x: float) -> str:
 def model_options(defaults: bool = True):
     """The model options of every command; names are a contract.  Defaults: lru_mps.defaults.MODEL.
 
+    The hardware quantities (--frequency, --anharmonicity, --t1, --tphi, --temperature; --hopping in Hz) need their
+    unit and are held to a transmon's domain by the library (lru_mps.physics.domains, the device file's rules too):
+    a bare number is refused with what it would have meant.  The model's multiples of J keep bare numbers (--rate,
+    --disorder, the spreads, the run's times as t/J).
+
     With ``defaults=False`` (studies) an option left out means "the study's
     own value" (its TOML file), and the help says the general default.
     """
@@ -84,12 +89,17 @@ def model_options(defaults: bool = True):
     opts = [
         click.option("--length", "-L", default=d("length"), show_default=defaults, help=show("length", "Number of transmons L (>= 2).")),
         click.option("--hopping", default=d("hopping"), show_default=defaults,
-                     help=show("hopping", "Hopping J/2pi with a frequency unit (e.g. 5MHz); the unit of energies and times.")),
+                     help=show("hopping", "Hopping J/2pi with a frequency unit (e.g. 5MHz); the unit of energies and "
+                               "times. Refused where Ubar < 10 J (a warning under 20 J): the leakage stack's "
+                               "J_prop = 2 J^2/Ubar needs J small against Ubar.")),
         click.option("--anharmonicity", default=d("anharmonicity"), show_default=defaults,
-                     help=show("anharmonicity", "Mean anharmonicity Ubar/2pi (MHz, GHz or a multiple of J).")),
-        click.option("--frequency", default=d("frequency"), show_default=defaults, help=show("frequency", "Mean frequency wbar/2pi.")),
+                     help=show("anharmonicity", "Mean anharmonicity Ubar/2pi with a unit (250MHz, or a multiple of J "
+                               "written out, 50J), in 50-500 MHz and >= 10 J.")),
+        click.option("--frequency", default=d("frequency"), show_default=defaults,
+                     help=show("frequency", "Mean frequency wbar/2pi with a unit (7.5GHz, or 1500J), in 1-20 GHz.")),
         click.option("--disorder", default=d("disorder"), show_default=defaults,
-                     help=show("disorder", "Disorder width W/2pi, the full width of the box distribution.")),
+                     help=show("disorder", "Disorder width W/2pi, the full width of the box distribution (100MHz, or "
+                               "a multiple of J: 20J or 20).")),
         click.option("--reset", type=click.Choice(RESETS), default=d("reset"), show_default=defaults,
                      help=show("reset", "Last-site reset mechanism.")),
         click.option("--rate", default=d("rate"), show_default=defaults,
@@ -98,9 +108,15 @@ def model_options(defaults: bool = True):
                      default=d("conditions"), show_default=defaults,
                      help=show("conditions", f"ideal: no noise, 0 K; realistic: {realistic}"
                                + ("" if defaults else "; both: each"))),
-        click.option("--t1", default=None, help=f"Override the transmons' T1q (e.g. 16.7us, 500/J, inf; realistic: {REALISTIC['t1']})."),
-        click.option("--tphi", default=None, help=f"Override the pure dephasing time Tphi (e.g. 10us, inf; realistic: {REALISTIC['tphi']})."),
-        click.option("--temperature", default=None, help=f"Override the temperature (e.g. 100mK, 0; realistic: {REALISTIC['temperature']})."),
+        click.option("--t1", default=None,
+                     help=f"Override the transmons' T1q, with a unit (16.7us, 500/J, inf), at least 100 ns (a warning "
+                          f"under 1 us; realistic: {REALISTIC['t1']})."),
+        click.option("--tphi", default=None,
+                     help=f"Override the pure dephasing time Tphi, with a unit (10us, inf), at least 100 ns (a warning "
+                          f"under 1 us; realistic: {REALISTIC['tphi']})."),
+        click.option("--temperature", default=None,
+                     help=f"Override the temperature, with a unit (100mK; 0 needs none), under 1 K (a warning above "
+                          f"300 mK; realistic: {REALISTIC['temperature']})."),
         click.option("--e2-spread", default=d("e2_spread"), show_default=defaults,
                      help=show("e2_spread", "Std S of the leakage levels' residual detuning per site and realization, "
                                "E2_l = E2 + N(0, S), absorbed by U_l (e.g. 50kHz, 0.5J, 2Jprop with Jprop = 2 J^2/Ubar; 0 = off).")),

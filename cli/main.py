@@ -73,9 +73,12 @@ def main():
     """lru-mps: passive leakage removal in disordered transmon arrays.
 
     Units: frequencies f = w/2pi in Hz..GHz, times in s..ns, temperatures in
-    K/mK, or multiples of J ('0.03J', '200/J'); a bare number means units of
-    J (energies, rates) or 1/J (times).  The physics and its conventions:
-    docs/physics.md.
+    K/mK, or multiples of J ('0.03J', '200/J').  The hardware quantities
+    (--frequency, --anharmonicity, --t1, --tphi, --temperature; --hopping)
+    need their unit and a transmon's value (a bare number is refused, saying
+    what it would have meant); the model's own multiples of J (--rate,
+    --disorder, the spreads, --t-final) may be bare numbers in units of J or
+    1/J.  The physics and its conventions: docs/physics.md.
     """
     signal.signal(signal.SIGTERM, _terminated)
 

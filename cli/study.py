@@ -12,6 +12,35 @@ from lru_mps.errors import ParameterError
 from .common import BACKENDS, engine_options, fail, model_options, progress
 
 
+def _each_in_domain(one):
+    """A click callback: every item of a list option (e.g. --temperatures 0,100mK) held to the domain of its
+    quantity (``one(item, name)``, from lru_mps.physics.domains: a unit, a transmon's range), refused in one line
+    naming the option; the value goes on as typed."""
+
+    def callback(ctx, param, value):
+        if value is not None:
+            from lru_mps.physics import domains
+
+            try:
+                domains.listed(value, param.name, lambda item: one(domains, item, param.name))
+            except ParameterError as err:
+                fail(err)
+        return value
+
+    return callback
+
+
+def _temperature(domains, item, name):
+    return domains.temperature(item, name)
+
+
+def _anharmonicity(domains, item, name):
+    from lru_mps.defaults import MODEL
+    from lru_mps.physics.units import parse_frequency_hz
+
+    return domains.anharmonicity(item, name, parse_frequency_hz(MODEL["hopping"]))  # (J: the reading of a bare one)
+
+
 def _study_options(name: str):
     """Model options of `simulate` (same names; the study's own values by default) plus the common study options."""
 
@@ -129,7 +158,9 @@ _make(
 )
 for _name in ("rate-sweep", "disorder-sweep", "hopping-sweep", "dynamics"):
     _make(_name, [])
-_make("temperature-sweep", [click.option("--temperatures", default=None, help="Temperatures, e.g. 0,100mK,300mK."),
+_make("temperature-sweep", [click.option("--temperatures", default=None, callback=_each_in_domain(_temperature),
+                                         help="Temperatures with a unit, each under 1 K (0 needs none), e.g. "
+                                              "0,100mK,300mK."),
                             click.option("--lengths", default=None, help="Lengths, e.g. 3,6,12.")])
 _make("tolerance", [
     click.option("--e2-spreads", default=None,
@@ -156,7 +187,8 @@ _make("design", [
     click.option("--lengths", default=None, help="Array lengths to search, e.g. 2:5 or 2,3,4."),
     click.option("--disorders", default=None, help="Disorder widths W/2pi to search, e.g. 60MHz,100MHz,150MHz."),
     click.option("--hoppings", default=None, help="Hoppings J/2pi to search, e.g. 3MHz,5MHz,7MHz."),
-    click.option("--anharmonicities", default=None, help="Mean anharmonicities Ubar/2pi to search, e.g. 250MHz."),
+    click.option("--anharmonicities", default=None, callback=_each_in_domain(_anharmonicity),
+                 help="Mean anharmonicities Ubar/2pi to search, each with a unit in 50-500 MHz, e.g. 250MHz."),
     click.option("--hopping-profiles", default=None,
                  help="Hopping profiles to search, named forms separated by commas: uniform, transfer, linear:A:B, "
                       "e.g. uniform,transfer (an explicit list of couplings fits one length: refused) "
@@ -174,8 +206,9 @@ _make("routing", [
                  help="Where the LRUs sit on each grid's boundary [default: corners]."),
     click.option("--lru-arm", default=None, type=int,
                  help="Transmons per LRU, the last one the reset site [default: 2]."),
-    click.option("--temperatures", default=None,
-                 help="Temperatures of the array under realistic conditions, e.g. 0,100mK [default: 0,100mK]."),
+    click.option("--temperatures", default=None, callback=_each_in_domain(_temperature),
+                 help="Temperatures of the array under realistic conditions, with a unit, each under 1 K, e.g. "
+                      "0,100mK [default: 0,100mK]."),
     click.option("--thermal-max-sites", default=None, type=int,
                  help="A temperature > 0 runs on layouts of at most this many transmons [default: 17]."),
 ])
