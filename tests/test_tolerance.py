@@ -53,8 +53,10 @@ def test_quick_tolerance_outputs_and_contract(quick):
         (row,) = entry["by_length"]
         assert row["L"] == 3
         for q in ("T_star", "T_prop", "T1", "T2"):
-            assert len(row[q]) == n and all(set(t) - {"reason"} == TIME_KEYS for t in row[q])
-            assert all(("reason" in t) == (t["value_J"] is None) for t in row[q] if q != "T_prop"), q
+            assert len(row[q]) == n and all(set(t) - {"reason", "flags"} == TIME_KEYS for t in row[q])
+            # a reason where the time is not a result: not there, or an error of half of it or more
+            assert all(("reason" in t) == (t["value_J"] is None or t["error_J"] >= 0.5 * t["value_J"])
+                       for t in row[q] if q != "T_prop"), q
         for q, keys in LIFETIME_KEYS.items():
             assert len(row[q]) == n and all(set(t) == keys for t in row[q])
         for q in ("leakage_lifetime_qubit", "leakage_lifetime_array"):
@@ -239,10 +241,18 @@ def test_doubling_without_a_degree_of_freedom_has_no_error_and_the_estimate_that
             assert d["error_reason"] == "no error: 2 points, no degree of freedom"
             assert d["holds"]["estimate"] == "crossing" and "no degree of freedom" in d["holds"]["reason"]
             assert d["crossing"]["error_Jprop"] > 0
+    # the headline is the estimate that holds (the crossing, with its error); the fit is beneath it, as not the result
     lines = [x for x in res.table.splitlines() if "doubles at S =" in x]
-    assert len(lines) == 4 and all("no error: 2 points, no degree of freedom" in x and " +- " in x.split(";")[-1]
-                                   for x in lines)  # the crossing keeps its error, the fit has none
+    assert len(lines) == 4 and all("(model-free crossing of 2 T0)" in x and " +- " in x for x in lines), lines
+    fits = [x for x in res.table.splitlines() if x.strip().startswith("fit of the onset")]
+    assert len(fits) == 4 and all("no error: 2 points, no degree of freedom" in x and x.endswith("not the result")
+                                  and " +- " not in x for x in fits), fits
     assert res.table.count("holds: crossing") == 4
+    assert (res.out / "figures" / "decay_times_vs_spread.png").exists()
+    from lru_mps.io.datasets import load_dataset
+    ds = load_dataset(res.out / "results.nc")  # the figure's star marks the crossing: the dataset names what holds
+    assert set(ds["T_star_doubling_holds"].values.ravel()) == {"crossing"}
+    assert np.isfinite(ds["T_star_crossing_J"].values).all()
     # with degrees of freedom: the fit's error, and the fit holds where chi2 is acceptable
     from lru_mps.analysis.tolerance import which_holds
     S = np.array([0.0, 1.0, 2.0, 3.0])

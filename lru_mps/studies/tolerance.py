@@ -56,9 +56,12 @@ from ..errors import require
 from ..physics.units import to_energy, to_fraction, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .config import Config
-from .base import TIME_UNITS, Study, StudyContext, finite_or_none, parse_lengths, save_figure, time_axis, time_json
-from .common import DECAYS, PLOT_STYLE, mark_unresolved, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
-from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells
+from ..analysis.numbers import pm, sig
+from .base import (TIME_UNITS, Study, StudyContext, finite_or_none, parameters_json, parse_lengths, save_figure, time_axis,
+                   time_json)
+from .common import (DECAYS, PLOT_STYLE, UNRESOLVED_LABEL, as_list, dataset_attrs, mark_unresolved, positive_int, pyplot,
+                     run_ensemble, spec_of, unresolved_handle)
+from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells, time_cell
 from ..analysis.tolerance import doubling_crossing, doubling_fit, fit_points, which_holds
 
 #: error kind -> the config key of its spread values (the kind is the model key of `lru-mps simulate`)
@@ -115,7 +118,24 @@ def _doubling_json(fit: dict, units) -> dict:
     out["holds"] = which_holds(fit, cross)  # which of the fit and the crossing to read, and why
     out["T0_J"] = finite_or_none(fit["T0"])
     out["T0_error_J"] = finite_or_none(fit["T0_error"])
+    _explain_nulls(out, fit)
+    if out.get("crossing") is not None:
+        _explain_nulls(out["crossing"], {"error_reason": "the crossing is not resolved (no spread's value reaches "
+                                                         "twice the first, or the bracketing values have no error)"})
     return out
+
+
+def _explain_nulls(out: dict, fit: dict) -> None:
+    """A reason beside each null of a doubling's JSON (``<key>_reason``; the values' keys unchanged)."""
+    why = {"error": fit.get("error_reason") or "no error: the fit did not resolve it",
+           "value": fit.get("message") or "no doubling resolved: the values do not fit the onset (too few spreads)",
+           "chi2_red": f"no degree of freedom: the fit goes through {fit.get('points', 'its')} points",
+           "bound": "not a bound: the values double within the range",
+           "T0": "no T0: the fit did not run (too few resolved spreads)"}
+    for key, value in list(out.items()):
+        if value is None and f"{key}_reason" not in out and not key.endswith("_reason"):
+            out[f"{key}_reason"] = why.get(key.split("_")[0] if not key.startswith("T0") else "T0",
+                                           "not there for this fit")
 
 
 # ------------------------------------------------------------------ study
@@ -232,6 +252,12 @@ class Tolerance(Study):
                 [[int(fits[q][ki][li]["fit_spreads"]) for li in range(NL)] for ki in range(K)]))
             data[f"{short}_doubling_is_bound"] = (("kind", "L"), np.array(
                 [[int(fits[q][ki][li]["bound"] == "lower") for li in range(NL)] for ki in range(K)]))
+            for name, key in (("crossing_J", "value"), ("crossing_error_J", "error")):  # the model-free estimate
+                data[f"{short}_{name}"] = (("kind", "L"), np.array(
+                    [[nan_or(fits[q][ki][li]["crossing"][key]) for li in range(NL)] for ki in range(K)]))
+            data[f"{short}_doubling_holds"] = (("kind", "L"), np.array(
+                [[str(which_holds(fits[q][ki][li], fits[q][ki][li]["crossing"])["estimate"]) for li in range(NL)]
+                 for ki in range(K)]), {"long_name": "which doubling estimate holds: fit, crossing, bound or None"})
         coords = {
             "kind": ("kind", np.array(kinds, dtype=str)),
             "L": ("L", np.array(lengths)),
@@ -271,7 +297,7 @@ class Tolerance(Study):
             "trajectories": int(cfg["trajectories"]),
             "leakage_thermal_odds": odds,
             "fit_ratio": ratio,
-            "parameters": {**spec0.as_dict(), "L": None, "seed": int(cfg["seed"])},
+            "parameters": parameters_json(spec0, {"L": "swept: see lengths"}, seed=int(cfg["seed"])),
         }
         for ki, kind in enumerate(kinds):
             n = len(spreads[kind])
@@ -295,17 +321,13 @@ class Tolerance(Study):
     def table(self, summary: dict) -> str:
         jp = summary["J_prop"]
         lines = [f"{self.NAME}: decay times (us, +- jackknife error) vs fabrication/tuning errors, "
-                 f"{summary['conditions']} conditions; J_prop = {jp['value_J']:.4g} J = {jp['value_MHz'] * 1e3:.4g} kHz"]
+                 f"{summary['conditions']} conditions; J_prop = {jp['value_J']:.4g} J = {jp['value_MHz'] * 1e3:.4g} kHz"
+                 "; each doubling: the estimate that holds first, the other beneath it"]
 
         unresolved = {}
 
-        def cell(t, width=16):
-            if t is not None and t.get("value_us") is None and t.get("reason"):
-                return f"{'not resolved*':>{width}}"
-            if t is None or t.get("value_us") is None:
-                return f"{'-':>{width}}"
-            err = "?" if t.get("error_us") is None else format(t["error_us"], ".2g")
-            return f"{t['value_us']:8.4g}+-{err:<6}"
+        def cell(t):
+            return time_cell(t, "us")
 
         for kind in summary["kinds"]:
             e = summary[kind]
@@ -315,7 +337,7 @@ class Tolerance(Study):
             for row in e["by_length"]:
                 lines += ["", f"{kind} ({LABELS[kind]}), L = {row['L']}",
                           (f"{'X':>8} {'X %':>10}" if frac else f"{'S/Jprop':>8} {'S/2pi kHz':>10}")
-                          + f" {'T_star':>16} {'T1':>16} {'T2':>16} {HEAD}  engines"]
+                          + f" {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}  engines"]
                 for p, sj in enumerate(xs):
                     lives = cells(row["leakage_lifetime_qubit"][p], row["leakage_lifetime_array"][p],
                                   row["removal_efficiency"][p], unit="us")
@@ -342,6 +364,7 @@ class Tolerance(Study):
         with plt.rc_context(PLOT_STYLE):
             fig, axes = plt.subplots(len(kinds), len(lengths), figsize=(4.4 * len(lengths), 3.4 * len(kinds)),
                                      squeeze=False, sharey=True)
+            unresolved = False
             for ki, kind in enumerate(kinds):
                 frac = kind in FRACTIONS
                 x = ds["spread_fraction" if frac else "spread_Jprop"].sel(kind=kind).values
@@ -356,6 +379,7 @@ class Tolerance(Study):
                             ax.errorbar(x[ok], v[ok], yerr=np.nan_to_num(e[ok]), fmt=mk, color=c, ms=4, capsize=2,
                                         lw=1.0, label=lab, alpha=0.6 if q == "leakage_lifetime_array" else 1.0)
                         mark_unresolved(ax, x[ok_x & ~np.isfinite(v)], c)  # ran, not resolved: an x at the axis
+                        unresolved = unresolved or bool((ok_x & ~np.isfinite(v)).any())
                     tp = ds["T_prop_J"].sel(kind=kind, L=L).values * us
                     if np.isfinite(tp).any():
                         ax.axhline(float(np.nanmax(tp)), color="k", ls="--", lw=0.9, label=r"$T_{\rm prop}$")
@@ -367,13 +391,24 @@ class Tolerance(Study):
                     jp = 1.0 if frac else float(ds.attrs["J_prop_J"])  # the unit of the x axis
                     bound = bool(int(ds["T_star_doubling_is_bound"].sel(kind=kind, L=L)))
                     m = int(ds["T_star_fit_spreads"].sel(kind=kind, L=L)) if "T_star_fit_spreads" in ds else len(x)
+                    holds = str(ds["T_star_doubling_holds"].sel(kind=kind, L=L).values) \
+                        if "T_star_doubling_holds" in ds else "fit"
                     if np.isfinite(T0) and np.isfinite(a) and ok_x.any() and not bound:
                         xx = np.linspace(0.0, float(np.nanmax(x[:m])), 100)  # over the fitted spreads only
                         ax.plot(xx, T0 * (1 + a * (xx * jp) ** 2) * us, color="C0", lw=1.0,
                                 label=r"$T_0(1+(S/S_2)^2)$")
                         S2 = float(ds["T_star_fit_doubling_J"].sel(kind=kind, L=L)) / jp
-                        if np.isfinite(S2):
-                            ax.plot([S2], [2 * T0 * us], "*", color="k", ms=10, label=r"$T_\star$ doubles (fit)")
+                        if np.isfinite(S2) and holds == "fit":
+                            ax.plot([S2], [2 * T0 * us], "*", color="k", ms=10, label=r"$T_\star$ doubles (fit, holds)")
+                        elif np.isfinite(S2):  # the fit's S_2 where it does not hold: shown, not as the result
+                            ax.plot([S2], [2 * T0 * us], "*", mfc="none", mec="0.5", ms=10,
+                                    label="fit's $S_2$ (does not hold)")
+                    if holds == "crossing" and np.isfinite(T0):  # the result that holds: the model-free crossing
+                        Sc = float(ds["T_star_crossing_J"].sel(kind=kind, L=L)) / jp
+                        Se = float(ds["T_star_crossing_error_J"].sel(kind=kind, L=L)) / jp
+                        if np.isfinite(Sc):
+                            ax.errorbar([Sc], [2 * T0 * us], xerr=[Se] if np.isfinite(Se) else None, fmt="*",
+                                        color="k", ms=11, capsize=3, label=r"$T_\star$ doubles (crossing, holds)")
                     S2 = float(ds["T_star_fit_doubling_J"].sel(kind=kind, L=L)) / jp
                     if bound and np.isfinite(S2):
                         unit = "" if frac else r" $J_{\rm prop}$"
@@ -383,7 +418,10 @@ class Tolerance(Study):
                     ax.set_xlabel(f"{kind} X" if frac else f"{kind} S / " + r"$J_{\rm prop}$")
                     ax.set_title(f"{LABELS.get(kind, kind)}, L = {L}")
                 axes[ki, 0].set_ylabel(time_label)
-            axes[0, 0].legend(fontsize=7, ncol=2)
+            handles, labels = axes[0, 0].get_legend_handles_labels()
+            if unresolved:
+                handles, labels = handles + [unresolved_handle()], labels + [UNRESOLVED_LABEL]
+            axes[0, 0].legend(handles, labels, fontsize=7, ncol=2)
             fig.tight_layout()
             return save_figure(fig, figdir, "decay_times_vs_spread")
 
@@ -394,51 +432,59 @@ def nan_or(x) -> float:
 
 
 def _fmt_doubling(d: dict) -> str:
-    if "value_fraction" in d:  # a fraction kind (hopping_spread)
-        return _fmt_fraction(d)
-    if d["value_Jprop"] is None:
+    """A doubling spread as read: the estimate that holds (``holds``) first, with its error to its digits, then why it
+    holds, then the other estimate as what it is (not the result)."""
+    frac = "value_fraction" in d  # a fraction kind (hopping_spread)
+    fit, cross = _fmt_fit(d, frac), _fmt_crossing(d.get("crossing"), frac)
+    h = d.get("holds") or {}
+    if d.get(_value_key(frac)) is None and cross is None:
         return "(no fit)"
-    if d["bound"] == "lower":
-        return f"> {d['value_Jprop']:.3g} J_prop (> {d['value_MHz'] * 1e3:.3g} kHz; not doubled within the range)"
-    if d["error_Jprop"] is None:
-        out = (f"{d['value_Jprop']:.3g} J_prop = {d['value_MHz'] * 1e3:.4g} kHz (fit of the onset T0 (1 + (S/S_2)^2), "
-               f"{d.get('error_reason') or 'no error'})")
-    else:
-        chi = "" if d["chi2_red"] is None else f", chi2_red = {d['chi2_red']:.2g}"
-        out = (f"{d['value_Jprop']:.3g} +- {d['error_Jprop']:.2g} J_prop = {d['value_MHz'] * 1e3:.4g} +- "
-               f"{d['error_MHz'] * 1e3:.2g} kHz (fit of the onset T0 (1 + (S/S_2)^2){chi})")
-    c = d.get("crossing")
-    if c is not None and c["value_Jprop"] is not None:
-        if c["bound"] == "lower":
-            out += f"; model-free crossing of 2 T0: > {c['value_Jprop']:.3g} J_prop"
-        else:
-            out += (f"; model-free crossing of 2 T0: {c['value_Jprop']:.3g} +- {c['error_Jprop']:.2g} J_prop = "
-                    f"{c['value_MHz'] * 1e3:.4g} +- {c['error_MHz'] * 1e3:.2g} kHz")
-    return out + _fmt_holds(d)
+    if d["bound"] == "lower" or h.get("estimate") == "bound":
+        return (f"> {_spread(d, frac)} (not doubled within the range)"
+                + (f"\n    holds: bound ({h['reason']})" if h.get("reason") else ""))
+    if h.get("estimate") == "crossing" and cross is not None:
+        return (f"{cross} (model-free crossing of 2 T0)\n    holds: crossing ({h['reason']})"
+                f"\n    fit of the onset T0 (1 + (S/S_2)^2): {fit}, not the result")
+    out = f"{fit} (fit of the onset T0 (1 + (S/S_2)^2))"
+    if h.get("estimate"):
+        out += f"\n    holds: {h['estimate']} ({h['reason']})"
+    if cross is not None:
+        out += f"\n    model-free crossing of 2 T0: {cross}"
+    return out
 
 
-def _fmt_fraction(d: dict) -> str:
-    if d["value_fraction"] is None:
-        return "(no fit)"
-    if d["bound"] == "lower":
-        return f"> {d['value_fraction']:.3g} (not doubled within the range)"
-    if d["error_fraction"] is None:
-        out = f"X = {d['value_fraction']:.3g} (fit of the onset, {d.get('error_reason') or 'no error'})"
-    else:
-        chi = "" if d["chi2_red"] is None else f", chi2_red = {d['chi2_red']:.2g}"
-        out = f"X = {d['value_fraction']:.3g} +- {d['error_fraction']:.2g} (fit of the onset{chi})"
-    c = d.get("crossing")
-    if c is not None and c["value_fraction"] is not None:
-        out += (f"; model-free crossing of 2 T0: > {c['value_fraction']:.3g}" if c["bound"] == "lower" else
-                f"; model-free crossing of 2 T0: {c['value_fraction']:.3g} +- {c['error_fraction']:.2g}")
-    return out + _fmt_holds(d)
+def _value_key(frac: bool) -> str:
+    return "value_fraction" if frac else "value_Jprop"
 
 
-def _fmt_holds(d: dict) -> str:
-    h = d.get("holds")
-    if h is None or h["estimate"] is None:
-        return ""
-    return f"\n    holds: {h['estimate']} ({h['reason']})"
+def _spread(d: dict, frac: bool, error: bool = False) -> str:
+    """A spread of a doubling's JSON: X (a fraction) or S in J_prop and kHz, to the error's digits."""
+    if frac:
+        e = d.get("error_fraction") if error else None
+        return "X = " + (pm(d["value_fraction"], e) if e is not None else sig(d["value_fraction"], 3))
+    jp = pm(d["value_Jprop"], d.get("error_Jprop") if error else None)
+    khz = pm(d["value_MHz"] * 1e3, d["error_MHz"] * 1e3 if error and d.get("error_MHz") is not None else None)
+    if not error or d.get("error_Jprop") is None:
+        jp, khz = sig(d["value_Jprop"], 3), sig(d["value_MHz"] * 1e3, 3)
+    return f"{jp} J_prop = {khz} kHz"
+
+
+def _fmt_fit(d: dict, frac: bool) -> str:
+    if d.get(_value_key(frac)) is None:
+        return "not resolved"
+    err = d.get("error_fraction" if frac else "error_Jprop")
+    if err is None:
+        return f"{_spread(d, frac)} ({d.get('error_reason') or 'no error'})"
+    chi = "" if d["chi2_red"] is None else f", chi2_red = {sig(d['chi2_red'], 2)}"
+    return f"{_spread(d, frac, error=True)}{chi}"
+
+
+def _fmt_crossing(c: dict | None, frac: bool) -> str | None:
+    if c is None or c.get(_value_key(frac)) is None:
+        return None
+    if c["bound"] == "lower":
+        return f"> {_spread(c, frac)}"
+    return _spread(c, frac, error=True)
 
 
 STUDIES = {Tolerance.NAME: Tolerance()}
