@@ -2,7 +2,8 @@
 
 Layers, lowest first: the base modules (errors, defaults, atomic), physics,
 engines, references (what the engines are checked against), mcwf (the
-trajectory algorithm), run, analysis, io, studies, and the command line
+trajectory algorithm), run, analysis, circuits (the surface-code memory with leaking data qubits), io, studies,
+and the command line
 (lru_mps_cli); lru_mps/__init__.py, the front door, re-exports from any of
 them.  A module may import from its own layer or any layer below, never
 above; function-level imports count too.
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ["base", "physics", "engines", "references", "mcwf", "run", "analysis", "io", "studies", "cli"]
+LAYERS = ["base", "physics", "engines", "references", "mcwf", "run", "analysis", "circuits", "io", "studies", "cli"]
 BASE = {"lru_mps.errors", "lru_mps.defaults", "lru_mps.atomic"}
 #: a loose guard against a module that holds several things: modules are split where a responsibility ends
 #: (docs/architecture.md names each room's), not where a line count runs out

@@ -66,6 +66,13 @@ def dataset(summary: dict, attrs: dict) -> xr.Dataset:
     return xr.Dataset(data, coords=coords, attrs={**attrs, "sweep_distance": sd, "leakage_rate": leak})
 
 
+def _log(ax, values) -> None:
+    """A log y axis where some value is > 0 (none: no failure in any shot; the axis stays linear)."""
+    v = np.asarray(values, dtype=float)
+    if np.any(np.isfinite(v) & (v > 0)):
+        ax.set_yscale("log")
+
+
 def _pm(x, fmt=".3g") -> str:
     if x is None or x.get("value") is None:
         return "-"
@@ -129,7 +136,7 @@ def plot(ds, summary: dict, figdir) -> list:
             ok = np.isfinite(y) & (y > 0)
             ax.errorbar(ds["distance"].values[ok], y[ok], yerr=np.nan_to_num(e[ok]), fmt="o-", ms=4, capsize=2,
                         color=COLORS.get(str(kind)), label=str(kind))
-        ax.set_yscale("log")
+        _log(ax, ds["eps"].values)
         ax.set_xticks([int(d) for d in ds["distance"].values])
         ax.set_xlabel("code distance $d$")
         ax.set_ylabel(r"logical error per cycle $\varepsilon$")
@@ -147,8 +154,9 @@ def plot(ds, summary: dict, figdir) -> list:
         be = summary["sweep"]["break_even"]
         if be["value"] is not None:
             ax.axvline(be["value"], color="0.3", ls="--", lw=0.9, label=f"break-even {be['value']:.2g}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        if np.any(x > 0):
+            ax.set_xscale("log")
+        _log(ax, ds["sweep_eps"].values)
         ax.set_xlabel("leakage per data qubit per round (dotted: 0)")
         ax.set_ylabel(r"$\varepsilon$ per cycle")
         ax.set_title(f"(b) d = {summary['sweep']['distance']}", loc="left")
