@@ -26,6 +26,11 @@ by :func:`to_energy` and :func:`to_rate` when the caller passes ``Ubar``
 
 A dimensionless fraction (``hopping_spread``, :func:`to_fraction`) is a bare
 number or a percentage: ``0.05`` = ``5%``.
+
+These are the conversions.  Where a user types a hardware quantity (the
+frequency, the anharmonicity, T1, Tphi, the temperature) the bare number is
+refused instead, and the value is held to a transmon's domain:
+:mod:`lru_mps.physics.domains`.
 """
 
 from __future__ import annotations
