@@ -88,6 +88,8 @@ def test_values_outside_the_domain_are_refused_naming_the_option_and_the_domain(
                                                     "frequency with a unit"),
     ("design", ["--anharmonicities", "250MHz,30MHz"], "--anharmonicities=250MHz,30MHz is not allowed: item "
                                                       "'30MHz': a transmon anharmonicity U/2pi in 50-500 MHz"),
+    ("design", ["--hoppings", "5MHz,50MHz"], "--hoppings=5MHz,50MHz is not allowed: a mean anharmonicity large "
+                                             "against J, Ubar >= 10 J (here Ubar/2pi = 250 MHz = 5 J at J/2pi = 50 MHz)"),
     ("qec", ["--tphi", "20ns"], "--tphi=20ns (= 0.6283/J) is not allowed: a transmon Tphi of at least 100 ns"),
 ])
 def test_every_study_refuses_the_same_values_in_one_line(tmp_path, study, args, shown):

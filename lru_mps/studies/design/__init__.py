@@ -43,6 +43,7 @@ import numpy as np
 from ...analysis.design import KINDS, best_under, disagreement, paired_difference, pareto_front, seed_rate
 from ...errors import ParameterError, require
 from ...physics import disorder as disorder_patterns
+from ...physics import domains
 from ...physics.units import parse_frequency_hz, time_to_us
 from ..config import Config
 from ..base import TIME_UNITS, Study, StudyContext, finite_or_none, parse_lengths, time_json
@@ -118,8 +119,12 @@ def search_space(cfg: dict) -> dict:
             raise ParameterError("rate_factors", cfg["rate_factors"], "numbers > 0, e.g. [0.375, 0.75, 1.5]") from None
         require(math.isfinite(f) and f > 0, "rate_factors", cfg["rate_factors"], "numbers > 0, e.g. [0.375, 0.75, 1.5]")
         factors.append(f)
-    return {"lengths": lengths, "W_MHz": _mhz_list(cfg, "disorders"), "J_MHz": _mhz_list(cfg, "hoppings"),
-            "Ubar_MHz": _mhz_list(cfg, "anharmonicities"), "patterns": list(dict.fromkeys(patterns)),
+    J_MHz, Ubar_MHz = _mhz_list(cfg, "hoppings"), _mhz_list(cfg, "anharmonicities")
+    # every pair is a candidate: the smallest Ubar large against the largest J (the model's domain, physics.domains)
+    if J_MHz and Ubar_MHz:
+        domains.require_ubar(min(Ubar_MHz) / max(J_MHz), "hoppings", cfg["hoppings"], max(J_MHz) * 1e6)
+    return {"lengths": lengths, "W_MHz": _mhz_list(cfg, "disorders"), "J_MHz": J_MHz,
+            "Ubar_MHz": Ubar_MHz, "patterns": list(dict.fromkeys(patterns)),
             "resets": list(dict.fromkeys(resets)), "rate_factors": sorted(set(factors)),
             "profiles": design_profiles.searched(cfg)}
 
