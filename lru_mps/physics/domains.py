@@ -26,13 +26,14 @@ Why these bounds (docs/physics.md §2):
   |1>-|2> transition lies U below the |0>-|1> one).  A bare ``7.5`` would be 7.5 J = 37.5 MHz at J/2pi = 5 MHz.
 * *Ubar against J*: the leakage level |2_l> is resonant along the array (E2_l = -Ubar on every site) and moves
   only through the virtual states |1_l 1_(l+1)>, detuned by about U_l and coupled by sqrt(2) J: the stack's
-  hopping J_prop = 2 J^2/Ubar is second order in J/Ubar, with relative corrections of order (J/Ubar)^2
-  (1.7 (J/Ubar)^2 measured on two sites, docs/physics.md §3.1), and |2_l> carries an admixture 2 (J/Ubar)^2 of
-  |1 1>.  Below Ubar = 10 J (50 MHz against the paper's 5 MHz, the device file's lowest anharmonicity at the
+  hopping J_prop = 2 J^2/Ubar is second order in J/Ubar, with relative corrections of order (J/Ubar)^2 (the
+  exact two-site transfer lies within 1.7 (J/Ubar)^2 of the second-order one, docs/physics.md §3.1), and |2_l>
+  carries an admixture 2 (J/Ubar)^2 of |1 1> per bond.  Below Ubar = 10 J (50 MHz against the paper's 5 MHz, the device file's lowest anharmonicity at the
   paper's J) the admixture passes 2 % per bond and "leakage" and "qubit" no longer name the array's states;
   below 20 J (the hopping sweep reaches 25 J) the corrections pass 0.4 %: a warning.
-* *T1, Tphi*: under 100 ns (pi/J at J/2pi = 5 MHz, half a period of the hopping) a transmon decays before its
-  excitation crosses one bond, and no transmon the model describes has one; under 1 us it is possible but odd.
+* *T1, Tphi*: under 100 ns (pi/J at J/2pi = 5 MHz: an excitation's hop to its neighbour and back) a transmon
+  decays before the array acts on its excitation, and no transmon the model describes has one; under 1 us it is
+  possible but odd.
 * *Temperature*: aluminium stops superconducting near 1.2 K, so 1 K or more is refused; above 300 mK the qutrit
   leaves out more than 2 % of a 7.5 GHz transmon's Gibbs weight (its |3> level) and thermal quasiparticles
   shorten T1 beyond the figures given: a warning.
@@ -168,7 +169,7 @@ def coherence_time(value, name: str, J_hz: float) -> float:
     if below(time_to_us(t, J_hz), floor):
         raise ParameterError(name, t, f"a transmon {_TIME_NAMES[name]} of at least {floor * 1e3:g} ns (here "
                                       f"{time_to_us(t, J_hz) * 1e3:.3g} ns): shorter, a transmon decays before "
-                                      "its excitation crosses one bond, e.g. '16.7us'")
+                                      "the array acts on its excitation, e.g. '16.7us'")
     return t
 
 
