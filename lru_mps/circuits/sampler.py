@@ -82,11 +82,24 @@ def _matcher(distance: int, rounds: int, p: float, added: float):
     return decoder(prog.circuit)
 
 
+#: what one frame set costs (stim's set_pauli_flip, from Python) in entries of a broadcast mask (measured ~200):
+#: fewer hits than entries / SET_COST go one by one, more through two masks
+SET_COST = 200
+
+
 def _random_pauli(sim: stim.FlipSimulator, rows: np.ndarray, values: np.ndarray, width: int,
                   rng: np.random.Generator, paulis: str = "XZ") -> None:
-    """A uniformly random Pauli (I, X, Y, Z: X and Z each with probability 1/2, independently) on qubit ``rows[i]``
-    in the shots where ``values[i]`` is set (``paulis="X"``: X alone, a random Z-basis readout); the mask passed
-    to stim covers qubits 0..width-1 only (stim's masks cost per entry)."""
+    """A uniformly random Pauli (I, X, Y, Z) on qubit ``rows[i]`` in the shots where ``values[i]`` is set
+    (``paulis="X"``: I or X, a random Z-basis readout).  Few hits: each frame is set to a uniformly random Pauli
+    (the frame times an independent uniform Pauli is one, whatever the frame was); many: X and Z each with
+    probability 1/2 through masks over qubits 0..width-1 (stim's masks cost per entry)."""
+    q, k = np.nonzero(values)
+    if len(q) * SET_COST < len(paulis) * width * values.shape[1]:
+        draws = rng.integers(0, 4 if paulis == "XZ" else 2, size=len(q))
+        for qubit, shot, pauli in zip(rows[q].tolist(), k.tolist(), draws.tolist()):
+            if pauli:
+                sim.set_pauli_flip(pauli, qubit_index=qubit, instance_index=shot)
+        return
     for pauli in paulis:
         mask = np.zeros((width, values.shape[1]), dtype=bool)
         mask[rows] = values & (rng.random(values.shape) < 0.5)
