@@ -212,3 +212,23 @@ _make("routing", [
     click.option("--thermal-max-sites", default=None, type=int,
                  help="A temperature > 0 runs on layouts of at most this many transmons [default: 17]."),
 ])
+_make("logical", [
+    click.option("--distances", default=None, help="Odd code distances >= 3, e.g. 3,5,7 [default: 3,5,7]."),
+    click.option("--lrus", default=None,
+                 help="LRU kinds, e.g. none,array,reset: none (the transmon's decay of |2>), array (the qec study's "
+                      "S(k) on these model options), reset (ideal, every cycle) [default: all three]."),
+    click.option("--physical-error", default=None,
+                 help="p, each of stim's four noise parameters of the circuit [default: 1e-3]."),
+    click.option("--leakage", default=None, help="Leakage probability per data qubit per round [default: 1e-3]."),
+    click.option("--removal", default=None,
+                 help="A constant return probability per round R in (0, 1] in place of a kind's own (one kind of "
+                      "--lrus, not array)."),
+    click.option("--added-error", default=None,
+                 help="A depolarizing probability per data qubit per round in place of a kind's added error (one "
+                      "kind of --lrus)."),
+    click.option("--shots", default=None, type=int, help="Shots per distance and case [default: 100000]."),
+    click.option("--rounds", default=None, help="Rounds per memory: 3d (3 d) or a number [default: 3d]."),
+    click.option("--leakage-sweep", default=None,
+                 help="Leakage rates of the sweep, e.g. 0,1e-4,3e-4,1e-3,3e-3 [default: those]."),
+    click.option("--sweep-distance", default=None, type=int, help="The sweep's code distance [default: 5]."),
+])
