@@ -5,8 +5,12 @@ The dataset is the one :mod:`lru_mps.studies.routing` writes (``results.nc``); `
 
 from __future__ import annotations
 
+import math
+import textwrap
+
 import numpy as np
 
+from ..analysis.numbers import UNRESOLVED_FRACTION
 from ..physics import geometry as geometries
 from .base import save_figure, time_axis
 from .common import PLOT_STYLE, pyplot
@@ -19,69 +23,126 @@ MAP_ROWS = (("leakage_lifetime_array", r"$\tau_L$ (leakage lifetime)"), ("T_star
             ("T1", "$T_1$"), ("T2", "$T_2$"))
 
 
-def plot(ds, summary: dict, figdir) -> list:
-    """The routing study's figures: one page of maps per condition and tau_L against the grid size."""
-    plt = pyplot()
-    from matplotlib.colors import LogNorm
+#: the least ratio of a colour scale's ends (a row of one value, or nearly: a scale around it)
+MIN_RANGE = 3.0
+#: the short name of each map row (its axis), beside the full one of MAP_ROWS (its colour bar)
+SHORT = {"leakage_lifetime_array": r"$\tau_L$", "T_star": r"$T_\star$", "T1": "$T_1$", "T2": "$T_2$"}
+#: why a row without a value at any site is not drawn, where the study's design says (else the summary has the reasons)
+NO_ROW = {("ideal", "T_star"): "no $T_\\star$ in ideal conditions on a grid (its leakage decays slower than any "
+                               "exponential)"}
 
+
+def plot(ds, summary: dict, figdir) -> list:
+    """The routing study's figures: one page of maps per condition (:func:`plot_maps`) and tau_L against the grid
+    size."""
+    plt = pyplot()
     us, time_label = time_axis(ds.attrs["time_us_per_J"])
     out = []
-    layouts = [geometries.lru_grid(int(R), int(C), str(ds.attrs["lrus"]), int(ds.attrs["lru_arm"]))
-               for R, C in zip(ds["grid_rows"].values, ds["grid_cols"].values)]
     with plt.rc_context(PLOT_STYLE):
         for label in ds["condition"].values:
-            fig, axes = plt.subplots(len(MAP_ROWS), len(layouts), figsize=(3.2 * len(layouts) + 1.0,
-                                                                          2.9 * len(MAP_ROWS)), squeeze=False)
-            for ri, (name, title) in enumerate(MAP_ROWS):
-                if label == "ideal" and name in ("T1", "T2"):
-                    title = f"{title} (exact rates, typical)"
-                elif label == "ideal" and name == VERDICT:
-                    title = f"{title}, to t_final"
-                v = ds[f"{name}_J"].sel(condition=label).values * us
-                finite = v[np.isfinite(v) & (v > 0)]
-                norm = LogNorm(finite.min(), finite.max()) if finite.size and finite.min() < finite.max() else None
-                for gi, g in enumerate(layouts):
-                    ax = axes[ri, gi]
-                    R, C = int(ds["grid_rows"].values[gi]), int(ds["grid_cols"].values[gi])
-                    img = np.full((R, C), np.nan)
-                    for si in range(R * C):
-                        img[ds["row"].values[gi, si], ds["col"].values[gi, si]] = v[gi, si]
-                    lo = min(r for r, _ in g.coords)
-                    left = min(c for _, c in g.coords)
-                    hi = max(r for r, _ in g.coords)
-                    right = max(c for _, c in g.coords)
-                    im = ax.imshow(np.ma.masked_invalid(img), norm=norm, cmap="viridis", origin="upper",
-                                   extent=(-0.5, C - 0.5, R - 0.5, -0.5))
-                    for i, j in g.edges:
-                        (r1, c1), (r2, c2) = g.coords[i], g.coords[j]
-                        ax.plot([c1, c2], [r1, r2], color="0.6", lw=0.6, zorder=0)
-                    arm = [g.coords[k] for k in range(g.L) if not (0 <= g.coords[k][0] < R and
-                                                                   0 <= g.coords[k][1] < C)]
-                    resets = [g.coords[k] for k in g.reset_sites]
-                    ax.scatter([c for _, c in arm], [r for r, _ in arm], s=14, color="0.5", zorder=2)
-                    ax.scatter([c for _, c in resets], [r for r, _ in resets], s=36, marker="s", color="C3",
-                               zorder=3, label="reset site (LRU)")
-                    bad = np.argwhere(~np.isfinite(img))
-                    for r, cc in bad:
-                        ax.text(cc, r, "x", ha="center", va="center", color="0.3", fontsize=8)
-                    ax.set_xlim(left - 0.6, right + 0.6)
-                    ax.set_ylim(hi + 0.6, lo - 0.6)
-                    ax.set_xticks([])
-                    ax.set_yticks([])
-                    ax.set_aspect("equal")
-                    if ri == 0:
-                        ax.set_title(f"{R} x {C} grid, {g.resets} LRUs")
-                    if gi == len(layouts) - 1 and norm is not None:
-                        fig.colorbar(im, ax=axes[ri, :].tolist(), shrink=0.8, label=time_axis(1.0, title)[1])
-                axes[ri, 0].set_ylabel(title)
-            fig.suptitle(f"routing maps, {label} (x: not resolved or not run; red squares: reset sites)",
-                         fontsize=10)
-            out += save_figure(fig, figdir, f"maps_{label.replace(' ', '_')}")
+            out += plot_maps(plt, ds, summary, str(label), figdir, us)
         out += _plot_verdict(plt, ds, summary, figdir, us, time_label)
     return out
 
+
+def plot_maps(plt, ds, summary: dict, label: str, figdir, us: float) -> list:
+    """One condition's maps: a row per quantity of :data:`MAP_ROWS`, a column per grid run under it, a colour bar
+    per row (its scale shared by the row's maps), an x on every site not resolved.  A grid not run under the
+    condition (thermal_max_sites) and a quantity resolved at no site are left out, the title saying which and why."""
+    from matplotlib.colors import LogNorm
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    grids = [gi for gi in range(ds.sizes["grid"]) if ds["run"].sel(condition=label).values[gi].any()]
+    notes = [f"{summary['grid_sizes'][gi]} grid not run: {int(ds['n_sites'].values[gi])} transmons, over "
+             f"thermal_max_sites = {summary['parameters']['thermal_max_sites']} for a temperature > 0"
+             for gi in range(ds.sizes["grid"]) if gi not in grids]
+    rows = []
+    for name, title in MAP_ROWS:
+        v = ds[f"{name}_J"].sel(condition=label).values * us
+        if f"{name}_error_J" in ds:  # a value whose error is half of it or more is not resolved: an x, as in the table
+            e = ds[f"{name}_error_J"].sel(condition=label).values * us
+            v = np.where(np.isfinite(e) & (np.abs(e) >= UNRESOLVED_FRACTION * np.abs(v)), np.nan, v)
+        if np.isfinite(v[grids]).any():
+            rows.append((name, title, v))
+        else:
+            notes.append(f"{SHORT[name]} not drawn: " + NO_ROW.get((label, name), "resolved at no site (the "
+                                                                      "reasons in summary.json)"))
+    if not grids or not rows:
+        return []
+    layouts = {gi: geometries.lru_grid(int(ds["grid_rows"].values[gi]), int(ds["grid_cols"].values[gi]),
+                                       str(ds.attrs["lrus"]), int(ds.attrs["lru_arm"])) for gi in grids}
+    span = {gi: _span(g) for gi, g in layouts.items()}  # (row0, row1, col0, col1) of each layout, arms included
+    shape = [(span[gi][3] - span[gi][2] + 1.2) / (span[gi][1] - span[gi][0] + 1.2) for gi in grids]  # width/height
+    row = 0.3 * max(span[gi][1] - span[gi][0] + 1.2 for gi in grids)  # inches per row: 0.3 per site
+    fig, axes = plt.subplots(len(rows), len(grids), squeeze=False, layout="constrained",
+                             gridspec_kw={"width_ratios": shape},
+                             figsize=(max(row * sum(shape) + 0.15 * len(grids) + 1.3, 3.4),
+                                      row * len(rows) + 0.25 * len(notes) + 1.0))
+    for ri, (name, title, v) in enumerate(rows):
+        if label == "ideal" and name in ("T1", "T2"):
+            title = f"{title} (exact rates, typical)"
+        elif label == "ideal" and name == VERDICT:
+            title = f"{title}, to t_final"
+        finite = v[grids][np.isfinite(v[grids]) & (v[grids] > 0)]
+        lo, hi = finite.min(), finite.max()
+        widen = math.sqrt(max(MIN_RANGE * lo / hi, 1.0))  # (a scale over MIN_RANGE at least: labelled ticks on it)
+        norm = LogNorm(lo / widen, hi * widen)
+        for ci, gi in enumerate(grids):
+            im = _map(axes[ri, ci], layouts[gi], span[gi], ds, gi, v[gi], norm)
+            if ri == 0:
+                g = layouts[gi]
+                axes[ri, ci].set_title(f"{ds['grid_rows'].values[gi]} x {ds['grid_cols'].values[gi]}, "
+                                       f"{g.resets} LRUs")
+        axes[ri, 0].set_ylabel(SHORT[name])
+        bar = fig.colorbar(im, ax=axes[ri, :].tolist(), shrink=0.9, label=time_axis(1.0, title)[1])
+        ratio = norm.vmax / norm.vmin  # (ticks at plain numbers, at least two on the scale)
+        subs = (1.0,) if ratio > 30 else (1.0, 2.0, 5.0) if ratio > 6 else (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+        bar.ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
+        bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda t, _: f"{t:.0f}" if t >= 10 else f"{t:.2g}"))
+        bar.ax.yaxis.set_minor_formatter(NullFormatter())
+    head = [f"routing maps, {label}", "x: not resolved (why: summary.json); red squares: reset sites; grey dots: "
+            "LRU arms"] + notes
+    chars = int(13 * fig.get_figwidth())  # (the notes wrapped to the figure's width, at 9 points)
+    fig.suptitle("\n".join(textwrap.fill(line, chars) for line in head), fontsize=9)
+    return save_figure(fig, figdir, f"maps_{label.replace(' ', '_')}")
+
+
+def _span(g) -> tuple[int, int, int, int]:
+    rows, cols = [r for r, _ in g.coords], [c for _, c in g.coords]
+    return min(rows), max(rows), min(cols), max(cols)
+
+
+def _map(ax, g, span, ds, gi: int, v, norm):
+    """One grid's map of the values ``v`` (per coding site, in the dataset's site order) on ``ax``."""
+    R, C = int(ds["grid_rows"].values[gi]), int(ds["grid_cols"].values[gi])
+    img = np.full((R, C), np.nan)
+    for si in range(R * C):
+        img[ds["row"].values[gi, si], ds["col"].values[gi, si]] = v[si]
+    im = ax.imshow(np.ma.masked_invalid(img), norm=norm, cmap="viridis", origin="upper",
+                   extent=(-0.5, C - 0.5, R - 0.5, -0.5))
+    for i, j in g.edges:
+        (r1, c1), (r2, c2) = g.coords[i], g.coords[j]
+        ax.plot([c1, c2], [r1, r2], color="0.6", lw=0.6, zorder=1)
+    arm = [g.coords[k] for k in range(g.L) if not (0 <= g.coords[k][0] < R and 0 <= g.coords[k][1] < C)]
+    resets = [g.coords[k] for k in g.reset_sites]
+    ax.scatter([c for _, c in arm], [r for r, _ in arm], s=14, color="0.5", zorder=2)
+    ax.scatter([c for _, c in resets], [r for r, _ in resets], s=36, marker="s", color="C3", zorder=3)
+    for r, c in np.argwhere(~np.isfinite(img)):
+        ax.text(c, r, "x", ha="center", va="center", color="0.3", fontsize=9)
+    r0, r1, c0, c1 = span
+    ax.set_xlim(c0 - 0.6, c1 + 0.6)
+    ax.set_ylim(r1 + 0.6, r0 - 0.6)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_aspect("equal")
+    ax.grid(False)
+    return im
+
+
 def _plot_verdict(plt, ds, summary, figdir, us, time_label) -> list:
     """tau_L of every coding site against the grid size, each condition, with T1q/2 and the baseline."""
+    from matplotlib.ticker import FuncFormatter
+
     fig, ax = plt.subplots(figsize=(8.4, 3.8))
     sizes = summary["grid_sizes"]
     x = np.arange(len(sizes))
@@ -103,6 +164,9 @@ def _plot_verdict(plt, ds, summary, figdir, us, time_label) -> list:
         ax.axhline(float(own) * us, color="k", ls=":", lw=1.2, label="T1q/2 (leakage on its own)")
     ax.set_xticks(x, sizes)
     ax.set_yscale("log")
+    plain = FuncFormatter(lambda v, _: f"{v:.3g}" if f"{v:.0e}"[0] in "125" else "")  # (1, 2, 5 of each decade)
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
     ax.set_xlabel("grid of coding transmons")
     ax.set_ylabel(time_axis(1.0, r"$\tau_L$ of each start site")[1])
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
