@@ -67,6 +67,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..errors import check_stop
 from ..physics import readout as readouts
 from ..physics.model import ArraySpec
 from .records import EventLog, TrajectoryRecord
@@ -171,6 +172,7 @@ class _Loop:
                 waiting = np.ones(self.B, dtype=bool)  # rows that have not recorded times[k] yet
             first = True
             while waiting.any():
+                check_stop()  # (a signal whose KeyboardInterrupt was lost, e.g. while numba compiled)
                 stop = np.minimum(t_k, self.next_measurement)  # the next stop of every row
                 stop = np.minimum(stop, self.next_tick)
                 moving = waiting & (self.t < stop)

@@ -4,20 +4,23 @@ Blocks are independent (each trajectory owns its random streams), so they can
 run in any order and in any process; results are merged in block order by
 exact sums, which makes the numbers independent of the number of workers.
 The local process pool is the package's one (:func:`map_in_processes`: workers
-that end with their parent, stopped at once on a failure or Ctrl-C); other
+that end with their parent, stopped at once on a failure, Ctrl-C or SIGTERM,
+a worker's death reported as such); other
 work that runs in processes (the qec study's direct simulation) maps through it.
 """
 
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from .blocks import BlockResult, n_blocks, run_block
 from .settings import RunSettings
-from ..errors import ParameterError, require
+from ..errors import Interrupted, ParameterError, WorkerLost, check_stop, clear_stop, require, stop_on_signal
 from ..physics.model import ArraySpec, Realization
 
 
@@ -92,16 +95,21 @@ def map_in_processes(fn: Callable, items: Sequence[tuple], workers: int,
 
     The one process pool of the package: its workers take one BLAS thread and
     end with their parent (:func:`_init_worker`); a failure, Ctrl-C or
-    SIGTERM (as SystemExit) in the parent, or in ``on_result``, terminates
-    them at once (:func:`_stop_pool`) and is raised again.  ``on_result(i,
-    result)`` is called in the parent as each item finishes (completion order),
-    e.g. to store it before the others end.  With ``workers`` <= 1 or at most
-    one item the items run in this process, in order.  ``fn`` and the items
-    must pickle (``fn`` a module-level function).
+    SIGTERM (:class:`~lru_mps.errors.Interrupted`) in the parent, or in
+    ``on_result``, terminates them at once (:func:`_stop_pool`) and is raised
+    again; a worker that dies (killed, out of memory) stops the others and
+    raises :class:`~lru_mps.errors.WorkerLost`, saying how it died.  The parent
+    looks at a request to stop (:func:`~lru_mps.errors.check_stop`) every
+    :data:`POLL_S` seconds while it waits.  ``on_result(i, result)`` is called
+    in the parent as each item finishes (completion order), e.g. to store it
+    before the others end.  With ``workers`` <= 1 or at most one item the
+    items run in this process, in order.  ``fn`` and the items must pickle
+    (``fn`` a module-level function).
     """
     if workers <= 1 or len(items) <= 1:
         out = []
         for i, args in enumerate(items):
+            check_stop()
             out.append(fn(*args))
             if on_result is not None:
                 on_result(i, out[-1])
@@ -109,18 +117,47 @@ def map_in_processes(fn: Callable, items: Sequence[tuple], workers: int,
     out = [None] * len(items)
     pool = ProcessPoolExecutor(max_workers=min(workers, len(items)), initializer=_init_worker,
                                initargs=(os.getpid(),))
+    processes = []
     try:
         futures = {pool.submit(fn, *args): i for i, args in enumerate(items)}
-        for fut in as_completed(futures):
-            i = futures[fut]
-            out[i] = fut.result()
-            if on_result is not None:
-                on_result(i, out[i])
-    except BaseException:  # Ctrl-C, SIGTERM (as SystemExit), a failed item: stop the workers at once
+        processes = list((getattr(pool, "_processes", None) or {}).values())  # (all started by the first submit)
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+            check_stop()
+            for fut in finished:
+                i = futures[fut]
+                out[i] = fut.result()
+                if on_result is not None:
+                    on_result(i, out[i])
+    except BrokenProcessPool:  # a worker died: say how (its exit code), not the pool's traceback
+        _stop_pool(pool)
+        check_stop()  # (the parent's own signal, which the workers' deaths followed)
+        raise WorkerLost(_how_it_died(processes)) from None
+    except BaseException:  # Ctrl-C, SIGTERM (Interrupted), a failed item: stop the workers at once
         _stop_pool(pool)
         raise
     pool.shutdown()
     return out
+
+
+#: seconds between the pool's looks at a request to stop while it waits for its workers
+POLL_S = 0.25
+
+
+def _how_it_died(processes) -> str:
+    """How the first of a broken pool's workers that was not stopped by the pool itself ended (its exit code)."""
+    import signal
+
+    codes = [p.exitcode for p in processes]
+    own = -signal.SIGTERM  # the pool terminates the others once one died
+    code = next((c for c in codes if c not in (None, 0, own)), own if own in codes else None)
+    if code is None:
+        return "it ended abruptly"
+    if code < 0:
+        name = signal.Signals(-code).name
+        return f"killed by {name}" + (", as the out-of-memory killer does" if code == -signal.SIGKILL else "")
+    return f"it exited with status {code}"
 
 
 def client_for(scheduler):
@@ -176,6 +213,7 @@ class _BlockTask:
 def serial_map(task: _BlockTask, blocks: list[int], on_result, tally: _Tally) -> None:
     """The blocks in this process, one after another, reporting every trajectory as it finishes."""
     for b in blocks:
+        check_stop()
         start = tally.n
         res = run_block(*task.args(b), on_trajectory=tally.tick)
         on_result(res)
@@ -200,6 +238,7 @@ def dask_map(task: _BlockTask, blocks: list[int], on_result, tally: _Tally, clie
     futures = [client.submit(run_block, *task.args(b), key=f"lru-mps-{key or 'run'}-block-{b}", pure=False, retries=2)
                for b in blocks]
     for fut in dask_completed(futures):
+        check_stop()
         res = fut.result()
         on_result(res)
         tally.tick(res.trajectories)
@@ -240,6 +279,9 @@ def run_blocks(
     scheduler address): :func:`serial_map`, :func:`process_map`,
     :func:`dask_map`, one signature.  Either way the merged numbers are the
     same.  ``store``: a :class:`~lru_mps.run.cache.BlockCache` or its folder.
+    A run stopped by a signal raises :class:`~lru_mps.errors.Interrupted`, one
+    whose worker process died :class:`~lru_mps.errors.WorkerLost`, each with the
+    blocks finished and the folder that keeps them (a rerun resumes from them).
     """
     require(int(workers) == workers and workers >= 1, "workers", workers, "an integer >= 1")
     from .cache import run_key
@@ -259,10 +301,44 @@ def run_blocks(
 
     task = _BlockTask(spec, settings, realization)
     client = client_for(client)
-    if client is not None:
-        dask_map(task, todo, finished, tally, client, key or run_key(spec, settings, realization)[0])
-    elif workers == 1 or len(todo) <= 1:
-        serial_map(task, todo, finished, tally)
-    else:
-        process_map(task, todo, finished, tally, workers)
+    kept = None if store is None else str(store.folder)
+    try:
+        with _stopping():
+            if client is not None:
+                dask_map(task, todo, finished, tally, client, key or run_key(spec, settings, realization)[0])
+            elif workers == 1 or len(todo) <= 1:
+                serial_map(task, todo, finished, tally)
+            else:
+                process_map(task, todo, finished, tally, workers)
+    except KeyboardInterrupt as err:  # (Ctrl-C, SIGTERM: Interrupted) what this run did, and where it is kept
+        raise Interrupted(getattr(err, "signal", "SIGINT"), len(done), nb, kept) from None
+    except WorkerLost as err:
+        raise WorkerLost(err.cause, len(done), nb, kept) from None
     return [done[b] for b in range(nb)]
+
+
+@contextmanager
+def _stopping():
+    """Ctrl-C stops the run within a fraction of a second even where its KeyboardInterrupt would be lost.
+
+    Where the SIGINT handler is Python's own (a script, a notebook) it is
+    :func:`~lru_mps.errors.stop_on_signal` for the run, which records the
+    request that the loops look at (:func:`~lru_mps.errors.check_stop`); the
+    request is forgotten when the run ends.  Where a handler of the package's
+    is in place already (the command line's, for SIGINT and SIGTERM), or off
+    the main thread, nothing changes.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    clear_stop()
+    previous = signal.signal(signal.SIGINT, stop_on_signal)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        clear_stop()

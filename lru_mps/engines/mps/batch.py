@@ -29,6 +29,7 @@ import time
 import numpy as np
 from numba.typed import List
 
+from ...errors import check_stop
 from .padded import PaddedMPSBatch
 from .state import DISCARDED_WEIGHT_WARN, MPSOptions, MPSState, the_last as _the_last
 from .store import MPSStore
@@ -139,6 +140,7 @@ class MPSBatch(MPSStore):
             steps, parts = self._pieces(len(going))
             left = []
             for part in parts:
+                check_stop()  # (a signal whose KeyboardInterrupt was lost, e.g. while numba compiled)
                 j = going[part]
                 chunk = np.minimum(counts[j] - done[j], steps)
                 took = np.zeros(len(j), dtype=np.int64)
