@@ -99,6 +99,11 @@ def test_quick_numbers_follow_their_formulas(quick):
     S = np.array(s["leakage_survival"]["mean"])
     D = s["mean_leakage_cycles"]
     assert D["tail_method"] == "fit" and D["value"] == pytest.approx(S.sum() + D["tail"], rel=1e-12)
+    # the extrapolation joins the data it extends: the tail starts from the measured S(K) (not from the window's fit
+    # extended past the window, 20x below it here), and D's tail is that geometric series
+    tail = s["leakage_survival"]["tail"]
+    assert tail["method"] == "fit" and tail["S_end"] == pytest.approx(S[-1], rel=1e-12) and 0 < tail["ratio"] < 1
+    assert D["tail"] == pytest.approx(tail["S_end"] * tail["ratio"] / (1 - tail["ratio"]), rel=1e-9)
     seep = np.array([np.nan if v is None else v for v in s["seepage_per_cycle"]["value"]])
     S0 = s["leakage_survival"]["S0"]["mean"]
     full = 1 - np.concatenate(([S[0] / S0], S[1:] / S[:-1]))

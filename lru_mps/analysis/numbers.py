@@ -18,7 +18,9 @@ time's text in Python (here, below the io layer, so that the analysis's own resu
   carries a ``reason`` field; any other null under a key ``K`` has a sibling
   ``K_reason`` beside it: a string (for every null under ``K``), or, where
   ``K`` holds a list or a table, a list or table of the same shape with a
-  reason at each null.  The keys of the values stay what they are.
+  reason at each null.  The keys of the values stay what they are; a null
+  inside a reason (``reason``, ``reasons``, ``K_reason``) means there is
+  nothing to explain there.
 """
 
 from __future__ import annotations
@@ -185,7 +187,7 @@ def _walk(value, reason, path: str) -> list[str]:
         return []
     out = []
     for k, v in value.items():
-        if k == "reason" or k.endswith("_reason"):
+        if k in ("reason", "reasons") or k.endswith("_reason"):  # reasons (a null there: nothing to explain)
             continue
         r = reason.get(k) if isinstance(reason, dict) else None
         if not (isinstance(r, str) and r.strip()) and f"{k}_reason" in value:

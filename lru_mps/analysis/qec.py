@@ -17,10 +17,11 @@ the array in its thermal state):
                                   p per cycle (a renewal argument: 1/p cycles
                                   unleaked on average, then D leaked).
 
-D's tail after the last simulated boundary K: the tail of the leakage
-lifetimes (:func:`lru_mps.analysis.lifetimes.tail_after`, the same fit on the
-same window): y_end exp(-s/tau) summed over the boundaries after K,
-y_end r/(1 - r) with r = exp(-t_c/tau); where no fit resolves it, the bound
+D's tail after the last simulated boundary K: the rate of the leakage
+lifetimes' tail fit (:func:`lru_mps.analysis.lifetimes.tail_after`, the same
+fit on the same window) from the measured value at K (so that the tail joins
+the data: :func:`survival_tail`): y_end exp(-s/tau) summed over the
+boundaries after K, y_end r/(1 - r) with r = exp(-t_c/tau); where no fit resolves it, the bound
 (every |2> decays at 2/T1q at least: S(K + j) <= P_star^(L)(K t_c)
 exp(-2 j t_c/T1q)) of which the value takes half and the error the other
 half.  Errors: jackknife over the result's trajectory blocks
@@ -243,6 +244,8 @@ def cycle_total(t, y, sem, t_c: float, window, T1q: float, y_bound: float | None
     y = np.asarray(y, dtype=float)
     body = float(np.sum(y[idx[1:]]))
     method, y_end, tau = tail_after(t, y, sem, window, T1q, y_bound)
+    if method == "fit":  # the tail joins the data it extends: from the last boundary's value, at the fitted rate
+        y_end = max(float(y[-1]), 0.0)
     tail = geometric_tail(y_end, tau, t_c) * (0.5 if method == "bound" else 1.0)
     return body + tail, tail, method
 
@@ -282,13 +285,22 @@ def seepage_per_cycle(result: SimulationResult, t_c: float) -> tuple[np.ndarray,
 
 def survival_tail(result: SimulationResult, t_c: float) -> dict:
     """How S(k) goes on after the last boundary K, for a model that needs S beyond it: {"method", "S_end", "ratio"}
-    with S(K + j) ~ S_end ratio^j; 'fit': the tail fit of :func:`mean_leakage_cycles` (S_end its value at K t_c,
-    ratio = exp(-t_c/tau)); 'bound': S_end the leakage left anywhere at K t_c and ratio exp(-2 t_c/T1q), an upper
-    bound; 'lower bound': S_end = 0."""
+    with S(K + j) ~ S_end ratio^j; 'fit': S_end = the measured S(K) and ratio = exp(-t_c/tau) with the tau of the
+    tail fit of :func:`mean_leakage_cycles`; 'bound': S_end the leakage left anywhere at K t_c and ratio
+    exp(-2 t_c/T1q), an upper bound; 'lower bound': S_end = 0.
+
+    The fit's window ends where the curve is no longer resolved (:func:`~lru_mps.analysis.decay.fit_window`: 100
+    below its first value on a realistic run), so past it the exponential of the window extrapolates below the
+    slower late curve (the rare rows of a stack blocked by a thermal excitation carry it): its value at K t_c
+    was 20x under the measured S(K) at L = 3, 100 mK.  The tail therefore starts from the measured S(K), so that
+    it joins the data, and takes the fit's rate.
+    """
     ms = result.observable(SURVIVAL_OBSERVABLE)
     window = fit_window("T_star", result, SURVIVAL_OBSERVABLE)
     method, y_end, tau = tail_after(result.times, ms.mean, ms.sem, window, result.spec.conditions.longest_T1,
                                     y_bound=float(result.observable("leakage_array").mean[-1]))
     y0 = float(ms.mean[0])
+    if method == "fit":
+        y_end = max(float(ms.mean[-1]), 0.0)
     return {"method": method, "S_end": y_end / y0 if y0 > 0 else 0.0,
             "ratio": math.exp(-t_c / tau) if math.isfinite(tau) else 0.0}

@@ -139,7 +139,10 @@ def table(summary: dict) -> str:
     D = summary["mean_leakage_cycles"]
     ss = summary["steady_state_leakage"]
     tail = ls["tail"]
-    lines += ["", reach + f"; beyond K: S(K+j) ~ {tail['S_end']:.3g} x {tail['ratio']:.4g}^j ({tail['method']})",
+    start = {"fit": "from the measured S(K), at the rate of the tail fit", "bound": "an upper bound: the leakage "
+             "left anywhere at K, at 2/T1q", "lower bound": "none: no tail fitted (a lower bound)"}.get(tail["method"],
+                                                                                            tail["method"])
+    lines += ["", reach + f"; beyond K: S(K+j) ~ {tail['S_end']:.3g} x {tail['ratio']:.4g}^j ({start})",
               f"mean leakage duration D = sum_k S(k) = {_pm(D)} cycles (tail {D['tail']:.2g}, {D['tail_method']})"]
     t1 = summary.get("leakage_lifetime_qubit")
     if t1 is not None and t1.get("value_us") is not None:

@@ -118,6 +118,10 @@ def add(summary: dict, reasons: dict) -> dict:
     value = [math.nan if v is None else v for v in seep["value"]]
     if any(v is None for v in seep["value"]):
         seep["reasons"], seep["trajectories_to_resolve"] = seepage_reasons(S, sem, value, n, option)
+        # the convention of every null (lru_mps.analysis.numbers): a reason beside it, aligned
+        seep["value_reason"] = seep["error_reason"] = seep["reasons"]
+        seep["trajectories_to_resolve_reason"] = ["resolved: nothing to resolve" if t is None else None
+                                                  for t in seep["trajectories_to_resolve"]]
     e = summary["error_per_cycle"]
     if e["lru"] is None:
         e["lru_reason"] = ("not resolved: <n_1> or 2C has no weight at t = 0 (no row of that start); more "
