@@ -28,7 +28,8 @@ import stim
 from click.testing import CliRunner
 
 from conftest import long_scale
-from lru_mps.circuits import Case, ReturnModel, decoder, memory_circuit, per_cycle, return_probabilities, sample
+from lru_mps.circuits import (Case, Program, ReturnModel, decoder, memory_circuit, per_cycle, return_probabilities,
+                              sample)
 from lru_mps.circuits.sampler import CHUNK
 from lru_mps.circuits.surface import MARKER, data_qubits
 from lru_mps.errors import ParameterError
@@ -82,6 +83,13 @@ def test_the_circuit_is_stims_own():
                                         after_clifford_depolarization=p, before_round_data_depolarization=p,
                                         before_measure_flip_probability=p, after_reset_flip_probability=p).flattened()
         assert ours == theirs
+    # the sampler's segments, put back together, are the decoder's circuit (the added error included)
+    prog = Program(3, 4, 1e-3, 0.002)
+    whole = stim.Circuit()
+    for seg in prog.segments:
+        whole += seg
+    assert whole == memory_circuit(3, 4, 1e-3, 0.002) == prog.circuit
+    assert [h.kind for h in prog.hooks if h is not None].count("round") == 4
 
 
 def test_leakage_off_equals_stims_sampling():

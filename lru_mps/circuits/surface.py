@@ -16,7 +16,8 @@ Pauli error of the circuit, the added one included, and nothing of leakage.
 
 :class:`Program` holds the circuit as segments for a frame simulator, each
 followed by where the leakage model acts: ``round`` (the round's start,
-after the data depolarization: returns, then new leaks), ``cx`` (after a
+after the data depolarization: returns, then new leaks; the added error
+follows them), ``cx`` (after a
 layer of two-qubit gates: the partners of leaked data qubits are fully
 depolarized) and ``final`` (before the data qubits' final measurement:
 leaked ones read at random).
@@ -116,10 +117,10 @@ class Program:
                 targets = ins.targets_copy()
                 if self.p > 0:
                     seg.append("DEPOLARIZE1", targets, self.p)
-                if self.added > 0:
-                    seg.append("DEPOLARIZE1", targets, self.added)
                 self._cut(seg, Hook("round"))
                 seg = stim.Circuit()
+                if self.added > 0:  # after the round's returns and leaks
+                    seg.append("DEPOLARIZE1", targets, self.added)
                 continue
             if name == "M" and sorted(t.value for t in ins.targets_copy()) == sorted(self.data.tolist()):
                 self._cut(seg, Hook("final"))

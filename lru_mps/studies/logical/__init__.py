@@ -134,7 +134,7 @@ def case_key(case: Case, shots: int, seed: int) -> str:
     """What a case's counts depend on, as a file name (the resume key)."""
     text = json.dumps([case.distance, case.rounds, repr(case.p), repr(case.added), repr(case.leakage),
                        [repr(x) for x in case.returns.r], repr(case.returns.tail), case.initial, int(shots), int(seed),
-                       "v2"])
+                       "v3"])
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
