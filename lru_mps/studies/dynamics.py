@@ -17,7 +17,8 @@ import xarray as xr
 from ..analysis.lifetimes import LIFETIMES, leakage_lifetimes
 from ..errors import require
 from ..physics.units import to_time
-from .base import TIME_UNITS, Study, StudyContext, save_figure, time_axis, time_unit
+from ..analysis.numbers import pm, sig
+from .base import TIME_UNITS, Study, StudyContext, parameters_json, save_figure, time_axis, time_unit
 from .common import (evolution_kind, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list, positive_int, pyplot,
                      run_ensemble, spec_of, us_per_J)
 from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells
@@ -88,7 +89,7 @@ class Dynamics(Study):
         )
         summary = {
             "study": self.NAME,
-            "parameters": {**spec0.as_dict(), "rate_J": None},
+            "parameters": parameters_json(spec0, {"rate_J": "swept: see rates_J"}),
             "conditions": cond,
             "estimator": estimator,
             "evolutions": n_evol,
@@ -96,6 +97,7 @@ class Dynamics(Study):
             "T_prop_us": spec0.T_prop * us,
             "rates": labels,
             "rates_J": json_list(rates_J),
+            "rates_MHz": json_list(rates_J * spec0.J_hz / 1e6),
             "time_J": json_list(times),
             "time_us": json_list(times * us),
             "curves": {
@@ -119,18 +121,19 @@ class Dynamics(Study):
             f"{evolution_kind(summary['conditions'] == 'ideal' and summary.get('estimator') != 'sampled')} per rate; "
             f"T_prop = {summary['T_prop_J']:.4g}/J = {summary['T_prop_us']:.3g} us",
             "",
-            f"{'G':>8} {'tJ':>8} {'t (us)':>8} {'P_star^(1)':>17} {'P_star^(L)':>17}",
+            f"{'G':>8} {'G/2pi (MHz)':>12} {'t (us)':>8} {'tJ':>8} {'P_star^(1)':>17} {'P_star^(L)':>17}",
         ]
-        for lab, c in summary["curves"].items():
+        mhz = summary.get("rates_MHz") or [None] * len(summary["rates"])
+        for (lab, c), g in zip(summary["curves"].items(), mhz):
             for i in idx:
                 a, b = c["leakage_site1"], c["leakage_array"]
                 lines.append(
-                    f"{lab:>8} {t[i]:8.4g} {summary['time_us'][i]:8.3g} "
-                    f"{a['mean'][i]:9.4f}+-{a['sem'][i] or 0:<6.4f} {b['mean'][i]:9.4f}+-{b['sem'][i] or 0:<6.4f}"
+                    f"{lab:>8} {_g(g):>12} {summary['time_us'][i]:8.3g} {t[i]:8.4g} "
+                    f"{_p(a['mean'][i], a['sem'][i]):>17} {_p(b['mean'][i], b['sem'][i]):>17}"
                 )
-        lines += ["", "leakage lifetimes (1/J), per rate:", f"{'G':>8} {HEAD}"]
+        lines += ["", "leakage lifetimes (us), per rate:", f"{'G':>8} {'G/2pi (MHz)':>12} {HEAD}"]
         for i, lab in enumerate(summary["rates"]):
-            lines.append(f"{lab:>8} " + cells(*(summary[k][i] for k in LIFETIMES)))
+            lines.append(f"{lab:>8} {_g(mhz[i]):>12} " + cells(*(summary[k][i] for k in LIFETIMES), unit="us"))
         lines.append(LEGEND)
         return "\n".join(lines) + "\n"
 
@@ -148,7 +151,8 @@ class Dynamics(Study):
                     m = ds[f"{obs}_mean"].isel(rate=i).values
                     s = ds[f"{obs}_sem"].isel(rate=i).values
                     g = float(ds["rate_J"].isel(rate=i))
-                    ax.plot(t, m, color=colors[i], lw=1.4, label=rf"$\Gamma = {g:g}\,J$")
+                    g_mhz = g * float(ds.attrs["J_over_2pi_Hz"]) / 1e6
+                    ax.plot(t, m, color=colors[i], lw=1.4, label=rf"$\Gamma = {g:g}\,J$ ({g_mhz:.3g} MHz)")
                     ax.fill_between(t, m - s, m + s, color=colors[i], alpha=0.25, lw=0)
                 tp = float(ds.attrs["T_prop_J"]) * f
                 L = int(ds.attrs["L"])
@@ -170,6 +174,16 @@ class Dynamics(Study):
             axes[1].set_title("(b) whole array", loc="left")
             fig.tight_layout()
             return save_figure(fig, figdir, "leakage_dynamics")
+
+
+def _g(x) -> str:
+    """A configured rate as given (4 digits, no trailing zeros)."""
+    return "-" if x is None else f"{x:.4g}"
+
+
+def _p(mean, sem) -> str:
+    """A probability to its error's digits; an exact one (no error: the start) as it is."""
+    return pm(mean, sem, sep="+-") if sem else sig(mean, 4)
 
 
 STUDIES = {Dynamics.NAME: Dynamics()}

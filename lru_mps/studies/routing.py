@@ -69,7 +69,8 @@ from ..physics.rules import symmetric_sites_verdict
 from ..physics.units import to_kelvin, to_time
 from ..run.simulate import simulate
 from ..run.trajectories import disorder_rng
-from .base import TIME_UNITS, Study, StudyContext, finite_or_none, time_json
+from ..analysis.numbers import sig
+from .base import TIME_UNITS, Study, StudyContext, finite_or_none, parameters_json, time_json
 from .common import FITTED, as_list, conditions_of, dataset_attrs, positive_int, run_ensemble, spec_of
 from .config import Config
 from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells, reason_lines, time_cell
@@ -346,13 +347,15 @@ class Routing(Study):
             "routing": {**routing_verdict(taus, limit, [f"{R}x{C}" for R, C in grids]),
                         "criterion": "the median coding site's ideal leakage lifetime tau_L under T1q/2"}
             if ideal else None,
-            "parameters": {**spec0.as_dict(), "L": None, "realizations": int(cfg["realizations"]),
-                           "trajectories": int(cfg["trajectories"]), "seed": int(cfg["seed"]),
-                           "thermal_max_sites": int(cfg["thermal_max_sites"])},
+            "parameters": parameters_json(spec0, {"L": "one per grid: see n_sites"},
+                                          realizations=int(cfg["realizations"]), trajectories=int(cfg["trajectories"]),
+                                          seed=int(cfg["seed"]), thermal_max_sites=int(cfg["thermal_max_sites"])),
         }
+        _routing_reasons(summary, bool(ideal))
         return ds, summary
 
     def table(self, summary: dict) -> str:
+        """The table: times in us, each to its error's digits or 'not resolved*' (lifetimes.time_cell)."""
         lines = [f"{self.NAME}: leakage routed to LRUs ({summary['lrus']}, arms of {summary['lru_arm']}) across grids "
                  "of coding transmons; times in us (+- jackknife error)"]
         if summary["symmetry"]["used"]:
@@ -360,7 +363,7 @@ class Routing(Study):
                          "it and 3 images)")
         limit = summary["T_leak_own"]["value_us"]
         if limit is not None:
-            lines.append(f"leakage on its own (T1q/2): {limit:.4g} us")
+            lines.append(f"leakage on its own (T1q/2): {sig(limit, 3)} us")
         unresolved = {}
         for label in summary["conditions"]:
             b = summary["baseline"][label]
@@ -391,15 +394,34 @@ class Routing(Study):
         verdict = summary.get("routing")
         if verdict:
             lines += ["", "does routing pay? (" + verdict["criterion"] + ")"]
+            us = 1e6 / (2 * np.pi * summary["parameters"]["J_over_2pi_Hz"])  # us per 1/J
             for gi, size in enumerate(summary["grid_sizes"]):
                 share, med = verdict["paying_share"][gi], verdict["median_tau_J"][gi]
-                lines.append(f"  {size:>6}: median tau_L {med if med is None else f'{med:.4g}/J'}, "
-                             f"sites that pay {'-' if share is None else f'{100 * share:.0f} %'}")
+                med_s = "not resolved" if med is None else f"{sig(med * us, 4)} us ({sig(med, 4)}/J)"
+                lines.append(f"  {size:>6}: median tau_L {med_s}, "
+                             f"sites that pay {'not resolved' if share is None else f'{100 * share:.0f} %'}")
             stop = verdict["stops_paying_at"]
             lines.append(f"  routing stops paying at: {stop or 'no grid studied'}")
         return "\n".join(lines + [""] + reason_lines(unresolved) + [LEGEND]) + "\n"
 
     def plot(self, ds, summary: dict, figdir) -> list:
         return routing_figures.plot(ds, summary, figdir)
+
+def _routing_reasons(summary: dict, ideal: bool) -> None:
+    """A reason beside each null of the routing summary (lru_mps.analysis.numbers' convention)."""
+    if summary["routing"] is None:
+        summary["routing_reason"] = "the verdict reads the ideal leakage lifetimes: this run has no ideal conditions"
+        return
+    v = summary["routing"]
+    why = "not resolved: no coding site of this grid has a resolved ideal tau_L (more realizations resolve it)"
+    for key in ("paying_share", "median_tau_J", "pays"):
+        if key in v and any(x is None for x in v[key]):
+            v[f"{key}_reason"] = [why if x is None else None for x in v[key]]
+    if v.get("stops_paying_at") is None:
+        v["stops_paying_at_reason"] = "routing pays on every grid studied (a larger grid finds where it stops)"
+    for key, value in list(v.items()):
+        if value is None and f"{key}_reason" not in v:
+            v[f"{key}_reason"] = "not resolved by these data"
+
 
 STUDIES = {Routing.NAME: Routing()}
