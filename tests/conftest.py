@@ -1,6 +1,7 @@
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,10 @@ import pytest
 #: (pyproject's addopts) each runs on one worker, so that the fixture is set up once; every other test is
 #: handed out on its own
 ONE_WORKER_MODULES = ("test_sweeps.py", "test_dask.py", "test_temperature_physics.py", "test_tolerance.py",
-                      "test_temperature_sweep.py", "test_design.py", "test_routing.py")
+                      "test_temperature_sweep.py", "test_design.py", "test_routing.py", "test_gaps.py")
+#: modules that take their quick studies from the session's :func:`quick_study`: one group under xdist, so that
+#: each study runs once for all of them
+QUICK_STUDY_MODULES = ("test_sweeps.py", "test_tolerance.py", "test_temperature_sweep.py", "test_gaps.py")
 
 
 def long_scale() -> float:
@@ -66,9 +70,30 @@ def pytest_xdist_make_scheduler(config, log):
     class ModuleGroups(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
+            if Path(module).name in QUICK_STUDY_MODULES:
+                return "quick studies"
             return module if Path(module).name in ONE_WORKER_MODULES else super()._split_scope(nodeid)
 
     return ModuleGroups(config, log)
+
+
+@pytest.fixture(scope="session")
+def quick_study(tmp_path_factory):
+    """``quick_study(name)``: (StudyResult, seconds) of ``lru-mps study NAME --quick``, each study run once per session
+    (and worker) in its own folder, for every module that reads one (:data:`QUICK_STUDY_MODULES`)."""
+    from lru_mps.studies import StudyContext, run_study
+
+    runs = {}
+
+    def get(name: str):
+        if name not in runs:
+            out = tmp_path_factory.mktemp(f"quick-{name}")
+            t0 = time.perf_counter()
+            res = run_study(name, StudyContext(out=out, workers=1), quick=True)
+            runs[name] = (res, time.perf_counter() - t0)
+        return runs[name]
+
+    return get
 
 
 @pytest.fixture

@@ -32,15 +32,10 @@ TIME_KEYS = {"value_J", "error_J", "value_us", "error_us"}
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    """{name: (StudyResult, seconds)} for every study run with --quick in its own folder."""
-    runs = {}
-    for name in STUDIES:
-        out = tmp_path_factory.mktemp(name)
-        t0 = time.perf_counter()
-        res = run_study(name, StudyContext(out=out, workers=1), quick=True)
-        runs[name] = (res, time.perf_counter() - t0)
-    return runs
+def quick(quick_study):
+    """{name: (StudyResult, seconds)} for every study run with --quick in its own folder (the session's runs,
+    conftest.quick_study, shared with tests/test_gaps.py)."""
+    return {name: quick_study(name) for name in STUDIES}
 
 
 def _blocks(folder: Path) -> dict[str, int]:
@@ -168,6 +163,24 @@ def test_rate_sweep_outputs(quick):
             assert s["optima_leakage"][kind][b]["mean"] < 0.25 * between, (kind, b)
 
 
+def test_rate_sweep_says_why_a_rate_did_not_run(quick):
+    """Feedback stops at feedback_rate_max (100 J): the rates above it are null in the JSON with the reason beside them
+    (mean_reason, sem_reason), 'not run*' in the table with the reason under it; an optimum's missing error says why."""
+    res, _ = quick["rate-sweep"]
+    s = res.summary
+    top = 100.0
+    for kind, d in s["leakage"].items():
+        for G, m, why in zip(s["rates_J"], d["mean"], d.get("mean_reason") or [None] * len(d["mean"])):
+            assert (m is None) == (kind != "dissipation" and G > top * (1 + 1e-9)), (kind, G)
+            assert (why is not None) == (m is None) and (why is None or "feedback_rate_max = 100 J" in why)
+    assert s["leakage"]["periodic"]["sem_reason"] == s["leakage"]["periodic"]["mean_reason"]
+    assert res.table.count("not run*") == 2 and "* periodic at G = 316.2 J, periodic at G = 1000 J: not run: " in res.table
+    for kind, errors in s["optima_error_J"].items():
+        for b, e in errors.items():
+            assert (e is None) == bool(s["optima_error_J_reason"][kind][b]), (kind, b)
+    assert "(no error*)" in res.table
+
+
 def test_rate_sweep_two_dissipation_minima_near_analytic(quick):
     """Dissipation at L = 3 has two optimal rates, near the L = 2 analytic ones of docs/physics.md §9.
 
@@ -225,7 +238,15 @@ def test_decay_sweep_outputs(quick, name, dim, key):
     for cond in ("ideal", "realistic"):
         for q in ("T_star", "T_prop", "T1", "T2"):
             assert len(s[cond][q]) == P
-            assert all(set(t) == TIME_KEYS for t in s[cond][q])
+            assert all(set(t) - {"reason", "flags"} == TIME_KEYS for t in s[cond][q])
+            # a time that is not a result says why (not there, or an error of half of it or more), in the JSON and
+            # as 'not resolved*' in the table with the reason under it
+            for i, t in enumerate(s[cond][q]):
+                unresolved = t["value_J"] is None or (t["error_J"] or 0) >= 0.5 * t["value_J"]
+                assert ("reason" in t) == unresolved and (not unresolved or t["reason"].startswith("not resolved"))
+                if unresolved:
+                    x = s["disorders_MHz" if dim == "disorder" else "hoppings_MHz"][i]
+                    assert f"* {cond} {q} at " in res.table and f"= {x:g} MHz" in res.table
         # T_prop = pi Ubar / (4 J^2): 1.25 us at J/2pi = 5 MHz, Ubar/2pi = 250 MHz, scaling like 1/J^2
         for i, t in enumerate(s[cond]["T_prop"]):
             J_MHz = s["hoppings_MHz"][i] if dim == "hopping" else 5.0

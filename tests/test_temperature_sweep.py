@@ -22,9 +22,9 @@ TIME_KEYS = {"value_J", "error_J", "value_us", "error_us"}
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("temperature-sweep")
-    return out, run_study("temperature-sweep", StudyContext(out=out, workers=1), quick=True)
+def quick(quick_study):
+    res, _ = quick_study("temperature-sweep")  # the session's run (conftest), shared with tests/test_gaps.py
+    return res.out, res
 
 
 def test_quick_temperature_sweep(quick):

@@ -31,10 +31,9 @@ DOUBLING_KEYS = {"value_J", "error_J", "value_MHz", "error_MHz", "value_Jprop", 
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tolerance")
-    res = run_study("tolerance", StudyContext(out=out, workers=1), quick=True)
-    return out, res
+def quick(quick_study):
+    res, _ = quick_study("tolerance")  # the session's run (conftest), shared with tests/test_gaps.py
+    return res.out, res
 
 
 def test_quick_tolerance_outputs_and_contract(quick):

@@ -149,8 +149,11 @@ def reason_lines(points: dict) -> list[str]:
 
 def _why(t: dict, unit: str) -> str | None:
     """Why a time's JSON is not a result: its reason, or an error of half its value or more."""
-    why = t.get("reason") or resolution_reason(t.get(f"value_{unit}"), t.get(f"error_{unit}"), MORE,
-                                               "us" if unit == "us" else "/J")
+    if f"value_{unit}" not in t and "value" in t:  # a number without a unit (a fraction, cycles, a probability)
+        why = t.get("reason") or resolution_reason(t.get("value"), t.get("error"), MORE)
+    else:
+        why = t.get("reason") or resolution_reason(t.get(f"value_{unit}"), t.get(f"error_{unit}"), MORE,
+                                                   "us" if unit == "us" else "/J")
     return None if why is None else why if why.startswith("not resolved") else f"not resolved: {why}"
 
 

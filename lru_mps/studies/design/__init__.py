@@ -41,6 +41,7 @@ import math
 import numpy as np
 
 from ...analysis.design import KINDS, best_under, disagreement, paired_difference, pareto_front, seed_rate
+from ...analysis.numbers import pm, shown, sig
 from ...errors import ParameterError, require
 from ...physics import disorder as disorder_patterns
 from ...physics import domains
@@ -390,16 +391,16 @@ def _verdict(best: int | None, paper: int, conf: dict, flag: float) -> dict:
                 "better_by": {"value": 0.0, "error": 0.0, "relative": 0.0}}
     bD = conf[best]["D"]
     pa, ba = conf[paper]["added"]["p_total"], conf[best]["added"]["p_total"]
-    added = (f"added p_total {ba['value']:.3g} +- {ba['error']:.1g} against the paper's {pa['value']:.3g} +- "
-             f"{pa['error']:.1g}")
+    added = (f"added p_total {shown(ba['value'], ba['error'])} against the paper's "
+             f"{shown(pa['value'], pa['error'])}")
     diff, err = paired_difference(pD["value"], bD["value"], pD["replicas"], bD["replicas"])
     if not math.isfinite(err):
         err = math.hypot(pD["error"], bD["error"])
     rel = diff / pD["value"] if pD["value"] > 0 else math.nan
     significant = diff > 2.0 * err
-    text = (f"better by {diff:.3g} +- {err:.2g} cycles in D ({100 * rel:.0f} % of the paper's "
-            f"{pD['value']:.3g}) within the budget ({added})" if significant else
-            f"reproduces: the best confirmed design is {diff:.3g} +- {err:.2g} cycles lower in D, within 2 errors "
+    text = (f"better by {pm(diff, err)} cycles in D ({100 * rel:.0f} % of the paper's "
+            f"{sig(pD['value'], 3)}) within the budget ({added})" if significant else
+            f"reproduces: the best confirmed design is {pm(diff, err)} cycles lower in D, within 2 errors "
             f"({added})")
     return {"result": "better" if significant else "reproduces", "text": text,
             "better_by": {"value": finite_or_none(diff), "error": finite_or_none(err), "relative": finite_or_none(rel)}}

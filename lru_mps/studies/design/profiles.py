@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from ...analysis.design import best_under, pareto_front
+from ...analysis.numbers import pm, shown
 from ...errors import ParameterError, require
 from ...physics import hopping_profile as hp
 
@@ -114,8 +115,8 @@ def _as_good(u: dict, p: dict, sigmas: float) -> bool:
 
 
 def _fmt(x: dict) -> str:
-    return (f"D = {x['D']['value']:.3g} +- {_v(x['D']['error']):.2g} at added p {x['added']['value']:.3g} +- "
-            f"{_v(x['added']['error']):.1g}")
+    return (f"D = {shown(x['D']['value'], x['D']['error'])} at added p "
+            f"{shown(x['added']['value'], x['added']['error'])}")
 
 
 def compare(points: list[dict], profiles: list[str], budget, sigmas: float = SIGMAS) -> dict:
@@ -199,7 +200,7 @@ def compare(points: list[dict], profiles: list[str], budget, sigmas: float = SIG
             return f"{p} {_fmt(b)}"
         how = "lower" if d["value"] > 0 else "higher"
         sig = "within errors" if d["within_errors"] else f"beyond {sigmas:g} combined errors"
-        return f"{p} {_fmt(b)}, {abs(d['value']):.2g} +- {_v(d['error']):.2g} {how} than uniform's ({sig})"
+        return f"{p} {_fmt(b)}, {pm(abs(d['value']), d['error'])} {how} than uniform's ({sig})"
 
     out["text"] = f"{head}; best D under the budget: " + "; ".join(best(p) for p in profiles)
     out["reason"] = ("judged on the confirmed points: a non-uniform point of the confirmed front moves it when no "

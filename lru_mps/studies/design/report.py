@@ -11,6 +11,7 @@ from ...physics.hopping_profile import describe, is_uniform
 from ..base import save_figure
 from ..common import PLOT_STYLE, UNRESOLVED_LABEL, dataset_attrs, mark_unresolved, pyplot
 from ..lifetimes import reason_lines
+from ...analysis.numbers import pm, resolution_reason, sig
 
 SCREEN_METHOD = ("D: the qec study's D = sum_k S(k) (tail and jackknife error) from a short branch-estimator run from "
                  "the leakage start (hardware and thermal start sampled); added: exact per-realization qubit rates "
@@ -49,8 +50,8 @@ def misleads(x: dict, flag: float) -> str:
         s = x["screen"]["D"] if key == "D" else x["screen"]["added"]["p_total"]
         c = x["confirm"]["D"] if key == "D" else x["confirm"]["added"]["p_total"]
         more = "overestimates" if s["value"] > c["value"] else "underestimates"
-        parts.append(f"the screen {more} {name}: {s['value']:.4g} +- {_n(s['error']):.2g} vs confirmed "
-                     f"{c['value']:.4g} +- {_n(c['error']):.2g} ({z:.1f} sigma)")
+        parts.append(f"the screen {more} {name}: {pm(s['value'], s['error'])} vs confirmed "
+                     f"{pm(c['value'], c['error'])} ({z:.1f} sigma)")
     return f"{x['label']}: " + "; ".join(parts)
 
 
@@ -146,7 +147,7 @@ def table(s: dict) -> str:
                      f"{_pm(f['added']['p_total'], 5):>19} {'not confirmed*':>19}")
         gaps[f"{f['label']}"] = {"reason": f["not_confirmed_reason"]}
     b = s["budget"]
-    budget = (f"{b['added_p_total']:.4g}" if b["added_p_total"] is not None else
+    budget = (sig(b["added_p_total"]) if b["added_p_total"] is not None else
               "not resolved*" if b.get("reason") else "-")
     if b.get("reason"):
         gaps["budget"] = b
@@ -175,12 +176,16 @@ def table(s: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _pm(v: dict, digits: int) -> str:
+def _pm(v: dict, digits: int | None = None) -> str:
+    """A cell: the value to its error's digits (lru_mps.analysis.numbers.pm), 'not resolved*' where it is not there or
+    its error is half of it or more (the reason listed under the table); ``digits``: unused (the error decides)."""
     if v["value"] is None and v.get("reason"):
         return "not resolved*"
     if v["value"] is None:
         return "-"
-    return f"{v['value']:.{digits}f}+-{_n(v['error']):.{digits}f}"
+    if resolution_reason(v["value"], v.get("error")):
+        return "not resolved*"
+    return pm(v["value"], v.get("error"), sep="+-")
 
 
 def plot(ds, summary: dict, figdir) -> list:

@@ -1,0 +1,46 @@
+"""Every study's --quick run (the registry's: a new study is included by registering it) shows each number as what it
+is: no null in summary.json without a reason beside it (lru_mps.analysis.numbers' convention), every 'value+-error'
+cell of its table to the error's digits, and a time in 1/J only beside the same time in us.
+
+Cost: the quick studies once per session (conftest.quick_study, shared with test_sweeps, test_tolerance and
+test_temperature_sweep: one xdist group); the others (length-scaling, qec, design, routing and any new study) about
+3 minutes on one core.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from lru_mps.analysis.numbers import unexplained_nulls
+from lru_mps.studies import study_names
+
+#: a table cell 'value+-error' (the cells of lru_mps.studies.lifetimes.time_cell and the sweeps' columns)
+CELL = re.compile(r"(?<![\w.+-])(-?\d+(?:\.\d+)?)\+-(\d+(?:\.\d+)?)(?![\w.])")
+
+
+def _digits_ok(value: str, error: str) -> bool:
+    """A cell to its error's digits: the error with at most two significant digits, the value with as many decimals."""
+    decimals = len(error.split(".")[1]) if "." in error else 0
+    significant = len(error.replace(".", "").lstrip("0"))
+    return significant <= 2 and (len(value.split(".")[1]) if "." in value else 0) == decimals
+
+
+@pytest.mark.parametrize("name", study_names())
+def test_every_gap_says_why(quick_study, name):
+    res, _ = quick_study(name)
+    stored = json.loads((res.out / "summary.json").read_text())
+    missing = unexplained_nulls(stored)
+    assert not missing, f"{name}: nulls without a reason beside them: {missing[:10]} ({len(missing)} in all)"
+
+
+@pytest.mark.parametrize("name", study_names())
+def test_table_numbers_to_their_digits_and_in_one_unit(quick_study, name):
+    res, _ = quick_study(name)
+    bad = [m.group(0) for m in CELL.finditer(res.table) if not _digits_ok(m.group(1), m.group(2))]
+    assert not bad, f"{name}: cells not to their error's digits: {bad[:10]}"
+    # one unit system: a time in 1/J appears only beside the same time in us
+    alone = [line for line in res.table.splitlines() if re.search(r"\d/J\b", line) and not re.search(r"\bus\b", line)]
+    assert not alone, f"{name}: times in 1/J without their us: {alone[:5]}"
