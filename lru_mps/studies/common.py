@@ -241,14 +241,16 @@ def unresolved_handle():
     return Line2D([], [], ls="none", marker="x", color="0.3")
 
 
-def mark_unresolved(ax, x, color, marker: str = "x", axis: str = "x") -> None:
+def mark_unresolved(ax, x, color, marker: str = "x", axis: str = "x", level: int = 0) -> None:
     """Mark the abscissae ``x`` of points that ran but are not resolved: an x at the bottom of the axes, in the
-    series' color (not dropped silently); ``axis`` = "y": ``x`` are ordinates, marked at the left edge."""
+    series' color (not dropped silently); ``axis`` = "y": ``x`` are ordinates, marked at the left edge; ``level``:
+    the series' row of marks (0 at the edge, each next one a little further in), so that two series' marks at one
+    point do not hide each other."""
     x = np.asarray(x, dtype=float)
     x = x[np.isfinite(x)]
     if not x.size:
         return
-    edge = np.full(x.size, 0.02)
+    edge = np.full(x.size, 0.02 + 0.04 * level)
     if axis == "y":
         ax.plot(edge, x, ls="none", marker="x", color=color, ms=7, mew=1.5, transform=ax.get_yaxis_transform(),
                 clip_on=False)

@@ -356,7 +356,7 @@ class DecaySweep(Study):
                     e = ds[f"{q}_error_{suffix}"].sel(conditions=cond).values
                     ok = np.isfinite(v)
                     if q != "T_prop":  # a point that ran but is not resolved: marked at the axis, not dropped
-                        mark_unresolved(ax, x[~ok], c)
+                        mark_unresolved(ax, x[~ok], c, level=FITTED.index(q))
                         unresolved = unresolved or bool((~ok).any())
                     if not ok.any():
                         continue

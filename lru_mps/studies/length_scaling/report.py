@@ -11,6 +11,7 @@ import numpy as np
 from ...physics.units import time_to_us
 from ...run.trajectories import format_mix
 from ..base import save_figure, time_axis
+from ..common import UNRESOLVED_LABEL, mark_unresolved, unresolved_handle
 from ..lifetimes import HEAD, LEGEND, MORE, cells, reason_lines, time_cell
 from ...analysis.numbers import not_resolved, pm, shown, sig
 
@@ -115,12 +116,16 @@ def plot(ds, summary: dict, figdir) -> list:
     for ax, cond in zip(axes[0], ds.conditions.values):
         run = np.isfinite(ds["leakage_array_mean"].sel(conditions=cond).isel(t=0).values)
         L = ds.L.values
-        for name, marker in (("T_star", "o"), ("T1", "s"), ("T2", "^")):
+        unresolved = False
+        for i, (name, marker) in enumerate((("T_star", "o"), ("T1", "s"), ("T2", "^"))):
             v = ds[f"{name}_J"].sel(conditions=cond).values * us
             e = ds[f"{name}_error_J"].sel(conditions=cond).values * us
             ok = np.isfinite(v)
+            color = f"C{i}"
             if ok.any():
-                ax.errorbar(L[ok], v[ok], yerr=e[ok], fmt=marker + "-", capsize=2, label=f"{name} (fit)")
+                ax.errorbar(L[ok], v[ok], yerr=e[ok], fmt=marker + "-", capsize=2, color=color, label=f"{name} (fit)")
+            mark_unresolved(ax, L[run & ~ok], color, level=i)  # ran, not resolved: an x at the axis (reason in summary.json)
+            unresolved = unresolved or bool((run & ~ok).any())
         if "leakage_lifetime_array_J" in ds:  # always defined, also where T_star is not resolved
             v = ds["leakage_lifetime_array_J"].sel(conditions=cond).values * us
             e = ds["leakage_lifetime_array_error_J"].sel(conditions=cond).values * us
@@ -143,7 +148,10 @@ def plot(ds, summary: dict, figdir) -> list:
         integer_ticks(ax)
         ax.set_ylabel(time_label)
         ax.set_title(f"{cond} conditions")
-        ax.legend(fontsize=8)
+        handles, labels = ax.get_legend_handles_labels()
+        if unresolved:
+            handles, labels = handles + [unresolved_handle()], labels + [UNRESOLVED_LABEL]
+        ax.legend(handles, labels, fontsize=8)
     fig.tight_layout()
     paths += save_figure(fig, figdir, "decay_times_vs_L")
 
