@@ -210,3 +210,35 @@ def test_the_help_gives_the_rule():
     for option in ("--t1", "--tphi", "--temperature", "--frequency", "--anharmonicity"):
         block = text[text.index(f"\n  {option} "):][:400]
         assert "with a unit" in block, (option, block)
+
+
+def test_a_study_file_is_held_to_the_same_domain(tmp_path):
+    """A bare T1 in a study's [model] table is refused as on the command line, before anything runs."""
+    from lru_mps.studies import run_study
+    from lru_mps.studies.base import StudyContext
+
+    config = tmp_path / "dynamics.toml"
+    config.write_text('study = "dynamics"\n[model]\nt1 = 20\n')
+    with pytest.raises(ParameterError, match=r"a time with a unit, e\.g\. '20us'") as err:
+        run_study("dynamics", StudyContext(out=tmp_path / "run", workers=1), config_file=config, quick=True)
+    assert err.value.name == "t1" and "20/J = 0.637 us" in str(err.value)
+    assert not (tmp_path / "run" / "results.nc").exists()
+
+
+def test_a_device_files_edges_reach_the_summary_and_its_1_kelvin_is_refused(tmp_path):
+    chip = ('frequencies = ["7512MHz", "7468MHz", "7530MHz"]\n'
+            'anharmonicities = ["274MHz", "185.95MHz", "310.1MHz"]\ncouplings = ["5.1MHz", "4.9MHz"]\n')
+    hot = tmp_path / "hot.toml"
+    hot.write_text(chip + 'temperature = "1K"\n')
+    line = _one_error_line(cli("simulate", "--device", hot, "--trajectories", "1"))
+    assert line.startswith("Error: device.temperature='1K' is not allowed: a chip's temperature under 1 K"), line
+    short = tmp_path / "short.toml"
+    short.write_text(chip + 't1 = ["16.7us", "500ns", "15us"]\n')
+    res = cli("simulate", "--device", short, "--trajectories", "2", "--time-points", "3", "--t-final", "10/J",
+              "--workers", "1")
+    assert res.exit_code == 0, res.output
+    assert res.output.rstrip().splitlines()[-1] == "Warning: device.t1: T1 = 0.5 us on site 2, under 1 us: short " \
+                                                   "for a transmon (is the unit right?)"
+    overridden = cli("simulate", "--device", short, "--t1", "20us", "--trajectories", "2", "--time-points", "3",
+                     "--t-final", "10/J", "--workers", "1")
+    assert overridden.exit_code == 0 and "Warning" not in overridden.output, overridden.output
