@@ -7,16 +7,19 @@ and the Python API use); every error is one line naming the option as typed.
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import warnings
+from pathlib import Path
 
 import click
 from click.core import ParameterSource
 
 from lru_mps.defaults import RUN
-from lru_mps.errors import ParameterError, ParameterWarning
+from lru_mps.errors import ParameterError, ParameterWarning, stop_on_signal
 
 from .common import BACKENDS, engine_options, fail, model_options, progress
+from .stops import is_stop, stopped
 
 
 def build_spec(length, hopping, anharmonicity, frequency, disorder, reset, rate, conditions, t1, tphi, temperature,
@@ -62,12 +65,20 @@ def _one_line_warning(message, category, filename, lineno, line=None):
 warnings.formatwarning = _one_line_warning
 
 
-def _terminated(signum, frame):
-    """SIGTERM (a scheduler's or a user's kill): unwind like Ctrl-C, so worker pools are stopped at once."""
-    raise SystemExit(128 + signum)
+class _Main(click.Group):
+    """The command group: a run that a signal or a dead worker ends early ends with one line (cli/stops.py)
+    wherever it stopped (a command that knows where it keeps its blocks says so itself)."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BaseException as err:
+            if isinstance(err, (click.ClickException, click.exceptions.Exit)) or not is_stop(err):
+                raise
+            raise stopped(err) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="lru-mps")
 def main():
     """lru-mps: passive leakage removal in disordered transmon arrays.
@@ -80,7 +91,10 @@ def main():
     --disorder, the spreads, --t-final) may be bare numbers in units of J or
     1/J.  The physics and its conventions: docs/physics.md.
     """
-    signal.signal(signal.SIGTERM, _terminated)
+    # Ctrl-C and SIGTERM (a scheduler's or a user's kill) stop the run within a fraction of a second, its pools
+    # with it, even where the exception is lost on the way (lru_mps.errors.stop_on_signal records the request)
+    signal.signal(signal.SIGINT, stop_on_signal)
+    signal.signal(signal.SIGTERM, stop_on_signal)
 
 
 @main.command()
@@ -104,52 +118,72 @@ def main():
 @click.option("--scheduler", default=None, help="Run on a Dask cluster: the scheduler address (tcp://host:8786).")
 @click.option("--backend", type=click.Choice(BACKENDS), default=RUN["backend"], show_default=True,
               help="Array library of the batched exact and MPS engines (torch/cupy: on a GPU when there is one).")
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the result as NetCDF (xarray Dataset).")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Write the result as NetCDF (xarray Dataset); until it is written the finished blocks of "
+                   "trajectories are kept beside it (run.nc: in run.nc.blocks/), so that a rerun after an interruption "
+                   "resumes from them.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, max_bond, cutoff, estimator,
              integrate_decay, workers, scheduler, backend, out, as_json, **model):
     """Run one ensemble of trajectories and print a summary."""
     from lru_mps.engines import choose_engine
-    from lru_mps.run.settings import mps_options
+    from lru_mps.run.settings import make_settings, mps_options
     from lru_mps.run.simulate import simulate as run
     from lru_mps.run.executors import default_workers
     from lru_mps.io.datasets import save_netcdf, to_json
     from lru_mps.io.summary import format_summary
 
+    store = blocks_folder(out)
     try:
         spec = build_spec(**model)
         if engine == "auto":
             engine, reason = choose_engine(spec)
             if not as_json:
                 click.echo(f"engine auto -> {'per trajectory' if engine == 'auto' else engine}: {reason}", err=True)
+        settings = make_settings(spec, init=init, t_final=t_final, time_points=time_points, trajectories=trajectories,
+                                 seed=seed, engine=engine, estimator=estimator, integrate_decay=integrate_decay,
+                                 engine_options=mps_options({"dt": dt, "order": order, "max_bond": max_bond,
+                                                             "cutoff": cutoff}, spec.J_hz),
+                                 backend=backend)
+        _say_resumed(store, spec, settings)
         with progress(as_json) as bars:
-            result = run(
-                spec,
-                init=init,
-                t_final=t_final,
-                time_points=time_points,
-                trajectories=trajectories,
-                seed=seed,
-                engine=engine,
-                estimator=estimator,
-                integrate_decay=integrate_decay,
-                engine_options=mps_options({"dt": dt, "order": order, "max_bond": max_bond, "cutoff": cutoff},
-                                           spec.J_hz),
-                progress=bars.stage("trajectories"),
-                workers=workers if workers is not None else default_workers(),
-                client=scheduler,
-                backend=backend,
-            )
+            result = run(spec, settings, progress=bars.stage("trajectories"), store=store,
+                         workers=workers if workers is not None else default_workers(), client=scheduler)
     except ParameterError as err:
         fail(err)
+    except BaseException as err:
+        if not is_stop(err):
+            raise
+        raise stopped(err, unkept_hint="nothing is kept without --out (with --out FILE.nc the finished blocks are "
+                                       "kept and a rerun resumes from them)") from None
     if out:
         save_netcdf(result, out)
+        shutil.rmtree(store, ignore_errors=True)  # (the result is written: its blocks have served)
     if as_json:
         click.echo(json.dumps(to_json(result)))
     else:
         click.echo(format_summary(result))
         if out:
             click.echo(f"written: {out}")
+
+
+def blocks_folder(out) -> Path | None:
+    """Where `simulate --out FILE.nc` keeps its finished blocks until FILE.nc is written: FILE.nc.blocks/ (a run
+    stopped early resumes from them; None without --out)."""
+    return None if not out else Path(f"{out}.blocks")
+
+
+def _say_resumed(store: Path | None, spec, settings) -> None:
+    """One line on stderr where a rerun resumes: how many of its blocks an earlier, stopped run left in ``store``."""
+    from lru_mps.run.blocks import n_blocks
+    from lru_mps.run.cache import run_key
+
+    if store is None or not store.is_dir():
+        return
+    kept = len(list((store / run_key(spec, settings)[0]).glob("block_*.npz")))
+    if kept:
+        click.echo(f"resuming: {kept} of {n_blocks(settings.trajectories)} blocks of trajectories finished before, "
+                   f"kept in {store}", err=True)
 
 
 @main.command(name="plot")

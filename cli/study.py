@@ -10,6 +10,7 @@ import click
 from lru_mps.errors import ParameterError
 
 from .common import BACKENDS, engine_options, fail, model_options, progress
+from .stops import is_stop, stopped
 
 
 def _each_in_domain(one):
@@ -88,6 +89,10 @@ def _run(name, out, workers, scheduler, backend, as_json, quick, config_file, dt
             result = run_study(name, ctx, config_file=config_file, overrides=overrides, quick=quick)
     except ParameterError as err:
         fail(err)
+    except BaseException as err:  # a stop: one line, with where the finished blocks are kept
+        if not is_stop(err):
+            raise
+        raise stopped(err, kept=out / "work") from None
     if as_json:
         click.echo(json.dumps(result.summary, default=float))
     else:

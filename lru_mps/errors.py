@@ -8,6 +8,9 @@ compiles lands in an llvmlite callback, which prints it and carries on.  So
 the handler (:func:`stop_on_signal`) also records the request, and the
 trajectory loop and the pools look at it (:func:`check_stop`) between their
 steps: a run stops within a fraction of a second of the signal either way.
+An exception raised while a stop is requested is taken for the stop
+(:func:`stop_requested`): numba turns one raised inside its own callbacks
+into a SystemError.
 """
 
 from __future__ import annotations
@@ -99,6 +102,12 @@ def stop_on_signal(signum, frame=None) -> None:
 
     _stop_request = signal.Signals(signum).name
     raise Interrupted(_stop_request)
+
+
+def stop_requested() -> str | None:
+    """The name of the signal that asked to stop (None: none did).  Whatever a run raises after it (a
+    SystemError of numba's, which a KeyboardInterrupt raised inside its callback becomes) is that stop."""
+    return _stop_request
 
 
 def check_stop() -> None:

@@ -20,7 +20,8 @@ from typing import Callable, Sequence
 
 from .blocks import BlockResult, n_blocks, run_block
 from .settings import RunSettings
-from ..errors import Interrupted, ParameterError, WorkerLost, check_stop, clear_stop, require, stop_on_signal
+from ..errors import (Interrupted, ParameterError, WorkerLost, check_stop, clear_stop, require, stop_on_signal,
+                      stop_requested)
 from ..physics.model import ArraySpec, Realization
 
 
@@ -302,18 +303,21 @@ def run_blocks(
     task = _BlockTask(spec, settings, realization)
     client = client_for(client)
     kept = None if store is None else str(store.folder)
-    try:
-        with _stopping():
+    with _stopping():
+        try:
             if client is not None:
                 dask_map(task, todo, finished, tally, client, key or run_key(spec, settings, realization)[0])
             elif workers == 1 or len(todo) <= 1:
                 serial_map(task, todo, finished, tally)
             else:
                 process_map(task, todo, finished, tally, workers)
-    except KeyboardInterrupt as err:  # (Ctrl-C, SIGTERM: Interrupted) what this run did, and where it is kept
-        raise Interrupted(getattr(err, "signal", "SIGINT"), len(done), nb, kept) from None
-    except WorkerLost as err:
-        raise WorkerLost(err.cause, len(done), nb, kept) from None
+        except BaseException as err:  # a stop (Ctrl-C, SIGTERM) or a dead worker: what this run did, where it is kept
+            why = stop_requested() or (getattr(err, "signal", "SIGINT") if isinstance(err, KeyboardInterrupt) else None)
+            if why is not None:  # (whatever a signal raised on its way: numba's SystemError, a pool's break)
+                raise Interrupted(why, len(done), nb, kept) from None
+            if isinstance(err, WorkerLost):
+                raise WorkerLost(err.cause, len(done), nb, kept) from None
+            raise
     return [done[b] for b in range(nb)]
 
 

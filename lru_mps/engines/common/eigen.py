@@ -54,10 +54,12 @@ def decompose_stack(M: np.ndarray):
     without an SVD.
     """
     m, d = M.shape[0], M.shape[1]
-    lam, V = np.linalg.eig(M)
+    lam, V = in_pieces(np.linalg.eig, M)
+    if not np.iscomplexobj(M) and np.iscomplexobj(lam) and not lam.imag.any():  # (eig's rule, on the whole stack)
+        lam, V = lam.real, V.real
     bad = np.zeros(m, dtype=bool)
     try:
-        Vinv = np.linalg.inv(V)
+        Vinv = in_pieces(np.linalg.inv, V)
     except np.linalg.LinAlgError:
         Vinv = np.empty_like(V)
         for j in range(m):
@@ -71,6 +73,42 @@ def decompose_stack(M: np.ndarray):
         for j in np.nonzero(~bad & ~(bound < COND_LIMIT))[0]:
             bad[j] = not (np.linalg.cond(V[j]) < COND_LIMIT)
     return lam, V, Vinv, bad
+
+
+#: seconds a piece of :func:`in_pieces` aims at, so that a signal (Ctrl-C, SIGTERM) is handled soon
+PIECE_S = 0.1
+
+
+def in_pieces(fn, M: np.ndarray):
+    """``fn(M)`` for a stack M (m, d, d) of one of numpy.linalg's stacked functions (eig, inv), in pieces along
+    the stack of about :data:`PIECE_S` seconds each (sized from the last one's speed).
+
+    numpy runs a stack in one call that returns only at its end: the
+    eigendecompositions of a block of hot L = 7 rows take 10 s, in which
+    Ctrl-C waits; between pieces Python handles the signal.  Each matrix is
+    its own LAPACK call either way, so the numbers are the same.  eig's
+    results are complex (numpy makes a real stack's real where every
+    eigenvalue of the whole stack is: the caller applies that rule).
+    """
+    import time
+
+    m = M.shape[0]
+    if m <= 1:
+        return fn(M)
+    out, i, n = None, 0, 1
+    while i < m:
+        start = time.perf_counter()
+        got = fn(M[i:i + n])
+        seconds = time.perf_counter() - start
+        got = got if isinstance(got, tuple) else (got,)
+        if out is None:
+            out = tuple(np.empty((m,) + g.shape[1:], dtype=np.result_type(g.dtype, complex) if fn is np.linalg.eig
+                                 else g.dtype) for g in got)
+        for o, g in zip(out, got):
+            o[i:i + len(g)] = g
+        i += n
+        n = int(max(1, min(4 * n, n * PIECE_S / max(seconds, 1e-6))))
+    return out if len(out) > 1 else out[0]
 
 
 def expm_propagator(H: np.ndarray, t: float) -> np.ndarray:
