@@ -105,6 +105,23 @@ def test_leakage_off_equals_stims_sampling():
     assert 200 < theirs < n / 4  # a regime with failures enough to compare
 
 
+def test_more_shots_continue_a_cases_streams():
+    """A second pass of shots numbered after the first pass's chunks adds up to the same counts as one longer run;
+    the extra shots meet the target error with a 20 % margin (relative error ~ 1/sqrt(shots P_L))."""
+    from lru_mps.circuits.sampler import merge, sample_many
+    from lru_mps.studies.logical import extra_shots
+
+    case = Case(3, 3, 2e-3, 0.0, 0.01, ReturnModel.constant(0.5))
+    one, two = sample_many([(case, CHUNK, 5, 0), (case, 300, 5, 1)])
+    (whole,) = sample_many([(case, CHUNK + 300, 5, 0)])
+    assert merge([one, two]) == whole
+    raw = {"failures": 10, "shots": 1000}
+    rel = per_cycle(10, 1000, 1)["error"] / per_cycle(10, 1000, 1)["value"]
+    assert extra_shots(raw, 1, 0.1, 10**6) == math.ceil(1000 * (rel / 0.1) ** 2 * 1.2) - 1000
+    assert extra_shots(raw, 1, 0.5, 10**6) == 0 and extra_shots(raw, 1, 0.1, 5000) == 4000
+    assert extra_shots(raw, 1, None, 10**6) == 0
+
+
 def test_counts_do_not_depend_on_the_workers():
     """Shots in chunks with their own streams: one process and two give the same counts."""
     case = Case(3, 3, 2e-3, 0.0, 0.01, ReturnModel.constant(0.5))
@@ -260,8 +277,10 @@ def test_the_study_reports_every_point_with_its_inputs(tmp_path):
     error}; each kind with return_probability and added_error; Lambda, the sweep; a rerun resumes with the same
     numbers; the bare transmon's error per cycle stated beside p, with the warning on the paper's hardware."""
     out = tmp_path / "run"
+    alone = tmp_path / "alone.toml"  # the shots alone (no second pass to a target error)
+    alone.write_text('study = "logical"\ntarget_error = {}\n')
     args = ["--lrus", "none,reset", "--distances", "3", "--shots", "1500", "--leakage-sweep", "0,3e-3",
-            "--sweep-distance", "3", "--out", out, "--json", "--workers", "1"]
+            "--sweep-distance", "3", "--out", out, "--json", "--workers", "1", "--config", alone]
     res = _cli(*args)
     assert res.exit_code == 0, res.output
     s = json.loads(res.output)
@@ -277,8 +296,10 @@ def test_the_study_reports_every_point_with_its_inputs(tmp_path):
     assert (out / "figures" / "logical.png").exists() and (out / "results.nc").exists()
     again = _cli(*args)
     assert json.loads(again.output)["points"] == s["points"]
+    assert all(p["shots"] == 1500 and p["extra_shots"] == 0 for p in s["points"])
     paper = _cli("--lrus", "reset", "--distances", "3", "--shots", "200", "--leakage-sweep", "0", "--sweep-distance",
-                 "3", "--t1", "16.7us", "--tphi", "10us", "--out", tmp_path / "paper", "--json", "--workers", "1")
+                 "3", "--t1", "16.7us", "--tphi", "10us", "--out", tmp_path / "paper", "--json", "--workers", "1",
+                 "--config", alone)
     ps = json.loads(paper.output)
     assert ps["hardware"]["above_threshold"] and "threshold" in ps["warning"]
     assert ps["hardware"]["bare_error_per_cycle"]["p_total"]["value"] == pytest.approx(0.0755, abs=5e-4)
@@ -302,7 +323,7 @@ def test_the_array_row_is_the_qec_studys(tmp_path, monkeypatch):
     monkeypatch.setattr(qec.Qec, "compute", lambda self, cfg, ctx: seen.append(cfg) or (None, fake))
     res = run_study("logical", StudyContext(out=tmp_path / "run"), overrides={
         "lrus": "array", "distances": "3", "shots": 300, "leakage_sweep": "1e-3", "sweep_distance": 3,
-        "trajectories": 77})
+        "trajectories": 77, "target_error": {}})
     arr = res.summary["lrus"]["array"]
     assert arr["return_probability"] == pytest.approx([0.7, 0.0, 1 - 0.1 / 0.31, 0.6])
     assert arr["return_probability_tail"] == pytest.approx(0.5) and arr["rises"] == [1]
@@ -322,7 +343,8 @@ def test_the_array_row_is_the_qec_studys_own_run(tmp_path):
 
     out = tmp_path / "run"
     res = run_study("logical", StudyContext(out=out), quick=True, overrides={
-        "lrus": "array", "distances": "3", "shots": 300, "leakage_sweep": "1e-3", "sweep_distance": 3})
+        "lrus": "array", "distances": "3", "shots": 300, "leakage_sweep": "1e-3", "sweep_distance": 3,
+        "target_error": {}})
     q = run_study("qec", StudyContext(out=out / "qec"), quick=True, overrides={
         "t1": "100us", "tphi": "200us", "direct_realizations": 0, "injection": 1e-3}).summary
     arr = res.summary["lrus"]["array"]
@@ -357,8 +379,11 @@ def test_bad_input_is_one_line_naming_the_option(tmp_path, monkeypatch, args, sh
 
 def test_the_calibration_options_define_one_row(tmp_path):
     """--lrus none --removal R --added-error E: the one row, with R and E as given (the constant r's D)."""
+    alone = tmp_path / "alone.toml"
+    alone.write_text('study = "logical"\ntarget_error = {}\n')
     res = _cli("--lrus", "none", "--removal", "0.25", "--added-error", "0.002", "--distances", "3", "--shots", "300",
-               "--leakage-sweep", "1e-3", "--sweep-distance", "3", "--out", tmp_path / "c", "--json", "--workers", "1")
+               "--leakage-sweep", "1e-3", "--sweep-distance", "3", "--out", tmp_path / "c", "--json", "--workers", "1",
+               "--config", alone)
     assert res.exit_code == 0, res.output
     s = json.loads(res.output)
     assert list(s["lrus"]) == ["none"] and s["lrus"]["none"]["return_probability"] == 0.25

@@ -195,32 +195,39 @@ def _chunks(shots: int) -> list[int]:
     return [CHUNK] * (shots // CHUNK) + ([shots % CHUNK] if shots % CHUNK else [])
 
 
-def _totals(parts: list[dict]) -> dict:
-    """The counts of a case's chunks: {"failures", "shots", "leaked_fraction": {"value", "error"}}, the leaked
-    share's error the standard error over shots."""
-    total = {k: sum(p[k] for p in parts) for k in ("failures", "shots", "leaked_sum", "leaked_sq")}
-    n = total["shots"]
-    mean = total["leaked_sum"] / n
-    var = max(total["leaked_sq"] / n - mean**2, 0.0)
-    return {"failures": int(total["failures"]), "shots": int(n),
+def summarize(raw: dict) -> dict:
+    """Summed counts {"failures", "shots", "leaked_sum", "leaked_sq"} as {"failures", "shots", "leaked_fraction":
+    {"value", "error"}}, the leaked share's error the standard error over shots."""
+    n = raw["shots"]
+    mean = raw["leaked_sum"] / n
+    var = max(raw["leaked_sq"] / n - mean**2, 0.0)
+    return {"failures": int(raw["failures"]), "shots": int(n),
             "leaked_fraction": {"value": mean, "error": math.sqrt(var / max(n - 1, 1))}}
+
+
+def merge(parts: list[dict]) -> dict:
+    """The sum of raw counts (in the order given: the same floats for the same order)."""
+    return {k: sum(p[k] for p in parts) for k in ("failures", "shots", "leaked_sum", "leaked_sq")}
 
 
 def sample(case: Case, shots: int, seed: int, workers: int = 1) -> dict:
     """``shots`` shots of ``case`` in chunks of CHUNK on up to ``workers`` processes (the package's pool,
     :func:`lru_mps.run.executors.map_in_processes`): {"failures", "shots", "leaked_fraction": {"value", "error"}}
     with the leaked share's error the standard error over shots."""
-    return sample_many([(case, shots, seed)], workers)[0]
+    return summarize(sample_many([(case, shots, seed)], workers)[0])
 
 
-def sample_many(jobs: list[tuple[Case, int, int]], workers: int = 1, on_case=None) -> list[dict]:
-    """:func:`sample` of every (case, shots, seed) of ``jobs``, their chunks in one pool (the numbers do not depend
-    on ``workers`` or on the other jobs); ``on_case(i, counts)`` is called as job i's last chunk finishes (e.g. to
-    store it before the others end)."""
+def sample_many(jobs: list[tuple], workers: int = 1, on_case=None) -> list[dict]:
+    """The raw counts {"failures", "shots", "leaked_sum", "leaked_sq"} of every (case, shots, seed[, first chunk])
+    of ``jobs``, their chunks in one pool (the numbers do not depend on ``workers`` or on the other jobs; a job's
+    chunks are numbered from its first chunk, 0 by default, so that more shots of a case continue its streams);
+    ``on_case(i, counts)`` is called as job i's last chunk finishes (e.g. to store it before the others end)."""
     items, owner = [], []
-    for j, (case, shots, seed) in enumerate(jobs):
+    for j, job in enumerate(jobs):
+        case, shots, seed = job[:3]
+        first = job[3] if len(job) > 3 else 0
         for i, n in enumerate(_chunks(shots)):
-            items.append((case, n, int(seed), i))
+            items.append((case, n, int(seed), first + i))
             owner.append(j)
     parts: list[list[tuple[int, dict]]] = [[] for _ in jobs]
     need = [owner.count(j) for j in range(len(jobs))]
@@ -230,7 +237,7 @@ def sample_many(jobs: list[tuple[Case, int, int]], workers: int = 1, on_case=Non
         j = owner[i]
         parts[j].append((i, result))
         if len(parts[j]) == need[j]:  # summed in chunk order (the same floats whatever the completion order)
-            out[j] = _totals([r for _, r in sorted(parts[j], key=lambda x: x[0])])
+            out[j] = merge([r for _, r in sorted(parts[j], key=lambda x: x[0])])
             if on_case is not None:
                 on_case(j, out[j])
 

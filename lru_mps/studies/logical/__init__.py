@@ -35,12 +35,9 @@ import hashlib
 import json
 import math
 
-import numpy as np
-import xarray as xr
-
 from ...atomic import atomic_write_bytes
 from ...circuits import Case, per_cycle, steady_leaked_fraction
-from ...circuits.sampler import INITIAL, sample_many
+from ...circuits.sampler import CHUNK, INITIAL, merge, sample_many, summarize
 from ...circuits.surface import check_distance, check_probability
 from ...errors import ParameterError, require
 from ..base import Study, StudyContext
@@ -130,6 +127,39 @@ def case_seed(seed: int, d: int, lru: str, leakage: float) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "little")
 
 
+def extra_shots(raw: dict, rounds: int, target: float | None, max_shots: int) -> int:
+    """The shots to add to a case's first ``raw`` counts so that eps's relative error meets ``target`` with a 20 %
+    margin (relative error ~ 1/sqrt(shots P_L)), at most ``max_shots`` in all; 0 where it is met, where there is
+    no target, or where P_L >= 1/2."""
+    eps = per_cycle(raw["failures"], raw["shots"], rounds)
+    if target is None or eps["value"] is None or raw["shots"] >= max_shots:
+        return 0
+    rel = eps["error"] / eps["value"] if eps["value"] > 0 else math.inf
+    if rel <= target:
+        return 0
+    need = max_shots if not math.isfinite(rel) else math.ceil(raw["shots"] * (rel / target) ** 2 * 1.2)
+    return int(min(need, max_shots) - raw["shots"])
+
+
+def targets_of(cfg: dict, distances) -> dict:
+    """The relative error each distance's eps is sampled to (``target_error``: a table of distances, e.g. { 3 = 0.1,
+    7 = 0.2 }; a distance not in it takes the next smaller one's, or the smallest's; an empty table: none)."""
+    table = cfg.get("target_error", {})
+    require(isinstance(table, dict), "target_error", table, "a table of distances and relative errors, e.g. "
+            "{ 3 = 0.1, 7 = 0.2 } (empty: shots alone)")
+    pairs = []
+    for k, v in table.items():
+        require(str(k).isdigit() and not isinstance(v, bool) and isinstance(v, (int, float)) and 0 < v < 1,
+                f"target_error.{k}", v, "a code distance and a relative error in (0, 1)")
+        pairs.append((int(k), float(v)))
+    pairs.sort()
+    out = {}
+    for d in distances:
+        below = [v for k, v in pairs if k <= d]
+        out[d] = below[-1] if below else (pairs[0][1] if pairs else None)
+    return out
+
+
 def case_key(case: Case, shots: int, seed: int) -> str:
     """What a case's counts depend on, as a file name (the resume key)."""
     text = json.dumps([case.distance, case.rounds, repr(case.p), repr(case.added), repr(case.leakage),
@@ -186,16 +216,20 @@ class Logical(Study):
             for case in cases:  # a kind whose leaked qubits never return has no steady state: one line, before any shot
                 if case.leakage > 0:
                     case.returns.steady_ages(case.leakage)
-        counts = self._sample(cases, [case_seed(cfg["seed"], d, k, l) for d, k, l in wanted], shots, ctx)
+        targets = targets_of(cfg, rounds)
+        max_shots = c.integer("max_shots", min=1)
+        counts = self._sample(cases, [case_seed(cfg["seed"], d, k, l) for d, k, l in wanted], shots,
+                              [targets[d] for d, _, _ in wanted], max_shots, ctx)
         points = []
-        for (d, kind, l), case, n in zip(wanted, cases, counts):
+        for (d, kind, l), case, raw in zip(wanted, cases, counts):
+            n = summarize(raw)
             D = info[kind]["model"].mean_duration
             eps = per_cycle(n["failures"], n["shots"], case.rounds)
             points.append({
                 "distance": d, "lru": kind, "leakage": l, "rounds": case.rounds,
                 "logical_error_per_cycle": {"value": eps["value"], "error": eps["error"]},
                 "logical_error": {"value": eps["P_L"], "error": eps["P_L_error"]},
-                "failures": n["failures"], "shots": n["shots"],
+                "failures": n["failures"], "shots": n["shots"], "extra_shots": raw["extra_shots"],
                 "leaked_fraction": n["leaked_fraction"],
                 "leaked_fraction_steady": steady_leaked_fraction(l, D),
                 "sweep": d == sweep_d and l in sweep, **({"reason": eps["reason"]} if "reason" in eps else {})})
@@ -205,6 +239,7 @@ class Logical(Study):
             "parameters": {**spec.as_dict(), "seed": int(cfg["seed"]), "distances": distances, "lrus": lrus,
                            "physical_error": p, "leakage": leakage, "removal": removal, "added_error": added,
                            "rounds": {str(d): r for d, r in rounds.items()}, "shots": shots,
+                           "target_error": {str(d): t for d, t in targets.items()}, "max_shots": max_shots,
                            "leakage_sweep": sweep, "sweep_distance": sweep_d, "initial_leakage": initial,
                            "conditions": cond},
             "hardware": hw,
@@ -221,19 +256,34 @@ class Logical(Study):
             summary["warning"] = hw["warning"]
         return report.dataset(summary, dataset_attrs(spec, cfg, cycle_time_J=t_c)), summary
 
-    def _sample(self, cases: list[Case], seeds: list[int], shots: int, ctx: StudyContext) -> list[dict]:
-        """Every case's counts: those stored under work/logical, then the rest in one pool, each stored as it
-        finishes."""
+    def _sample(self, cases: list[Case], seeds: list[int], shots: int, targets: list[float], max_shots: int,
+                ctx: StudyContext) -> list[dict]:
+        """Every case's counts: ``shots`` each, then, where eps's relative error is above the case's target, more
+        shots (their chunks continuing the case's streams) up to the count that meets it with a 20 % margin, at
+        most ``max_shots`` in all (:func:`extra_shots`).  Each pass's counts are stored under work/logical as
+        they finish and read back on a rerun."""
         store = ctx.out / "work" / "logical"
         store.mkdir(parents=True, exist_ok=True)
-        keys = [case_key(c, shots, s) for c, s in zip(cases, seeds)]
-        out: list[dict | None] = [None] * len(cases)
+        first = self._pass(store, [(c, shots, s, 0) for c, s in zip(cases, seeds)], ctx, "logical")
+        more = [extra_shots(n, c.rounds, t, max_shots) for n, c, t in zip(first, cases, targets)]
+        jobs = [(c, m, s, -(-shots // CHUNK)) for c, m, s in zip(cases, more, seeds)]
+        want = [i for i, m in enumerate(more) if m > 0]
+        second = self._pass(store, [jobs[i] for i in want], ctx, "logical: more shots where eps is short of its error")
+        out = [dict(n, extra_shots=0) for n in first]
+        for i, n in zip(want, second):
+            out[i] = dict(merge([first[i], n]), extra_shots=more[i])
+        return out
+
+    def _pass(self, store, jobs: list[tuple], ctx: StudyContext, label: str) -> list[dict]:
+        """The raw counts of ``jobs`` (case, shots, seed, first chunk): those stored, then the rest in one pool."""
+        keys = [case_key(c, n, s) + (f"-{f}" if f else "") for c, n, s, f in jobs]
+        out: list[dict | None] = [None] * len(jobs)
         for i, k in enumerate(keys):
             path = store / f"{k}.json"
             if path.exists():
                 out[i] = json.loads(path.read_text())
-        todo = [i for i in range(len(cases)) if out[i] is None]
-        bar = ctx.report(f"logical: {len(todo)} cases x {shots} shots") if todo else None
+        todo = [i for i in range(len(jobs)) if out[i] is None]
+        bar = ctx.report(f"{label}: {len(todo)} cases") if todo else None
 
         def stored(j, counts):
             i = todo[j]
@@ -243,7 +293,7 @@ class Logical(Study):
                 bar(j + 1, len(todo))
 
         if todo:
-            sample_many([(cases[i], shots, seeds[i]) for i in todo], ctx.workers, on_case=stored)
+            sample_many([jobs[i] for i in todo], ctx.workers, on_case=stored)
         return out
 
     def table(self, summary: dict) -> str:
