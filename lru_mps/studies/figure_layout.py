@@ -18,6 +18,8 @@ something.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 #: the legend places tried inside an axes, in order (matplotlib's names)
@@ -39,6 +41,15 @@ def tidy(fig) -> None:
         changed |= _legend_off_data(fig, ax, renderer)
     if changed:
         fig.canvas.draw()
+
+
+def mark_below(fig, text: str) -> None:
+    """Write ``text`` (the quick run's mark) under everything ``fig`` draws, at its right edge (clear of any
+    label or data; the saved figure's tight box takes it in)."""
+    fig.canvas.draw()
+    box = fig.get_tightbbox(fig.canvas.get_renderer())  # (inches)
+    fig.text(box.x1 / fig.get_figwidth(), (box.y0 - 0.04) / fig.get_figheight(), text, ha="right", va="top",
+             fontsize=7, color="C3")
 
 
 # ------------------------------------------------------------------------------------------------ tick labels
@@ -177,10 +188,22 @@ def _beside(frame, other) -> bool:
 
 
 # ------------------------------------------------------------------------------------------------ point labels
-#: where a point's label may sit, in points from it: (dx, dy, ha, va), nearest first; the farther ones get a leader
-LABEL_PLACES = tuple((f * dx, f * dy, ha, va) for f in (1.0, 2.6, 4.5) for dx, dy, ha, va in (
-    (4, 3, "left", "bottom"), (4, -3, "left", "top"), (-4, 3, "right", "bottom"), (-4, -3, "right", "top"),
-    (0, 6, "center", "bottom"), (0, -6, "center", "top")))
+def _places() -> tuple:
+    """Where a point's label may sit, in points from it: (dx, dy, ha, va), nearest first, twelve directions at each
+    distance; the text's near corner or edge at the place."""
+    out = []
+    for r in (5.0, 12.0, 22.0, 34.0):
+        for k in (1, 11, 5, 7, 2, 10, 4, 8, 3, 9, 0, 6):  # (the diagonals first, then the sides, then up and down)
+            a = np.pi / 6 * k
+            dx, dy = r * np.cos(a), r * np.sin(a)
+            ha = "center" if abs(dx) < 0.3 * r else "left" if dx > 0 else "right"
+            va = "center" if abs(dy) < 0.3 * r else "bottom" if dy > 0 else "top"
+            out.append((round(dx, 1), round(dy, 1), ha, va))
+    return tuple(out)
+
+
+#: where a point's label may sit (:func:`_places`); the farther ones get a leader line
+LABEL_PLACES = _places()
 
 
 def label_points(ax, xy, texts, fontsize: float = 6, color: str = "0.2") -> list:
@@ -205,11 +228,11 @@ def label_points(ax, xy, texts, fontsize: float = 6, color: str = "0.2") -> list
             a.remove()
             clash = sum(overlapping([b, p], pad=1.0) for p in placed)
             outside = not (b.x0 >= frame.x0 and b.x1 <= frame.x1 and b.y0 >= frame.y0 and b.y1 <= frame.y1)
-            score = (clash, outside, covered(b, data, pad), rank)
+            score = (clash, outside, covered(b, data, 1.0), covered(b, data, pad), rank)
             if best is None or score < best[0]:
                 best = (score, (dx, dy, ha, va), b)
         (dx, dy, ha, va), box = best[1], best[2]
-        far = abs(dx) > 5 or abs(dy) > 7
+        far = math.hypot(dx, dy) > 6
         a = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=fontsize,
                         color=color, arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.5,
                                                  "shrinkA": 0, "shrinkB": 3} if far else None)
