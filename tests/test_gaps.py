@@ -41,6 +41,10 @@ def test_table_numbers_to_their_digits_and_in_one_unit(quick_study, name):
     res, _ = quick_study(name)
     bad = [m.group(0) for m in CELL.finditer(res.table) if not _digits_ok(m.group(1), m.group(2))]
     assert not bad, f"{name}: cells not to their error's digits: {bad[:10]}"
+    # a number whose error is half of it or more reads 'not resolved*' (its reason under the table), never a number
+    loose = [m.group(0) for m in CELL.finditer(res.table) if float(m.group(2)) >= 0.5 * abs(float(m.group(1)))]
+    assert not loose, f"{name}: cells whose error is half their value or more: {loose[:10]}"
+    assert "not resolved*" not in res.table or "\n* " in res.table, f"{name}: 'not resolved*' without its reason"
     # one unit system: a time in 1/J appears only beside the same time in us
     alone = [line for line in res.table.splitlines() if re.search(r"\d/J\b", line) and not re.search(r"\bus\b", line)]
     assert not alone, f"{name}: times in 1/J without their us: {alone[:5]}"

@@ -35,8 +35,17 @@ def test_quick_temperature_sweep(quick):
     assert s["lengths"] == [3, 6] and s["temperatures_mK"] == [0.0, 150.0, 300.0]
     for key in ("T_star", "T1", "T2"):
         assert len(s[key]) == 2 and all(len(row) == 3 for row in s[key])
-        assert all(set(t) == TIME_KEYS for row in s[key] for t in row)
+        assert all(set(t) - {"reason", "flags"} == TIME_KEYS for row in s[key] for t in row)
     hw = s["hardware_limits"]
+    # a T2 beyond the single transmon's T2 (or 2 T1) by more than its error is flagged with the bound, in the JSON
+    # and in the table ('!' on the cell, the bound under the table): at L = 3, 300 mK, 9.5 +- 1.0 us > 7.70 us
+    for li, L in enumerate(s["lengths"]):
+        for ti, t in enumerate(s["T2"][li]):
+            beyond = t["value_us"] is not None and t["value_us"] - t["error_us"] > hw["T2q"]["value_us"]
+            assert ("flags" in t) == beyond or t["value_us"] - t["error_us"] > 2 * s["T1"][li][ti]["value_us"]
+    assert s["T2"][0][2]["flags"] == ["above the single transmon's T2 limit T2q = 7.70 us"]
+    assert "9.5+-1.0!" in res.table and "! T2 at L = 3, 300 mK = 9.5 +- 1.0 us: above the single transmon's T2 " \
+        "limit T2q = 7.70 us" in res.table
     assert hw["T1q"]["value_us"] == pytest.approx(16.7) and hw["T_leak_own"]["value_J"] == pytest.approx(
         hw["T1q"]["value_J"] / 2)
     assert hw["T2q"]["value_us"] == pytest.approx(1 / (1 / 33.4 + 1 / 10.0))

@@ -17,7 +17,7 @@ import xarray as xr
 from ..analysis.lifetimes import LIFETIMES, leakage_lifetimes
 from ..errors import require
 from ..physics.units import to_time
-from ..analysis.numbers import pm, sig
+from ..analysis.numbers import pm, resolution_reason, sig
 from .base import TIME_UNITS, Study, StudyContext, parameters_json, save_figure, time_axis, time_unit
 from .common import (evolution_kind, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list, positive_int, pyplot,
                      run_ensemble, spec_of, us_per_J)
@@ -131,6 +131,9 @@ class Dynamics(Study):
                     f"{lab:>8} {_g(g):>12} {summary['time_us'][i]:8.3g} {t[i]:8.4g} "
                     f"{_p(a['mean'][i], a['sem'][i]):>17} {_p(b['mean'][i], b['sem'][i]):>17}"
                 )
+        if "not resolved*" in "\n".join(lines):
+            lines.append("* not resolved: its error is half its value or more; more trajectories (or disorder "
+                         "realizations) resolve it")
         lines += ["", "leakage lifetimes (us), per rate:", f"{'G':>8} {'G/2pi (MHz)':>12} {HEAD}"]
         for i, lab in enumerate(summary["rates"]):
             lines.append(f"{lab:>8} {_g(mhz[i]):>12} " + cells(*(summary[k][i] for k in LIFETIMES), unit="us"))
@@ -182,7 +185,10 @@ def _g(x) -> str:
 
 
 def _p(mean, sem) -> str:
-    """A probability to its error's digits; an exact one (no error: the start) as it is."""
+    """A probability to its error's digits; an exact one (no error: the start) as it is; 'not resolved*' where its
+    error is half of it or more (the reason under the table)."""
+    if sem and resolution_reason(mean, sem):
+        return "not resolved*"
     return pm(mean, sem, sep="+-") if sem else sig(mean, 4)
 
 

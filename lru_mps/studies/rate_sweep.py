@@ -37,8 +37,9 @@ from ..physics import analytic
 from ..physics.conditions import Reset
 from ..physics.units import to_rate, to_time
 from ..run.settings import feedback_path
-from ..analysis.numbers import pm, sig
-from .base import TIME_UNITS, Study, StudyContext, finite_or_none, parameters_json, save_figure, time_unit
+from ..analysis.numbers import pm, resolution_reason, sig
+from .base import (MORE_SAMPLES, TIME_UNITS, Study, StudyContext, finite_or_none, parameters_json, save_figure,
+                   time_unit)
 from .common import (refuse_readout, evolution_kind, PAPER_OPTIMA_J, PLOT_STYLE, as_list, conditions_of, dataset_attrs, ensemble_settings, json_list,
                      positive_int, pyplot, run_ensemble, spec_of, us_per_J, mark_unresolved, unresolved_handle)
 
@@ -153,6 +154,10 @@ class RateSweep(Study):
                     why = (d.get("mean_reason") or [None] * len(d["mean"]))[i] or "not there"
                     notes.setdefault(why, []).append(f"{k} at G = {G:.4g} J")
                     cells.append(f"{'not run*' if why.startswith('not run') else 'not resolved*':>17}")
+                elif resolution_reason(m, s):  # an error of half the value or more: not a result
+                    notes.setdefault(f"not resolved: {resolution_reason(m, s, MORE_SAMPLES)}", []).append(
+                        f"{k} at G = {G:.4g} J")
+                    cells.append(f"{'not resolved*':>17}")
                 else:
                     cells.append(f"{pm(m, s, sep='+-'):>17}")
             lines.append(f"{G:10.4g} {summary['rates_MHz'][i]:12.4g} " + " ".join(cells))
@@ -176,7 +181,11 @@ class RateSweep(Study):
                 why = (summary.get("optima_error_J_reason") or {}).get(k, {}).get(b)
                 an = summary["analytic_optima_J"][k][b]
                 p = summary["optima_leakage"][k][b]
-                pcell = f"{'-':>17}" if p["mean"] is None else f"{pm(p['mean'], p['sem'], sep='+-'):>17}"
+                pcell = f"{'-':>17}" if p["mean"] is None else f"{'not resolved*':>17}" if resolution_reason(
+                    p["mean"], p["sem"]) else f"{pm(p['mean'], p['sem'], sep='+-'):>17}"
+                if p["mean"] is not None and resolution_reason(p["mean"], p["sem"]):
+                    notes.setdefault(f"P_star not resolved: {resolution_reason(p['mean'], p['sem'], MORE_SAMPLES)}",
+                                     []).append(f"{k} {b}")
                 ratio = None if found is None else found / an
                 if found is None:
                     fcell = "not resolved*"

@@ -69,7 +69,7 @@ from ..physics.rules import symmetric_sites_verdict
 from ..physics.units import to_kelvin, to_time
 from ..run.simulate import simulate
 from ..run.trajectories import disorder_rng
-from ..analysis.numbers import sig
+from ..analysis.numbers import sig, t2_flags
 from .base import TIME_UNITS, Study, StudyContext, finite_or_none, parameters_json, time_json
 from .common import FITTED, as_list, conditions_of, dataset_attrs, positive_int, run_ensemble, spec_of
 from .config import Config
@@ -307,6 +307,9 @@ class Routing(Study):
         verdict = lives.array(VERDICT)
         taus = [verdict[gi, :R * C, ideal[0], 0] if ideal else [] for gi, (R, C) in enumerate(grids)]
         site_json = []
+        us = 1e6 / (2 * np.pi * J_hz)  # us per 1/J
+        real = next((c for c in conds if c[1] != "ideal"), None)
+        T2q_us = spec0.conditions.T2q * us if real else None  # (spec0: the realistic hardware)
         for gi, (R, C) in enumerate(grids):
             rows = []
             for si in range(R * C):
@@ -314,9 +317,13 @@ class Routing(Study):
                 point = {"row": int(coords[gi, si, 0]) + 1, "col": int(coords[gi, si, 1]) + 1,
                          "ensemble_of": {"row": int(coords[gi, rep, 0]) + 1, "col": int(coords[gi, rep, 1]) + 1},
                          "conditions": {}}
-                for ci, (label, _, _) in enumerate(conds):
+                for ci, (label, kind, _) in enumerate(conds):
                     rec = {k: time_json(fits[k][gi, si, ci, 0], fits[k][gi, si, ci, 1], J_hz,
                                         reasons.get((k, gi, si, ci))) for k in FITTED}
+                    flags = t2_flags(*(fits["T2"][gi, si, ci] * us), *(fits["T1"][gi, si, ci] * us),
+                                     None if kind == "ideal" else T2q_us, "the single transmon's T2 limit T2q")
+                    if flags:
+                        rec["T2"]["flags"] = flags
                     rec.update(lives.as_json((gi, si, ci), J_hz))
                     if np.isfinite(dropped[gi, si, ci]):
                         rec["thermal_mass_dropped"] = float(dropped[gi, si, ci])
