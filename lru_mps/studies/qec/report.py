@@ -35,6 +35,7 @@ import json
 
 import numpy as np
 
+from ...analysis.numbers import pm, resolution_reason, sig
 from ..base import save_figure
 from ..common import PLOT_STYLE, UNRESOLVED_LABEL, mark_unresolved, pyplot, unresolved_handle
 from ..lifetimes import reason_lines
@@ -90,13 +91,16 @@ def leakage_model_json(summary: dict) -> str:
     return json.dumps(leakage_model(summary), indent=2) + "\n"
 
 
-def _pm(x: dict | None, fmt: str = ".4g") -> str:
+def _pm(x: dict | None, fmt: str | None = None) -> str:
+    """A number of the summary to its error's digits (lru_mps.analysis.numbers.pm; '?': no error, the reason under
+    the table); ``fmt``: unused (the error decides the digits)."""
     if x is not None and x.get("value") is None and x.get("reason"):
         return "not resolved*"
     if x is None or x.get("value") is None:
         return "-"
-    err = "?" if x.get("error") is None else format(x["error"], ".2g")
-    return f"{x['value']:{fmt}} +- {err}"
+    if x.get("error") is None:
+        return f"{sig(x['value'])} +- ?"
+    return pm(x["value"], x["error"])
 
 
 def table(summary: dict) -> str:
@@ -112,16 +116,25 @@ def table(summary: dict) -> str:
     negative = {i for i, v in enumerate(seep["value"]) if v is not None and v < 0}  # shown, with their errors
     shown = sorted(set(range(min(K, 10))) | set(range(9, K, 5)) | {K - 1} | negative)
     S0 = ls["S0"]
-    lines.append(f"{0:4d} {S0['mean']:14.4e} +- {S0['sem'] if S0['sem'] is not None else '?':<8.2g} {'':>24}")
+    lines.append(f"{0:4d} {_pm({'value': S0['mean'], 'error': S0['sem']}) if S0['sem'] else sig(S0['mean']):>25}  "
+                 f"{'':>24}")
+    loose = []  # the S(k) whose error is half of it or more: not resolved
     for i in shown:
         if seep["value"][i] is None:
             s_ = "not resolved*" if (seep.get("reasons") or [None] * K)[i] else "-"
         else:
-            err = seep["error"][i]
-            s_ = f"{seep['value'][i]:.4f} +- {format(err, '.2g') if err is not None else '?'}"
-        sem = "?" if ls["sem"][i] is None else format(ls["sem"][i], ".2g")
+            s_ = _pm({"value": seep["value"][i], "error": seep["error"][i]})
         star = "*" if ls.get("resolved") is not None and not ls["resolved"][i] else " "
-        lines.append(f"{ls['cycles'][i]:4d} {ls['mean'][i]:13.4e}{star} +- {sem:<8} {s_:>24}")
+        m, e = ls["mean"][i], ls["sem"][i]
+        if e is not None and resolution_reason(m, e):
+            loose.append(ls["cycles"][i])
+            cell, star = "not resolved", "*"
+        else:
+            cell = _pm({"value": m, "error": e})
+        lines.append(f"{ls['cycles'][i]:4d} {cell:>25}{star} {s_:>24}")
+    if loose:
+        lines.append(f"* S(k) at k = {', '.join(map(str, loose))}: not resolved: its error is half its value or more "
+                     "(values in summary.json); more trajectories (--trajectories) resolve it")
     gap = seepage_line(summary, shown)
     if gap:
         lines.append(gap)
@@ -142,12 +155,12 @@ def table(summary: dict) -> str:
     start = {"fit": "from the measured S(K), at the rate of the tail fit", "bound": "an upper bound: the leakage "
              "left anywhere at K, at 2/T1q", "lower bound": "none: no tail fitted (a lower bound)"}.get(tail["method"],
                                                                                             tail["method"])
-    lines += ["", reach + f"; beyond K: S(K+j) ~ {tail['S_end']:.3g} x {tail['ratio']:.4g}^j ({start})",
-              f"mean leakage duration D = sum_k S(k) = {_pm(D)} cycles (tail {D['tail']:.2g}, {D['tail_method']})"]
+    lines += ["", reach + f"; beyond K: S(K+j) ~ {sig(tail['S_end'], 3)} x {sig(tail['ratio'], 4)}^j ({start})",
+              f"mean leakage duration D = sum_k S(k) = {_pm(D)} cycles (tail {sig(D['tail'], 2)}, {D['tail_method']})"]
     t1 = summary.get("leakage_lifetime_qubit")
     if t1 is not None and t1.get("value_us") is not None:
-        lines.append(f"  (leakage lifetime of the qubit tau_1 = {t1['value_us']:.4g} +- {t1['error_us'] or 0:.2g} us = "
-                     f"{t1['value_cycles']:.4g} cycles)")
+        lines.append(f"  (leakage lifetime of the qubit tau_1 = {pm(t1['value_us'], t1['error_us'])} us = "
+                     f"{sig(t1['value_cycles'])} cycles)")
     lines.append(f"steady-state leakage at p = {ss['injection']:g} per cycle: p D/(1 + p D) = {_pm(ss)} "
                  "(isolated events)")
     lines += _direct_table(ss)
@@ -173,7 +186,7 @@ def table(summary: dict) -> str:
         def tcell(x):
             if x is None or x.get("value_us") is None:
                 return "-"
-            return f"{x['value_us']:.4g} +- {x['error_us'] or 0:.2g} us"
+            return f"{pm(x['value_us'], x['error_us'])} us"
 
         amp = "" if fit["T1"].get("amplitude") is None or fit["T2"].get("amplitude") is None else (
             f", amplitudes A {fit['T1']['amplitude']:.3f} and {fit['T2']['amplitude']:.3f}")
