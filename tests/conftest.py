@@ -16,7 +16,8 @@ ONE_WORKER_MODULES = ("test_sweeps.py", "test_dask.py", "test_temperature_physic
                       "test_temperature_sweep.py", "test_design.py", "test_routing.py", "test_gaps.py")
 #: modules that take their quick studies from the session's :func:`quick_study`: one group under xdist, so that
 #: each study runs once for all of them
-QUICK_STUDY_MODULES = ("test_sweeps.py", "test_tolerance.py", "test_temperature_sweep.py", "test_gaps.py")
+QUICK_STUDY_MODULES = ("test_sweeps.py", "test_tolerance.py", "test_temperature_sweep.py", "test_length_scaling.py",
+                       "test_gaps.py")
 
 
 def long_scale() -> float:

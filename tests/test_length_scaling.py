@@ -3,6 +3,7 @@
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,8 +21,9 @@ from lru_mps.studies.common import spec_of
 TIME_KEYS = {"value_J", "error_J", "value_us", "error_us"}
 
 
-def test_quick_study_outputs(tmp_path):
-    res = run_study("length-scaling", StudyContext(out=tmp_path, workers=1), quick=True)
+def test_quick_study_outputs(quick_study, monkeypatch):
+    res, _ = quick_study("length-scaling")  # the session's run (conftest), shared with tests/test_gaps.py
+    tmp_path = res.out
     s = json.loads((tmp_path / "summary.json").read_text())
     assert s == json.loads(json.dumps(res.summary, default=float))
     L = s["lengths"]
@@ -77,6 +79,33 @@ def test_quick_study_outputs(tmp_path):
     assert (tmp_path / "figures" / "localization_length.pdf").exists()
     bad = CliRunner().invoke(main, ["plot", str(tmp_path / "figures")])
     assert bad.exit_code == 2 and "study output folder" in bad.output
+    # numbers as they are: the theory value to its digits, T_star's growth in us (1/J beside it), where removal stops
+    # paying in words, integer ticks on the L axes
+    assert "strong disorder 1/(2 ln(W/J) - 3) = 0.3343;" in res.table
+    assert not re.search(r"\d\.\d{8,}", res.table)
+    grows = [line for line in res.table.splitlines() if line.startswith("T_star grows by")]
+    assert len(grows) == 2 and all(re.fullmatch(r"T_star grows by \S+ \+- \S+ us per site \(\S+ \+- \S+ /J per site\)",
+                                                 line) for line in grows), grows
+    assert "= > " not in res.table and "leakage removal stops paying (T_star >= T1q/2): not within the lengths run " \
+        "(T_star stays below T1q/2 up to L = 3)" in res.table
+    paying = s["by_conditions"]["realistic"]["removal_stops_paying"]
+    assert paying["measured_L"] is None and "not reached" in paying["measured_L_reason"]
+    from lru_mps.studies.length_scaling import report
+
+    figs = []
+    monkeypatch.setattr(report, "save_figure", lambda fig, figdir, name: figs.append(fig) or [])
+    report.plot(load_dataset(res.out / "results.nc"), s, res.out / "redrawn")
+    for fig in figs:
+        fig.canvas.draw()
+        for ax in fig.axes:
+            if ax.get_xlabel() == "array length L":
+                ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+                assert ticks and all(float(t).is_integer() for t in ticks), ticks
+    # the unresolved T1 and T2 of the ideal panel are marked at the axis, not dropped
+    ideal = figs[0].axes[0]
+    marks = [x for ln in ideal.lines if ln.get_marker() == "x" for x in ln.get_xdata()]
+    unresolved = [L for L, t in zip(s["lengths"], s["T1"]) if t["value_J"] is None]
+    assert unresolved and set(unresolved) <= set(marks)
 
 
 def _check_lifetimes(folder, s, ds):
