@@ -126,7 +126,11 @@ def bound_flag(value, error, bound, what: str, above: bool = True, unit: str = "
 
 def probability_flag(value, error, what: str = "a probability") -> str | None:
     """A flag where a probability lies outside [0, 1] by more than its error (None where it does not)."""
-    return bound_flag(value, error, 1.0, f"1 ({what})") or bound_flag(value, error, 0.0, f"0 ({what})", above=False)
+    if bound_flag(value, error, 1.0, "1"):
+        return f"above 1 ({what})"
+    if bound_flag(value, error, 0.0, "0", above=False):
+        return f"below 0 ({what})"
+    return None
 
 
 #: a weighted fit whose reduced chi^2 passes this does not describe its curve within the curve's errors
