@@ -11,9 +11,13 @@ figure.  It renders the figure once and measures what it drew:
   that covers only reference lines (axhline, axvline), else out of the axes:
   to the right where no other panel is, else below.
 
-The figure code still decides what a figure shows and where; this only
-moves a label or a legend where the rendered figure shows it would hide
-something.
+:func:`mark_below` writes the quick run's mark under everything a figure
+draws, and :func:`label_points` (called by a figure's code after its layout)
+puts each point's label where it overlaps no other label and covers no
+plotted point.  The figure code still decides what a figure shows and
+where; this only moves a label or a legend where the rendered figure shows
+it would hide something.  tests/test_figures.py checks the saved figures
+with measurements of its own.
 """
 
 from __future__ import annotations
