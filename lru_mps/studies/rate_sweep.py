@@ -248,7 +248,8 @@ class RateSweep(Study):
             else:
                 ax.set_ylabel(r"$P_\star^{(L)}(t)$ at $t$ = %g/J" % t_eval)
             ax.set_title(f"L = {int(ds.attrs['L'])}, {ds.attrs['conditions']} conditions, "
-                         f"J/2π = {J_MHz:g} MHz, W = {float(ds.attrs['W_J']):g} J, Ū = {float(ds.attrs['Ubar_J']):g} J")
+                         f"J/2π = {J_MHz:g} MHz, W = {float(ds.attrs['W_J']):g} J ({float(ds.attrs['W_J']) * J_MHz:g} MHz), "
+                         f"Ū = {float(ds.attrs['Ubar_J']):g} J ({float(ds.attrs['Ubar_J']) * J_MHz:g} MHz)")
             sec = ax.secondary_xaxis("top", functions=(lambda x: x * J_MHz, lambda x: x / J_MHz))
             sec.set_xlabel(r"$\Gamma/2\pi$ (MHz)")
             from matplotlib.lines import Line2D
