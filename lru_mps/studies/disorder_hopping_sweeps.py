@@ -319,7 +319,8 @@ class DecaySweep(Study):
             kind = evolution_kind(c == "ideal" and e.get("estimator", "branch") == "branch")
             lines += ["", f"{c} conditions ({e['evolutions']} {kind} per point)"]
             second = "W (J)" if self.dim == "disorder" else "G (J)"
-            lines.append(f"{head:>12} {second:>8} {'T_prop':>9} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}")
+            third = "" if self.dim == "disorder" else f" {'G/2pi (MHz)':>12}"  # a rate: in MHz beside J
+            lines.append(f"{head:>12} {second:>8}{third} {'T_prop':>9} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}")
             for i, x in enumerate(xs):
                 d = summary[c]
                 for q in FITTED:
@@ -327,7 +328,9 @@ class DecaySweep(Study):
                 lives = cells(d["leakage_lifetime_qubit"][i], d["leakage_lifetime_array"][i],
                               d["removal_efficiency"][i], unit="us")
                 lines.append(
-                    f"{x:12.4g} {xj[i]:8.4g} {d['T_prop'][i]['value_us']:9.4g} "
+                    f"{x:12.4g} {xj[i]:8.4g}"
+                    + ("" if self.dim == "disorder" else f" {summary['rates_MHz'][i]:12.4g}")
+                    + f" {d['T_prop'][i]['value_us']:9.4g} "
                     f"{cell(d['T_star'][i])} {cell(d['T1'][i])} {cell(d['T2'][i])} {lives}"
                 )
         return "\n".join(lines + [""] + reason_lines(notes) + [LEGEND]) + "\n"
