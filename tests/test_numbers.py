@@ -53,6 +53,16 @@ def test_bounds_are_flagged_beyond_the_error_only():
     assert probability_flag(1.2, 0.1) == "above 1 (a probability)" and probability_flag(1.05, 0.1) is None
     assert probability_flag(-0.05, 0.01) == "below 0 (a probability)" and probability_flag(0.5, 0.1) is None
     assert bound_flag(None, 0.1, 1.0, "x") is None
+    assert probability_flag(1.0 + 2e-16, 0.0) is None  # rounding passes no bound
+    from lru_mps.analysis.lifetimes import Fraction
+    from lru_mps.studies.lifetimes import LifetimeGrid, cells
+
+    grid = LifetimeGrid((2,))
+    grid.put((0,), {"removal_efficiency": Fraction(1.3, 0.1)})
+    grid.put((1,), {"removal_efficiency": Fraction(0.7, 0.1)})
+    bad, good = grid.as_json((0,), 5e6)["removal_efficiency"], grid.as_json((1,), 5e6)["removal_efficiency"]
+    assert bad["flags"] == ["above 1 (the share eta is a probability)"] and "flags" not in good
+    assert cells(None, None, bad).endswith("1.30+-0.10!") and cells(None, None, good).endswith("0.70+-0.10")
 
 
 def test_a_poor_fit_is_flagged():

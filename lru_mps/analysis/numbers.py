@@ -115,7 +115,8 @@ def bound_flag(value, error, bound, what: str, above: bool = True, unit: str = "
     if not _finite(value) or not _finite(bound):
         return None
     v, b = float(value), float(bound)
-    e = abs(float(error)) if _finite(error) else 0.0
+    # the error, and the rounding of the arithmetic (an exact 1 computed as 1 + 2e-16 passes no bound)
+    e = (abs(float(error)) if _finite(error) else 0.0) + 1e-9 * max(abs(v), abs(b))
     u = f" {unit}" if unit else ""
     if above and v - e > b:
         return f"above {what} = {sig(b, 3)}{u}"

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ..analysis.lifetimes import LIFETIME_OBSERVABLE, LIFETIMES, Fraction, Lifetime
-from ..analysis.numbers import pm, resolution_reason
+from ..analysis.numbers import pm, probability_flag, resolution_reason
 
 #: what a point without a number reports: every JSON field None, nan in the dataset
 _MISSING = {**{k: Lifetime(math.nan, math.nan, math.nan, None) for k in LIFETIME_OBSERVABLE},
@@ -65,6 +65,10 @@ class LifetimeGrid:
         for k, v in out.items():
             if v.get("value_J", v.get("value")) is None:
                 v["reason"] = self.reason(index, k)
+        eta = out["removal_efficiency"]
+        flag = probability_flag(eta["value"], eta["error"], "the share eta is a probability")
+        if flag:  # outside [0, 1] by more than its error
+            eta["flags"] = [flag]
         return out
 
     def reason(self, index: tuple, name: str) -> str:
@@ -165,6 +169,8 @@ def cells(qubit: dict | None, array: dict | None, eta: dict | None, unit: str = 
     """The columns of :data:`HEAD` from one point's JSON of tau_1, tau_L (1/J or us) and eta."""
     if not eta or eta.get("value") is None:
         eta_s = f"{'-':>13s}"
+    elif eta.get("flags"):
+        eta_s = f"{pm(eta['value'], eta['error'], sep='+-') + '!':>13s}"
     else:
         eta_s = f"{pm(eta['value'], eta['error'], sep='+-') if eta['error'] else format(eta['value'], '.3f'):>13s}"
     return f"{time_cell(qubit, unit)} {time_cell(array, unit)} {eta_s}"
