@@ -231,7 +231,9 @@ _make("logical", [
     click.option("--added-error", default=None,
                  help="A depolarizing probability per data qubit per round in place of a kind's added error (one "
                       "kind of --lrus)."),
-    click.option("--shots", default=None, type=int, help="Shots per distance and case [default: 100000]."),
+    click.option("--shots", default=None, type=int,
+                 help="Shots per distance and case; more where eps is short of its target error (the study file's "
+                      "target_error, at most max_shots) [default: 100000]."),
     click.option("--rounds", default=None, help="Rounds per memory: 3d (3 d) or a number [default: 3d]."),
     click.option("--leakage-sweep", default=None,
                  help="Leakage rates of the sweep, e.g. 0,1e-4,3e-4,1e-3,3e-3 [default: those]."),

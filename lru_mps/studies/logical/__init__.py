@@ -66,8 +66,8 @@ successive distances, and at d = 5 eps against the leakage rate (0, 1e-4,
 LRU and its gap to an ideal reset.  --removal R, --added-error E: a
 calibrated row (one kind of --lrus; never --removal with array).  Default
 hardware T1q = 100 us, Tphi = 200 us, 100 mK (the paper's: --t1 16.7us
---tphi 10us, above threshold, said in the summary); about 6 minutes on 2
-cores (--quick: under a minute).
+--tphi 10us, above threshold, said in the summary); 7 minutes on 2 shared
+cores (--quick: 20 s).
 """
 
 
