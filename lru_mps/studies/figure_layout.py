@@ -174,6 +174,13 @@ def _legend_off_data(fig, ax, renderer) -> bool:
         leg.set_loc(best[2])
         return True
     if not any(_beside(frame, other.get_window_extent(renderer)) for other in fig.axes if other is not ax):
+        if getattr(leg, "_ncols", 1) > 1:  # beside the axes in one column (not as wide as the figure)
+            texts = leg.get_texts()
+            own = dict(zip(*ax.get_legend_handles_labels()[::-1]))  # (the plotted artists: errorbars keep markers)
+            labels = [t.get_text() for t in texts]
+            leg = ax.legend([own.get(t, h) for t, h in zip(labels, leg.legend_handles)], labels, ncols=1,
+                            fontsize=texts[0].get_fontsize() if texts else None, title=leg.get_title().get_text()
+                            or None)
         leg.set_loc("upper left")
         leg.set_bbox_to_anchor((1.02, 1.0), transform=ax.transAxes)
     else:  # below the axes' tick labels and x label
