@@ -158,7 +158,8 @@ def colorbar_faults(fig) -> list[str]:
             if isinstance(m, (AxesImage, QuadMesh))]
     barred = [m for m in maps if m.colorbar is not None]
     return [f"a map in {m.axes.get_title() or m.axes.get_ylabel()!r} has no colour bar" for m in maps
-            if m.colorbar is None and not any(b.norm is m.norm and b.get_cmap().name == m.get_cmap().name for b in barred)]
+            if m.colorbar is None and not any(b.norm is m.norm and b.get_cmap().name == m.get_cmap().name
+                                              for b in barred)]
 
 
 def empty_panel_faults(fig) -> list[str]:

@@ -1,8 +1,8 @@
 """`lru-mps study routing`: the layouts, the outputs, each map point against its own ensemble, the verdict, bad input,
 and the maps' error bars against the scatter over seeds.
 
-Cost: the quick study (~15 s, once: a module fixture); the calibration over seeds (long: 4 seeds reduced, ~5 min on
-one core; 16 full).
+Cost: the quick study (~70 s of CPU, once: a module fixture); the calibration over seeds (long: 4 seeds reduced,
+~5 min on one core; 16 full).
 """
 
 from __future__ import annotations

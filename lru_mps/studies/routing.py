@@ -89,7 +89,8 @@ maps, next to one L = 3 array per qubit, with the grid size at which
 routing stops paying (the median site's leakage lifetime above T1q/2).
 Sites that a symmetry of the layout maps onto each other (the four
 corners, ...) share one ensemble: the counts are per class of sites.
-Sector engine.  Default: ~19 min on 2 cores; --quick: under a minute.
+Sector engine.  Default: ~19 min on 2 cores; --quick: about 2 minutes on 2
+shared cores (70 s of CPU).
 """
 
 #: why an ideal grid point has no T_star (:func:`lru_mps.analysis.routing.window_lifetimes`)
