@@ -167,8 +167,9 @@ def plot(ds, summary: dict, figdir) -> list:
             n = len(r) if isinstance(r, list) else 20
             rs = np.array(r if isinstance(r, list) else [r] * n, dtype=float)
             S = np.concatenate(([1.0], np.cumprod(1.0 - rs)))
+            gone = " (S = 0 from k = 1)" if S[1] == 0 else ""
             ax.plot(np.arange(n + 1), np.where(S > 0, S, np.nan), "-", color=COLORS.get(kind), lw=1.0,
-                    label=f"{kind}: model" if kind == "array" else kind)
+                    label=f"{kind}: model" if kind == "array" else kind + gone)
         if "array_S" in ds:
             S, e = ds["array_S"].values, ds["array_S_sem"].values
             ok = S > 0
