@@ -406,3 +406,56 @@ def test_the_typed_config_reader_names_the_key_and_the_range():
         with pytest.raises(ParameterError) as err:
             call()
         assert err.value.name == key and err.value.allowed.startswith(allowed), (key, err.value.allowed)
+
+
+# ------------------------------------------------------------------ refusals from any worker
+#: bad inputs of `simulate`, with the line each is refused with; some are refused where a block runs (a worker:
+#: the exact engine's length, the MPS options), some before (the graph, the sector's reach)
+WORKER_REFUSALS = [
+    (("--engine", "exact", "-L", "8"),
+     "Error: --length=8 is not allowed: L <= 7 for the exact engine (use --engine mps or sector for long arrays)"),
+    (("--engine", "mps", "--dt", "0"), "Error: --dt=0 is not allowed: a time step > 0 (units of 1/J)"),
+    (("--engine", "mps", "--max-bond", "0"), "Error: --max-bond=0 is not allowed: an integer >= 1"),
+    (("--engine", "mps", "--geometry", "grid:2x2"),
+     "Error: --engine=mps is not allowed: exact or sector on a graph geometry (grid:2x2: the MPS engine and the "
+     "per-trajectory policy, which may hand rows to it, need a chain)"),
+]
+
+
+@pytest.fixture(scope="module")
+def dask_scheduler():
+    """A local Dask cluster of two worker processes (the address `--scheduler` takes)."""
+    distributed = pytest.importorskip("dask.distributed", reason="dask.distributed is in the test extras; install it")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+        yield c.scheduler_address
+
+
+def test_a_parameter_error_survives_pickling():
+    """A refusal raised in a worker process reaches the parent by pickle: the same error, fields and line (an
+    exception pickles as cls(*args), here the message alone, which ParameterError.__init__ does not take: the
+    parent printed a 52-line TypeError and BrokenProcessPool)."""
+    import pickle
+
+    err = ParameterError("length", 8, "L <= 7 for the exact engine", "use --engine mps")
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is ParameterError and str(back) == str(err)
+    assert (back.name, back.value, back.allowed, back.hint) == (err.name, err.value, err.allowed, err.hint)
+
+
+@pytest.mark.parametrize("args,line", WORKER_REFUSALS, ids=[" ".join(a) for a, _ in WORKER_REFUSALS])
+def test_a_refusal_is_the_same_line_from_any_worker(args, line, dask_scheduler, monkeypatch):
+    """In process (--workers 1), from a pool's worker process (--workers 2) and from a Dask worker (--scheduler):
+    one line, exit 2, the same each way."""
+    from lru_mps.run import executors
+
+    clients = []  # (the command's Dask clients, closed here: the command line leaves its own to the process's end)
+    monkeypatch.setattr(executors, "client_for", lambda s, _make=executors.client_for: clients.append(_make(s))
+                        or clients[-1])
+    run = ("simulate", *args, "--trajectories", "4", "--time-points", "3", "--t-final", "10/J")
+    try:
+        for where in (("--workers", "1"), ("--workers", "2"), ("--scheduler", dask_scheduler)):
+            assert _one_error_line(cli(*run, *where)) == line, where
+    finally:
+        for client in clients:
+            if client is not None:
+                client.close()
