@@ -174,3 +174,16 @@ def cells(qubit: dict | None, array: dict | None, eta: dict | None, unit: str = 
     else:
         eta_s = f"{pm(eta['value'], eta['error'], sep='+-') if eta['error'] else format(eta['value'], '.3f'):>13s}"
     return f"{time_cell(qubit, unit)} {time_cell(array, unit)} {eta_s}"
+
+
+#: why a hardware limit (T1q, T2q, T1q/2) has no value: that decay is off (ideal conditions, or an infinite T1q/Tphi)
+NO_DECAY = "infinite: no such decay in these conditions (ideal, or an infinite T1q or Tphi)"
+
+
+def limit_json(value_J, J_hz: float) -> dict:
+    """A hardware limit's JSON (:func:`~lru_mps.studies.base.time_json`, error 0), with :data:`NO_DECAY` where it is
+    infinite or not there."""
+    from .base import time_json
+
+    finite = value_J is not None and math.isfinite(float(value_J))
+    return time_json(value_J, 0.0, J_hz, None if finite else NO_DECAY)

@@ -70,10 +70,10 @@ from ..physics.units import to_kelvin, to_time
 from ..run.simulate import simulate
 from ..run.trajectories import disorder_rng
 from ..analysis.numbers import sig, t2_flags
-from .base import TIME_UNITS, Study, StudyContext, finite_or_none, parameters_json, time_json
+from .base import TIME_UNITS, Study, StudyContext, StudyOption, finite_or_none, parameters_json, time_json
 from .common import FITTED, as_list, conditions_of, dataset_attrs, positive_int, run_ensemble, spec_of
 from .config import Config
-from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells, reason_lines, time_cell
+from .lifetimes import HEAD, LEGEND, LifetimeGrid, cells, limit_json, reason_lines, time_cell
 from . import routing_figures
 from .routing_figures import VERDICT
 
@@ -160,6 +160,23 @@ class Routing(Study):
     """The routing study (module docstring)."""
 
     NAME = "routing"
+    OPTIONS = (
+        StudyOption("grids", "Grids of coding transmons RxC, e.g. 3x3,4x4,5x5."),
+        StudyOption("lrus", "Where the LRUs sit on each grid's boundary.", kind=("corners", "sides", "boundary")),
+        StudyOption("lru_arm", "Transmons per LRU, the last one the reset site.", kind="int"),
+        StudyOption("temperatures", "Temperatures of the array under realistic conditions, with a unit, each under 1 K, e.g. 0,100mK.", each="temperature"),
+        StudyOption("thermal_max_sites", "A temperature > 0 runs on layouts of at most this many transmons.",
+                    kind="int"),
+    )
+    SWEPT = {"length": None, "temperature": ("temperatures",)}
+    SWEPT_HOW = {"length": "its layouts' sizes from the grids and LRUs (--grids, --lrus, --lru-arm)"}
+
+    def refuse_geometry(self, cfg: dict) -> None:
+        """The study builds its own graphs: a geometry, start or reset site in the model table is refused."""
+        model = cfg.get("model", {})
+        for key in ("geometry", "start_site", "reset_site"):
+            require(model.get(key) is None, key, model.get(key), "not set: study routing builds its layouts from "
+                    "grids, lrus and lru_arm, and starts on every coding site in turn")
     HELP = HELP
     TIME_UNITS = TIME_UNITS
 
@@ -351,7 +368,7 @@ class Routing(Study):
             "baseline": {label: {**{k: time_json(base["fits"][k][ci, 0], base["fits"][k][ci, 1], J_hz,
                                                  base["reasons"].get((k, ci))) for k in FITTED},
                                  **base["lives"].as_json((ci,), J_hz)} for ci, (label, _, _) in enumerate(conds)},
-            "T_leak_own": time_json(limit, 0.0, J_hz),
+            "T_leak_own": limit_json(limit, J_hz),
             "routing": {**routing_verdict(taus, limit, [f"{R}x{C}" for R, C in grids]),
                         "criterion": "the median coding site's ideal leakage lifetime tau_L under T1q/2"}
             if ideal else None,

@@ -34,10 +34,10 @@ from ..physics.units import time_to_us, to_kelvin, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .config import Config
 from ..analysis.numbers import sig, t2_flags
-from .base import (TIME_UNITS, Study, StudyContext, finite_or_none, parameters_json, parse_lengths, save_figure, time_axis,
+from .base import (TIME_UNITS, Study, StudyContext, StudyOption, finite_or_none, parameters_json, parse_lengths, save_figure, time_axis,
                    time_json)
 from .common import FITTED, UNRESOLVED_LABEL, mark_unresolved, unresolved_handle, PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
-from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells, time_cell
+from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells, limit_json, time_cell
 
 HELP = """T_star, T1 and T2 vs the temperature of the array (0 to 300 mK) at L = 3, 6, 12.
 
@@ -65,6 +65,10 @@ class TemperatureSweep(Study):
     """The temperature sweep (module docstring)."""
 
     NAME = "temperature-sweep"
+    OPTIONS = (StudyOption("temperatures", "Temperatures with a unit, each under 1 K (0 needs none), e.g. 0,100mK,300mK.", each="temperature"),
+               StudyOption("lengths", "Lengths, e.g. 3,6,12."))
+    SWEPT = {"length": ("lengths",), "temperature": ("temperatures",)}
+    REFUSES_DEVICE = "it sweeps the array length L (lengths), which the device file fixes"
     TIME_UNITS = TIME_UNITS
     HELP = HELP
 
@@ -132,7 +136,7 @@ class TemperatureSweep(Study):
                     for ti in range(len(temps))] for li in range(len(lengths))] for k in FITTED},
             **lives.nested(J_hz, where=run),
             "T_prop": time_json(spec0.T_prop, 0.0, J_hz),
-            "hardware_limits": {k: time_json(v, 0.0, J_hz) for k, v in limits.items()},
+            "hardware_limits": {k: limit_json(v, J_hz) for k, v in limits.items()},
             "engine_mix": mixes,
             "parameters": parameters_json(
                 spec0, {"L": "swept: see lengths", "temperature_K": "swept: see temperatures_mK"},

@@ -57,11 +57,11 @@ from ..physics.units import to_energy, to_fraction, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .config import Config
 from ..analysis.numbers import pm, sig
-from .base import (TIME_UNITS, Study, StudyContext, finite_or_none, parameters_json, parse_lengths, save_figure, time_axis,
+from .base import (TIME_UNITS, Study, StudyContext, StudyOption, finite_or_none, parameters_json, parse_lengths, save_figure, time_axis,
                    time_json)
 from .common import (DECAYS, PLOT_STYLE, UNRESOLVED_LABEL, as_list, dataset_attrs, mark_unresolved, positive_int, pyplot,
                      run_ensemble, spec_of, unresolved_handle)
-from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells, time_cell
+from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells, limit_json, time_cell
 from ..analysis.tolerance import doubling_crossing, doubling_fit, fit_points, which_holds
 
 #: error kind -> the config key of its spread values (the kind is the model key of `lru-mps simulate`)
@@ -166,6 +166,15 @@ class Tolerance(Study):
     """The tolerance study (module docstring)."""
 
     NAME = "tolerance"
+    OPTIONS = (
+        StudyOption("e2_spreads", "Leakage-level detuning spreads S, e.g. 0,1Jprop,2Jprop,400kHz (J_prop = 2 J^2/Ubar)."),
+        StudyOption("frequency_noises", "Quasi-static frequency-noise spreads, e.g. 0,1Jprop,100kHz."),
+        StudyOption("hopping_spreads", "Per-bond coupling spreads X (fractions), e.g. 0,5%,0.1 (with --kinds ...,hopping_spread)."),
+        StudyOption("kinds", "Error kinds to sweep: e2_spread,frequency_noise,hopping_spread."),
+        StudyOption("lengths", "Lengths, e.g. 3,6."),
+    )
+    SWEPT = {"length": ("lengths",)}
+    REFUSES_DEVICE = "it runs at several array lengths L (lengths), which the device file fixes"
     TIME_UNITS = TIME_UNITS
     HELP = HELP
 
@@ -281,7 +290,7 @@ class Tolerance(Study):
             "lengths": lengths,
             "conditions": "ideal" if c.ideal else "realistic",
             "J_prop": {"value_J": J_prop, "value_MHz": J_prop * J_hz / 1e6},
-            "T_leak_own": time_json(leak_own, 0.0, J_hz),
+            "T_leak_own": limit_json(leak_own, J_hz),
             "note": {**NOTES,
                      "doubling": "T_star(S) = T0 (1 + (S/S_2)^2) fitted per kind and L (weights: the T_star errors, "
                                  "absolute sigma) over the spreads up to the first where T_star reaches fit_ratio x "

@@ -65,10 +65,10 @@ from ...run.thermal_sample import strata_for
 from ...run.trajectories import engine_mix
 from ...run.simulate import simulate
 from ...analysis.numbers import t2_flags
-from ..base import TIME_UNITS, Study, StudyContext, finite_or_none, parameters_json, parse_lengths, time_json
+from ..base import TIME_UNITS, Study, StudyContext, StudyOption, finite_or_none, parameters_json, parse_lengths, time_json
 from ..common import FITTED, ensemble_settings, spec_of
 from .plan import _t_final, _qubit_trajectories, _leakage_trajectories, _coherence_trajectories, _leakage_thermal_odds, _thermal_strata, _integrate_decay, _ensembles
-from ..lifetimes import LifetimeGrid
+from ..lifetimes import LifetimeGrid, limit_json
 from .report import plot as report_plot, table as report_table
 
 HELP = """T_prop, T_star, T1, T2 and the localization length xi vs the array length L.
@@ -227,7 +227,7 @@ def _realistic_summary(entry: dict, spec, mixes: list, ds) -> None:
     c, J_hz = spec.conditions, spec.J_hz
     T2q = c.T2q
     limits = {"T1q": c.T1q, "T2q": T2q, "T_leak_own": 0.5 * c.T1q}
-    entry["hardware_limits"] = {k: time_json(v, 0.0, J_hz) for k, v in limits.items()}
+    entry["hardware_limits"] = {k: limit_json(v, J_hz) for k, v in limits.items()}
     entry["hardware_limits"]["note"] = ("T1 and T2 of the qubit cannot exceed T1q and T2q = 1/(1/(2 T1q) + 1/Tphi); "
                                         "T_leak_own = T1q/2 is the lifetime of |2> by its own decay")
     stars = [t["value_J"] for t in entry["T_star"]]
@@ -476,6 +476,12 @@ class LengthScaling(Study):
     """The length-scaling study (module docstring)."""
 
     NAME = "length-scaling"
+    OPTIONS = (
+        StudyOption("lengths", "Lengths of the ideal conditions, e.g. 2:40, 2:40:2 or 2,4,8,16,32."),
+        StudyOption("realistic_lengths", "Lengths of the realistic conditions (with --conditions realistic or both), e.g. 2:8."),
+    )
+    SWEPT = {"length": ("lengths", "realistic_lengths")}
+    REFUSES_DEVICE = "it sweeps the array length L, which the device file fixes"
     HELP = HELP
     TIME_UNITS = TIME_UNITS
 
