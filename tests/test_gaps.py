@@ -21,20 +21,25 @@ from lru_mps.studies import study_names
 CELL = re.compile(r"(?<![\w.+-])(-?\d+(?:\.\d+)?)\+-(\d+(?:\.\d+)?)(?![\w.])")
 
 
-def _decimals(text: str) -> int:
-    """The decimal place of a number's last digit (negative: trailing zeros of an integer, 440 -> -1)."""
-    if "." in text:
-        return len(text.split(".")[1])
-    return -(len(text) - len(text.rstrip("0"))) if text.strip("0") else 0
+def _decimals(error: str) -> int:
+    """The decimal place of an error's last significant digit, two significant digits (440+-190: -1, the tens)."""
+    if "." in error:
+        return len(error.split(".")[1])
+    return min(0, 2 - len(error.lstrip("0")))
 
 
 def _digits_ok(value: str, error: str) -> bool:
     """A cell to its error's digits: the error with at most two significant digits, the value rounded at the same
-    place ('0.92+-0.21', '118+-14', '440+-190')."""
-    significant = len(error.replace(".", "").strip("0")) if "." not in error else \
-        len(error.replace(".", "").lstrip("0"))
+    place ('0.92+-0.21', '118+-14', '440+-190', '90+-29')."""
+    if "." in error:
+        significant = len(error.replace(".", "").lstrip("0"))
+    else:
+        significant = len(error.lstrip("0").rstrip("0")) if len(error.lstrip("0")) > 2 else 1
     d = _decimals(error)
-    value_ok = _decimals(value) == d if d >= 0 else ("." not in value and int(value) % 10 ** -d == 0)
+    if d >= 0:
+        value_ok = (len(value.split(".")[1]) if "." in value else 0) == d
+    else:
+        value_ok = "." not in value and int(value) % 10 ** -d == 0
     return significant <= 2 and value_ok
 
 

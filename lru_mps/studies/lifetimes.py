@@ -37,7 +37,8 @@ NO_LIFETIME = ("not defined: the leakage has a floor here (a readout error at th
 HEAD = f"{'tau_leak(1)':>17} {'tau_leak(L)':>17} {'eta':>13}"
 #: the line under a table with these columns
 LEGEND = ("tau_leak(1), tau_leak(L): leakage lifetimes, int P_star^(1) dt and int P_star^(L) dt; eta: share "
-          "of the leakage ended by the reset site (not by hardware decay)")
+          "of the leakage ended by the reset site (not by hardware decay); 'not resolved*' in these columns: not "
+          "there (reason in summary.json), or an error of half the value or more (more trajectories resolve it)")
 
 
 class LifetimeGrid:
@@ -169,6 +170,8 @@ def cells(qubit: dict | None, array: dict | None, eta: dict | None, unit: str = 
     """The columns of :data:`HEAD` from one point's JSON of tau_1, tau_L (1/J or us) and eta."""
     if not eta or eta.get("value") is None:
         eta_s = f"{'-':>13s}"
+    elif resolution_reason(eta["value"], eta.get("error")):  # an error of half the value or more
+        eta_s = f"{'not resolved*':>13s}"
     elif eta.get("flags"):
         eta_s = f"{pm(eta['value'], eta['error'], sep='+-') + '!':>13s}"
     else:
