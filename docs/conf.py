@@ -98,7 +98,7 @@ def _check_tables(app) -> None:
     log = logging.getLogger(__name__)
     for path in sorted(_ROOT.glob("*.md")) + [_ROOT.parent / "README.md"]:
         for number, why in broken_tables(path.read_text(encoding="utf-8")):
-            log.warning(f"broken Markdown table: {why}", location=(str(path), number))
+            log.warning(f"broken Markdown table: {why}", location=f"{path}:{number}")
 
 
 def setup(app):
