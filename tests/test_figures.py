@@ -11,7 +11,7 @@ quick design and routing studies save (each study run once: a module
 fixture, the figures kept as saved by ``kept_figures``) and the quick dynamics
 study's.
 
-Cost: the three quick studies (~20 s, ~35 s and ~5 s on an idle core).
+Cost: the three quick studies (~20 s, ~70 s and ~5 s of CPU; 4 min on the shared 2-core machine).
 """
 
 from __future__ import annotations
