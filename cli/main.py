@@ -7,10 +7,26 @@ and the Python API use); every error is one line naming the option as typed.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
+import sys
 import warnings
 from pathlib import Path
+
+
+def _stopped_while_starting(signum, frame):
+    """Ctrl-C or SIGTERM while the command's modules load (seconds: every study registers): one line, and out at
+    once (nothing has run yet)."""
+    sys.stderr.write(f"Error: interrupted by {signal.Signals(signum).name} while starting: nothing ran\n")
+    sys.stderr.flush()
+    os._exit(128 + signum)
+
+
+try:  # (until the modules are loaded, at the end of this one; then main() installs the run's handlers)
+    _BEFORE = {sig: signal.signal(sig, _stopped_while_starting) for sig in (signal.SIGINT, signal.SIGTERM)}
+except ValueError:  # imported off the main thread: no signals here
+    _BEFORE = {}
 
 import click
 from click.core import ParameterSource
@@ -216,6 +232,8 @@ def _register_studies():
 
 
 _register_studies()
+for _sig, _handler in _BEFORE.items():  # (the importer's own handlers back: a test session's, a script's)
+    signal.signal(_sig, _handler)
 
 
 if __name__ == "__main__":  # pragma: no cover

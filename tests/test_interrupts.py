@@ -214,6 +214,20 @@ def test_a_study_says_where_its_blocks_are_kept(tmp_path):
     assert _blocks(out / "work")
 
 
+def test_ctrl_c_while_the_command_starts_is_one_line(tmp_path):
+    """Ctrl-C half a second in, while the command's modules load (every study registers: 1.5-4 s), is one line
+    too (was: a KeyboardInterrupt traceback through the imports)."""
+    proc = subprocess.Popen([sys.executable, "-m", "lru_mps_cli.main", "simulate", "--trajectories", "4"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    time.sleep(0.5)
+    started = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    seconds, err = _ends(proc, started)
+    assert seconds < WITHIN and proc.returncode == 130, (seconds, proc.returncode, err)
+    assert _one_line(err).startswith("Error: interrupted by SIGINT"), err
+
+
 # ------------------------------------------------------------------ in process: compiled calls and lost signals
 def _sigint_after(seconds: float) -> threading.Timer:
     timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
