@@ -134,108 +134,59 @@ def study_group():
     """Run a study: results.nc, summary.json and figures go to an output folder; a rerun resumes."""
 
 
-def _make(name: str, extra: list):
+def _default_text(value) -> str:
+    """A TOML default as the help shows it: a list by commas, a table as k=v pairs."""
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
+#: the physical quantity a list option's items are held to (StudyOption.each) -> its check
+_EACH = {"temperature": _temperature, "anharmonicity": _anharmonicity}
+
+
+def _click_option(study, option):
+    """The command-line option of a study's own :class:`~lru_mps.studies.base.StudyOption`: ``--<key>``, its help
+    with the default read from the study's TOML file (and its --quick value where that differs)."""
+    help_text = option.help
+    if option.key in study.DEFAULTS:
+        help_text += f" [default: {_default_text(study.DEFAULTS[option.key])}"
+        if option.key in study.QUICK and study.QUICK[option.key] != study.DEFAULTS[option.key]:
+            help_text += f"; --quick: {_default_text(study.QUICK[option.key])}"
+        help_text += "]"
+    kind = option.kind
+    kwargs = {"type": int} if kind == "int" else {"type": click.Choice(list(kind))} if isinstance(kind, tuple) else {}
+    if option.each is not None:
+        kwargs["callback"] = _each_in_domain(_EACH[option.each])
+    return click.option("--" + option.key.replace("_", "-"), default=None, help=help_text, **kwargs)
+
+
+def make_command(name: str, group: click.Group):
+    """The command ``lru-mps study NAME`` on ``group``: the study's own options (its OPTIONS), then the options
+    every study shares; its help is the study's HELP."""
     from lru_mps.studies import get_study
+
+    study = get_study(name)
 
     @_study_options(name)
     def command(**kwargs):
         _run(name, **kwargs)
 
-    for opt in reversed(extra):
-        command = opt(command)
-    command.__doc__ = get_study(name).HELP
-    cmd = study_group.command(name=name, cls=StudyCommand,
-                              short_help=get_study(name).HELP.split("\n")[0].rstrip("."))(command)
-    cmd.own = tuple(p.name for p in cmd.params[:len(extra)])
+    for option in reversed(study.OPTIONS):
+        command = _click_option(study, option)(command)
+    command.__doc__ = study.HELP
+    cmd = group.command(name=name, cls=StudyCommand, short_help=study.HELP.split("\n")[0].rstrip("."))(command)
+    cmd.own = tuple(p.name for p in cmd.params[:len(study.OPTIONS)])
     return cmd
 
 
-_make(
-    "length-scaling",
-    [
-        click.option("--lengths", default=None,
-                     help="Lengths of the ideal conditions, e.g. 2:40, 2:40:2 or 2,4,8,16,32 "
-                          "[default: 2..6, 8, 10, 12, 16, 20, 24, ..., 40]."),
-        click.option("--realistic-lengths", default=None,
-                     help="Lengths of the realistic conditions (with --conditions realistic or both), e.g. 2:8 "
-                          "[default: 2..6, 8, 10, 12, 16, 20]."),
-    ],
-)
-for _name in ("rate-sweep", "disorder-sweep", "hopping-sweep", "dynamics"):
-    _make(_name, [])
-_make("temperature-sweep", [click.option("--temperatures", default=None, callback=_each_in_domain(_temperature),
-                                         help="Temperatures with a unit, each under 1 K (0 needs none), e.g. "
-                                              "0,100mK,300mK."),
-                            click.option("--lengths", default=None, help="Lengths, e.g. 3,6,12.")])
-_make("tolerance", [
-    click.option("--e2-spreads", default=None,
-                 help="Leakage-level detuning spreads S, e.g. 0,1Jprop,2Jprop,400kHz (J_prop = 2 J^2/Ubar)."),
-    click.option("--frequency-noises", default=None, help="Quasi-static frequency-noise spreads, e.g. 0,1Jprop,100kHz."),
-    click.option("--hopping-spreads", default=None,
-                 help="Per-bond coupling spreads X (fractions), e.g. 0,5%,0.1 (with --kinds ...,hopping_spread)."),
-    click.option("--kinds", default=None,
-                 help="Error kinds to sweep: e2_spread,frequency_noise,hopping_spread (default: the first two)."),
-    click.option("--lengths", default=None, help="Lengths, e.g. 3,6."),
-])
-_make("qec", [
-    click.option("--cycle-time", default=None, help="The QEC cycle t_c, e.g. 1us, 500ns, 30/J [default: 1us]."),
-    click.option("--injection", default=None, help="Leakage-event probability per cycle p, in (0, 1) [default: 1e-3]."),
-    click.option("--cycles", default=None, help="Cycles K to simulate [default: auto, the whole cycles in 40 us]."),
-    click.option("--direct-injections", default=None,
-                 help="p of the direct simulation with the injection maps (L <= 4), e.g. 1e-3,1e-2,0.1 "
-                      "[default: 1e-3,1e-2,3e-2,0.1; the --injection p is always among them]."),
-    click.option("--direct-realizations", default=None, type=int,
-                 help="Disorder realizations of the direct simulation (0: none) [default: 32]."),
-])
-_make("design", [
-    click.option("--cycle-time", default=None, help="The QEC cycle t_c, e.g. 1us, 500ns, 30/J [default: 1us]."),
-    click.option("--lengths", default=None, help="Array lengths to search, e.g. 2:5 or 2,3,4."),
-    click.option("--disorders", default=None, help="Disorder widths W/2pi to search, e.g. 60MHz,100MHz,150MHz."),
-    click.option("--hoppings", default=None, help="Hoppings J/2pi to search, e.g. 3MHz,5MHz,7MHz."),
-    click.option("--anharmonicities", default=None, callback=_each_in_domain(_anharmonicity),
-                 help="Mean anharmonicities Ubar/2pi to search, each with a unit in 50-500 MHz, e.g. 250MHz."),
-    click.option("--hopping-profiles", default=None,
-                 help="Hopping profiles to search, named forms separated by commas: uniform, transfer, linear:A:B, "
-                      "e.g. uniform,transfer (an explicit list of couplings fits one length: refused) "
-                      "[default: uniform; --quick: uniform,transfer]."),
-    click.option("--resets", default=None, help="Reset kinds to search, e.g. periodic,random,dissipation."),
-    click.option("--rate-factors", default=None,
-                 help="Rates to search, as multiples of the analytic low optimum, e.g. 0.375,0.75,1.5."),
-    click.option("--budget", default=None,
-                 help="Added p_total per cycle allowed: 'paper' (the paper's working point's) or a number in (0, 1], "
-                      "e.g. 0.005 [default: paper]."),
-])
-_make("routing", [
-    click.option("--grids", default=None, help="Grids of coding transmons RxC, e.g. 3x3,4x4,5x5."),
-    click.option("--lrus", default=None, type=click.Choice(["corners", "sides", "boundary"]),
-                 help="Where the LRUs sit on each grid's boundary [default: corners]."),
-    click.option("--lru-arm", default=None, type=int,
-                 help="Transmons per LRU, the last one the reset site [default: 2]."),
-    click.option("--temperatures", default=None, callback=_each_in_domain(_temperature),
-                 help="Temperatures of the array under realistic conditions, with a unit, each under 1 K, e.g. "
-                      "0,100mK [default: 0,100mK]."),
-    click.option("--thermal-max-sites", default=None, type=int,
-                 help="A temperature > 0 runs on layouts of at most this many transmons [default: 17]."),
-])
-_make("logical", [
-    click.option("--distances", default=None, help="Odd code distances >= 3, e.g. 3,5,7 [default: 3,5,7]."),
-    click.option("--lrus", default=None,
-                 help="LRU kinds, e.g. none,array,reset: none (the transmon's decay of |2>), array (the qec study's "
-                      "S(k) on these model options), reset (ideal, every cycle) [default: all three]."),
-    click.option("--physical-error", default=None,
-                 help="p, each of stim's four noise parameters of the circuit [default: 1e-3]."),
-    click.option("--leakage", default=None, help="Leakage probability per data qubit per round [default: 1e-3]."),
-    click.option("--removal", default=None,
-                 help="A constant return probability per round R in (0, 1] in place of a kind's own (one kind of "
-                      "--lrus, not array)."),
-    click.option("--added-error", default=None,
-                 help="A depolarizing probability per data qubit per round in place of a kind's added error (one "
-                      "kind of --lrus)."),
-    click.option("--shots", default=None, type=int,
-                 help="Shots per distance and case; more where eps is short of its target error (the study file's "
-                      "target_error, at most max_shots) [default: 100000]."),
-    click.option("--rounds", default=None, help="Rounds per memory: 3d (3 d) or a number [default: 3d]."),
-    click.option("--leakage-sweep", default=None,
-                 help="Leakage rates of the sweep, e.g. 0,1e-4,3e-4,1e-3,3e-3 [default: those]."),
-    click.option("--sweep-distance", default=None, type=int, help="The sweep's code distance [default: 5]."),
-])
+def _register() -> None:
+    from lru_mps.studies import study_names
+
+    for name in study_names():
+        make_command(name, study_group)
+
+
+_register()

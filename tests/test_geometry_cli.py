@@ -178,9 +178,9 @@ def test_a_study_config_with_a_graph_is_refused(tmp_path):
         run_study("rate-sweep", StudyContext(out=tmp_path / "o", quiet=True), config_file=cfg, quick=True)
     assert err.value.name == "geometry" and "study rate-sweep runs chains" in str(err.value)
     # a chain given as such runs as before (the refusal only)
-    from lru_mps.studies import refuse_geometry
+    from lru_mps.studies import get_study
 
-    refuse_geometry({"model": {"geometry": "chain"}}, "rate-sweep")
+    get_study("rate-sweep").refuse_geometry({"model": {"geometry": "chain"}})
 
 
 def test_simulate_on_a_grid_from_the_users_options_follows_lindblad():

@@ -109,11 +109,20 @@ def parse_lengths(text) -> list[int]:
     return sorted(set(values))
 
 
+#: the folders the studies' TOML files are read from (the installed ``lru_mps_studies``; a study of one's own adds
+#: its folder here)
+STUDY_FOLDERS: list = [resources.files("lru_mps_studies")]
+
+
 @lru_cache(maxsize=None)
 def _study_file(name: str) -> dict:
-    path = resources.files("lru_mps_studies").joinpath(f"{name}.toml")
-    with path.open("rb") as fh:
-        return tomllib.load(fh)
+    for folder in STUDY_FOLDERS:
+        path = folder.joinpath(f"{name}.toml")
+        if path.is_file():
+            with path.open("rb") as fh:
+                return tomllib.load(fh)
+    raise ParameterError("study", name, f"a study with its TOML file {name}.toml in "
+                         + ", ".join(str(f) for f in STUDY_FOLDERS))
 
 
 def study_defaults(name: str) -> tuple[dict, dict]:
@@ -445,18 +454,48 @@ def save_figure(fig, figdir: Path, name: str) -> list[Path]:
     return paths
 
 
+@dataclass(frozen=True)
+class StudyOption:
+    """An option of a study's own (``--lengths``, ``--grids``, ...), declared by the study and made a command-line
+    option by the CLI: ``key`` is the study's TOML key (the option is ``--<key with dashes>``), ``help`` what it
+    means, with an example; the help's default is read from the study's TOML file (no copy).  ``kind``: "text"
+    (parsed by the study), "int", or a tuple of the values allowed; ``each``: a physical quantity every item of
+    the list is held to (:mod:`lru_mps.physics.domains`: "temperature", "anharmonicity"), refused by the option's
+    name before the study starts."""
+
+    key: str
+    help: str
+    kind: object = "text"
+    each: str | None = None
+
+
 class Study(ABC):
     """The template every study follows: ``compute`` its ensembles, then write, tabulate and plot.
 
-    A subclass sets ``NAME`` (its TOML file is ``studies/<NAME>.toml``) and
-    ``HELP`` (the text of ``lru-mps study NAME --help``: what it computes,
-    which figure of the paper it extends, how long the default takes), and
-    implements ``compute(cfg, ctx) -> (dataset, summary)``, ``table(summary)``
-    and ``plot(dataset, summary, figdir)``.
+    A subclass is the whole declaration of a study: ``NAME`` (its TOML file
+    is ``studies/<NAME>.toml``), ``HELP`` (the text of ``lru-mps study NAME
+    --help``: what it computes, which figure of the paper it extends, how
+    long the default takes), its own options (``OPTIONS``), the model
+    options it sweeps and how (``SWEPT``, ``SWEPT_HOW``), what it refuses
+    (``REFUSES_DEVICE``, :meth:`refuse_geometry`), and it implements
+    ``compute(cfg, ctx) -> (dataset, summary)``, ``table(summary)`` and
+    ``plot(dataset, summary, figdir)``.  The registry
+    (:mod:`lru_mps.studies`) finds it by name in its module's ``STUDIES``.
     """
 
     NAME = ""
     HELP = ""
+    #: the study's own command-line options (:class:`StudyOption`), in the order of its --help
+    OPTIONS: tuple = ()
+    #: the model options the study sweeps, each with the study keys of its list form: one rule for every pair
+    #: (``-L``/``--lengths``, ``--temperature``/``--temperatures``): the single value runs alone (a list of one),
+    #: both together are refused with one line; None: the option has no list form here and is refused, saying how
+    #: the study sweeps it (``SWEPT_HOW``)
+    SWEPT: dict = {}
+    #: how the study sweeps each option of ``SWEPT`` it takes no single value of
+    SWEPT_HOW: dict = {}
+    #: why the study refuses a device file ("" where it takes one): it sweeps what a device file fixes
+    REFUSES_DEVICE = ""
     #: the units ``plot`` can draw its time axes in (:func:`time_axis`); a study whose figures have no time axis
     #: lists both (they draw the same)
     TIME_UNITS: tuple[str, ...] = ("us",)
@@ -491,6 +530,27 @@ class Study(ABC):
         with figure_mark(QUICK_MARK.split(" (")[0] if summary.get("quick") else None):
             self.plot(dataset, summary, ctx.out / "figures")
         return StudyResult(self.NAME, ctx.out, summary, table, dataset)
+
+    def refuse_geometry(self, cfg: dict) -> None:
+        """Refuse a graph, or another start or reset site, in the config's model table: a study runs chains (the
+        qubit at site 1, the reset at site L) unless it says otherwise."""
+        model = cfg.get("model", {})
+        geometry = model.get("geometry")
+        require(geometry is None or str(geometry).strip().lower() == "chain", "geometry", geometry,
+                f"chain: study {self.NAME} runs chains; use lru-mps simulate for a graph")
+        for key in ("start_site", "reset_site"):
+            require(model.get(key) is None, key, model.get(key),
+                    f"the chain's own site: study {self.NAME} runs chains with the qubit at site 1 and the reset at "
+                    "site L; use lru-mps simulate for other sites")
+
+    def refuse_device(self, cfg: dict) -> None:
+        """Refuse a device file (``device`` in the model table) where the study sweeps what it fixes
+        (``REFUSES_DEVICE`` says what), with one line naming the key, the study and why."""
+        device = cfg.get("model", {}).get("device")
+        if device is None or not self.REFUSES_DEVICE:
+            return
+        require(False, "device", device, f"none on the {self.NAME} study ({self.REFUSES_DEVICE})",
+                "run lru-mps simulate --device, or a study that keeps the array: dynamics, qec, rate-sweep")
 
     def check_given(self, cfg: dict, given: set) -> None:
         """Refuse what the user set (``given``: the keys set in a config file or as overrides) where the resolved

@@ -77,27 +77,6 @@ def refuse_bath(cfg: dict, study: str, why: str) -> None:
             "see the bath's leakage floor with `lru-mps simulate --thermal-bath` or `lru-mps study dynamics`")
 
 
-#: the studies that sweep what a device file fixes, and what they sweep (the others take --device)
-DEVICE_SWEEPS = {
-    "length-scaling": "it sweeps the array length L, which the device file fixes",
-    "disorder-sweep": "it sweeps the disorder width W; a device file fixes every site's frequency",
-    "hopping-sweep": "it sweeps the hopping J, which the device file fixes",
-    "temperature-sweep": "it sweeps the array length L (lengths), which the device file fixes",
-    "tolerance": "it runs at several array lengths L (lengths), which the device file fixes",
-}
-
-
-def refuse_device(cfg: dict, study: str) -> None:
-    """Stop a study that sweeps what a device file fixes (:data:`DEVICE_SWEEPS`; ``device`` in its model table),
-    with one line naming the key, the study and why."""
-    device = cfg.get("model", {}).get("device")
-    if device is None or study not in DEVICE_SWEEPS:
-        return
-    require(False, "device", device, f"none on the {study} study ({DEVICE_SWEEPS[study]})",
-            "run lru-mps simulate --device, or a study that keeps the array: "
-            + ", ".join(sorted(("rate-sweep", "dynamics", "qec"))))
-
-
 def conditions_of(cfg: dict, allow_both: bool) -> list[str]:
     """The conditions a study runs: ["ideal"], ["realistic"] or both (model.conditions; default: lru-mps simulate's)."""
     cond = cfg["model"].get("conditions", MODEL["conditions"])

@@ -83,6 +83,9 @@ class DecaySweep(Study):
         self.HELP = help
         self.model_key = model_key  # 'disorder' or 'hopping'
         self.list_key = list_key  # 'disorders' or 'hoppings'
+        self.SWEPT = {model_key: (list_key,)}
+        self.REFUSES_DEVICE = (f"it sweeps the disorder width W; a device file fixes every site's frequency"
+                               if model_key == "disorder" else "it sweeps the hopping J, which the device file fixes")
         self.dim = dim
         self.label = label
         # `lru-mps plot --time-unit`: the disorder sweep's J is the same at every point, so its times can be drawn

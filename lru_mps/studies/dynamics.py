@@ -28,6 +28,7 @@ class Dynamics(Study):
     """P_star^(1)(t) and P_star^(L)(t) at a low and a high reset rate (paper Fig. 2a,b)."""
 
     NAME = "dynamics"
+    SWEPT = {"rate": ("rates",)}
     TIME_UNITS = TIME_UNITS
     HELP = """Leakage dynamics P_star^(1)(t), P_star^(L)(t) at a low and a high rate.
 

@@ -48,6 +48,8 @@ class RateSweep(Study):
     """P_star^(L)(t_eval) vs reset rate and the two optimal rates per reset kind (paper Fig. 2c)."""
 
     NAME = "rate-sweep"
+    SWEPT = {"reset": ("resets",), "rate": None}
+    SWEPT_HOW = {"rate": "the rate from rate_min to rate_max (--rate has no effect here)"}
     TIME_UNITS = TIME_UNITS
     HELP = """Leakage left at t = 200/J vs the reset rate, and the optimal rates.
 

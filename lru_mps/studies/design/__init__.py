@@ -47,7 +47,7 @@ from ...physics import disorder as disorder_patterns
 from ...physics import domains
 from ...physics.units import parse_frequency_hz, time_to_us
 from ..config import Config
-from ..base import TIME_UNITS, Study, StudyContext, finite_or_none, parse_lengths, time_json
+from ..base import TIME_UNITS, Study, StudyContext, StudyOption, finite_or_none, parse_lengths, time_json
 from ..common import as_list, conditions_of, positive_int, refuse_bath, refuse_readout, spec_of
 from ..qec import cycle_grid, cycle_time
 from . import profiles as design_profiles, report as design_report, screen as design_screen, unresolved
@@ -227,6 +227,21 @@ class Design(Study):
     """The design study (module docstring)."""
 
     NAME = "design"
+    OPTIONS = (
+        StudyOption("cycle_time", "The QEC cycle t_c, e.g. 1us, 500ns, 30/J."),
+        StudyOption("lengths", "Array lengths to search, e.g. 2:5 or 2,3,4."),
+        StudyOption("disorders", "Disorder widths W/2pi to search, e.g. 60MHz,100MHz,150MHz."),
+        StudyOption("hoppings", "Hoppings J/2pi to search, e.g. 3MHz,5MHz,7MHz."),
+        StudyOption("anharmonicities", "Mean anharmonicities Ubar/2pi to search, each with a unit in 50-500 MHz, e.g. 250MHz.", each="anharmonicity"),
+        StudyOption("hopping_profiles", "Hopping profiles to search, named forms separated by commas: uniform, transfer, linear:A:B, e.g. uniform,transfer (an explicit list of couplings fits one length: refused)."),
+        StudyOption("resets", "Reset kinds to search, e.g. periodic,random,dissipation."),
+        StudyOption("rate_factors", "Rates to search, as multiples of the analytic low optimum, e.g. 0.375,0.75,1.5."),
+        StudyOption("budget", "Added p_total per cycle allowed: 'paper' (the paper's working point's) or a number in (0, 1], e.g. 0.005."),
+    )
+    SWEPT = {"length": ("lengths",), "disorder": ("disorders",), "hopping": ("hoppings",),
+             "anharmonicity": ("anharmonicities",), "disorder_pattern": ("disorder_patterns",), "reset": ("resets",),
+             "rate": None, "hopping_profile": ("hopping_profiles",)}
+    SWEPT_HOW = {"rate": "the rates as rate_factors x each candidate's analytic optimum (--rate-factors)"}
     HELP = HELP
     TIME_UNITS = TIME_UNITS  # no time axis: D in cycles against a probability per cycle
 

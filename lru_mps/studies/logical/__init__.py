@@ -40,7 +40,7 @@ from ...circuits import Case, per_cycle, steady_leaked_fraction
 from ...circuits.sampler import CHUNK, INITIAL, merge, sample_many, summarize
 from ...circuits.surface import check_distance, check_probability
 from ...errors import ParameterError, require
-from ..base import Study, StudyContext
+from ..base import Study, StudyContext, StudyOption
 from ..common import conditions_of, dataset_attrs, spec_of
 from ..config import Config
 from ..qec import cycle_time
@@ -172,6 +172,22 @@ class Logical(Study):
     """The logical study (module docstring)."""
 
     NAME = "logical"
+    OPTIONS = (
+        StudyOption("distances", "Odd code distances >= 3, e.g. 3,5,7."),
+        StudyOption("lrus", "LRU kinds, e.g. none,array,reset: none (the transmon's decay of |2>), array (the qec "
+                    "study's S(k) on these model options), reset (ideal, every cycle)."),
+        StudyOption("physical_error", "p, each of stim's four noise parameters of the circuit."),
+        StudyOption("leakage", "Leakage probability per data qubit per round."),
+        StudyOption("removal", "A constant return probability per round R in (0, 1] in place of a kind's own (one "
+                    "kind of --lrus, not array)."),
+        StudyOption("added_error", "A depolarizing probability per data qubit per round in place of a kind's added "
+                    "error (one kind of --lrus)."),
+        StudyOption("shots", "Shots per distance and case; more where eps is short of its target error (the study "
+                    "file's target_error, at most max_shots).", kind="int"),
+        StudyOption("rounds", "Rounds per memory: 3d (3 d) or a number."),
+        StudyOption("leakage_sweep", "Leakage rates of the sweep, e.g. 0,1e-4,3e-4,1e-3,3e-3."),
+        StudyOption("sweep_distance", "The sweep's code distance.", kind="int"),
+    )
     HELP = HELP
     TIME_UNITS = ("us", "1/J")  # no time axis: its figures count cycles and distances
 

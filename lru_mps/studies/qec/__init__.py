@@ -62,7 +62,7 @@ from ...errors import ParameterError, require
 from ...physics.units import time_to_us, to_time
 from ...run.trajectories import engine_mix
 from ..config import Config
-from ..base import TIME_UNITS, Study, StudyContext, StudyResult, finite_or_none, time_json
+from ..base import TIME_UNITS, Study, StudyContext, StudyOption, StudyResult, finite_or_none, time_json
 from ...run.thermal_sample import strata_for
 from ..common import conditions_of, refuse_bath, refuse_readout, dataset_attrs, ensemble_settings, json_list, positive_int, run_ensemble, spec_of
 from . import report as qec_report, unresolved
@@ -136,6 +136,13 @@ class Qec(Study):
     """The QEC study (module docstring)."""
 
     NAME = "qec"
+    OPTIONS = (
+        StudyOption("cycle_time", "The QEC cycle t_c, e.g. 1us, 500ns, 30/J."),
+        StudyOption("injection", "Leakage-event probability per cycle p, in (0, 1)."),
+        StudyOption("cycles", "Cycles K to simulate (auto: the whole cycles in 40 us)."),
+        StudyOption("direct_injections", "p of the direct simulation with the injection maps (L <= 4), e.g. 1e-3,1e-2,0.1 (the --injection p is always among them)."),
+        StudyOption("direct_realizations", "Disorder realizations of the direct simulation (0: none).", kind="int"),
+    )
     HELP = HELP
     TIME_UNITS = TIME_UNITS  # no time axis: its figures count cycles
 
