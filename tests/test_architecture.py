@@ -131,10 +131,10 @@ ENGINE_PACKAGES = {
 
 
 def test_engines_are_packages():
-    """engines/ holds the Engine protocol, what a trajectory's rows need from an engine (rows), the auto policy and one
+    """engines/ holds the Engine protocol, what a trajectory's rows need from an engine (row_states), the auto policy and one
     package per engine family (+ common), nothing else."""
     flat = {m.rpartition(".")[2] for m in MODULES if m.count(".") == 2 and m.startswith("lru_mps.engines.")}
-    assert flat == {"protocol", "rows", "auto", "common", "exact", "sector", "mps"}, flat
+    assert flat == {"protocol", "row_states", "auto", "common", "exact", "sector", "mps"}, flat
     for package, members in ENGINE_PACKAGES.items():
         assert MODULES[package].name == "__init__.py", package
         have = {m.rpartition(".")[2] for m in MODULES if m.rpartition(".")[0] == package}

@@ -14,7 +14,7 @@ by one ulp -- drift apart by more than 1e-10.
 import numpy as np
 import pytest
 
-import lru_mps.mcwf.rows as rows_module
+import lru_mps.mcwf.trajectory_rows as rows_module
 from lru_mps.engines.common import eigen
 from lru_mps.engines.exact import batch as exact_batch
 from helpers import batched, one, records_differ

@@ -147,7 +147,7 @@ def test_trains_with_expm_fallback(monkeypatch):
 
 def test_measurement_on_a_grid_time_records_first(monkeypatch):
     """A train that ends exactly on a grid time leaves that measurement for after the record."""
-    import lru_mps.mcwf.rows as rows
+    import lru_mps.mcwf.trajectory_rows as rows
 
     class OnGrid(rows.MeasurementClock):
         def __init__(self, spec, rng):

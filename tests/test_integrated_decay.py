@@ -40,7 +40,7 @@ from lru_mps.mcwf.integrated_decay import (NATURAL_SHARE, IntegratedRow, cumulat
 from lru_mps.mcwf.loop import run_rows
 from lru_mps.physics.rules import integrated_decay_rate as decay_rate
 from lru_mps.mcwf.records import Event
-from lru_mps.mcwf.rows import start_row
+from lru_mps.mcwf.trajectory_rows import start_row
 from lru_mps.mcwf.states import StateList
 from lru_mps.engines import get_engine
 from lru_mps.physics.model import ArraySpec

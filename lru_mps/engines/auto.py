@@ -40,7 +40,7 @@ import numpy as np
 from ..errors import require
 from ..physics.rules import number_can_grow
 from .mps.engine import MPSEngine
-from .rows import IndexRows, RowPreparer, RowState
+from .row_states import IndexRows, RowPreparer, RowState
 from .sector.engine import EIG_MAX_DIM, SectorEngine, SectorState, sector_dimension
 
 #: above this many states in a trajectory's largest sector the MPS engine takes it
@@ -91,7 +91,7 @@ class PerTrajectoryEngine:
         return self.sector if name == "sector" else self.mps
 
     def row_preparer(self, spec, free_spec=None, fixed=None) -> "AutoRowPreparer":
-        """The rows of a run under this policy (:mod:`lru_mps.engines.rows`); a chain only (it may hand rows to MPS)."""
+        """The rows of a run under this policy (:mod:`lru_mps.engines.row_states`); a chain only (it may hand rows to MPS)."""
         require(spec.is_chain, "engine", "auto", "a chain for the per-trajectory policy (it may hand rows to the MPS "
                 "engine)", "use the exact or sector engine on a graph geometry")
         return AutoRowPreparer(self, spec, free_spec, fixed)

@@ -1,13 +1,13 @@
 """The rows of one trajectory index through the algorithm, on the states an engine gives them.
 
-Two forms of a row (docs/physics.md §6.4, §6.5): a plain :class:`~lru_mps.mcwf.rows.Row`
+Two forms of a row (docs/physics.md §6.4, §6.5): a plain :class:`~lru_mps.mcwf.trajectory_rows.Row`
 runs through the loop (:func:`~lru_mps.mcwf.loop.run_rows`), the rows that
 share an engine in one store and a row whose state may change its engine
 (a hand-over) in a store of its own; a decay-integrated
 :class:`~lru_mps.mcwf.integrated_decay.IntegratedRow` runs on the engine's
 decay-free propagator (:func:`~lru_mps.mcwf.integrated_decay.run_integrated_batch`).
 What holds each row comes from the engine (``rows_of``, an
-:class:`lru_mps.engines.rows.IndexRows`); which rows there are comes from
+:class:`lru_mps.engines.row_states.IndexRows`); which rows there are comes from
 the run (:mod:`lru_mps.run.trajectories`).
 """
 

@@ -65,7 +65,7 @@ from ..physics.rules import integrated_decay_rate
 from .kernels import sample_index
 from .loop import run_rows
 from .records import TrajectoryRecord
-from .rows import start_row
+from .trajectory_rows import start_row
 from .states import StateList
 
 #: rows are integrated where their initial N-sector has at most this many states (the sector engine's

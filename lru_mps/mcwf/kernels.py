@@ -103,7 +103,7 @@ def branch_clock(spec: ArraySpec, init: str, levels: np.ndarray) -> float | None
       qubit state (N = 1, <n_1>) and the leakage state (N = 2, P_star) keep
       the number-conserving jumps (dephasing) sampled, on a clock of fixed
       rate Lambda = the initial state's dephasing hazard (qubit: 2/Tphi,
-      leakage: 4 x 2/Tphi), with weights (:class:`~lru_mps.mcwf.rows.Row`);
+      leakage: 4 x 2/Tphi), with weights (:class:`~lru_mps.mcwf.trajectory_rows.Row`);
       the coherence state has no clock, because a dephasing jump also ends
       its coherence (n_l annihilates the vacuum part of (|0> + |1>)/sqrt 2);
       rows of other initial states are sampled.

@@ -75,7 +75,7 @@ from ..physics.rules import ESTIMATORS, resolve_estimator
 from .kernels import (ChannelTable, Clocks, UniformDraws, crossing_time, sample_index,
                       regular_steps, sample_outcomes, step_lengths)
 from .branch_clocks import BranchClocks
-from .rows import Row, start_row
+from .trajectory_rows import Row, start_row
 from .store_protocol import StateStore
 from .trains import TrainRows, run_train, trains_apply
 

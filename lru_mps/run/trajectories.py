@@ -5,7 +5,7 @@ given trajectory indices (:mod:`lru_mps.run.seeding`, in the order the
 algorithm fixes) and runs them: batched, the plain rows of a chunk of
 indices in the engine's batched store (:func:`lru_mps.mcwf.loop.run_rows`);
 unbatched, index by index on the states the engine gives each row
-(:mod:`lru_mps.engines.rows`, :func:`lru_mps.mcwf.index_rows.run_index`).
+(:mod:`lru_mps.engines.row_states`, :func:`lru_mps.mcwf.index_rows.run_index`).
 Decay-integrated rows run on the engine's decay-free propagator either way.
 Batched or not, trajectory i gives the same numbers (bit for bit for the
 sector engine, to rounding for the batched exact and MPS stores: tested).
@@ -26,13 +26,13 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from ..engines import batch_store, run_engine
-from ..engines.rows import row_preparer
+from ..engines.row_states import row_preparer
 from ..errors import require
 from ..mcwf.index_rows import run_index, run_integrated_indices
 from ..mcwf.integrated_decay import IntegratedRow, integrable_number, without_decay
 from ..mcwf.kernels import branch_clock, guided_init
 from ..mcwf.loop import run_rows
-from ..mcwf.rows import Row, start_row
+from ..mcwf.trajectory_rows import Row, start_row
 from ..mcwf.records import TrajectoryRecord
 from ..physics.initial_states import product_state
 from ..physics.model import ArraySpec, Realization

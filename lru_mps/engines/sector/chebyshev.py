@@ -32,10 +32,13 @@ order as a fresh evolution: the same bits).
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
+
+from ...errors import check_stop
 
 #: largest r tau of one sub-step (r = half-width of the spectrum; Bessel orders up to ~ r tau + 30); a block
 #: with larger decay rates takes shorter sub-steps, so that T_k grows by at most exp(GROWTH) off the real axis
@@ -48,6 +51,8 @@ BASIS_MAX = 4_000_000
 TAIL = 1e-18
 #: evolutions whose sub-step starts are kept for the jump-time search (one per row of a trajectory)
 KEEP_STARTS = 4
+#: seconds a compiled call of one sub-step's sum aims at (:meth:`ChebyshevBlock._step_in_pieces`)
+PIECE_S = 0.2
 
 
 def _chebyshev_kernel(indptr, indices, codes, table, dr, di, vr, vi, cr, ci, Tr, Ti):  # pragma: no cover - compiled
@@ -113,6 +118,59 @@ def _chebyshev_kernel(indptr, indices, codes, table, dr, di, vr, vi, cr, ci, Tr,
     return outr, outi
 
 
+def _chebyshev_open_kernel(indptr, indices, codes, table, dr, di, vr, vi, cr, ci):  # pragma: no cover - compiled
+    """The terms k = 0 and 1 of :func:`_chebyshev_kernel` (K > 2), with its arithmetic: (T_0 v, T_1 v, the sums
+    so far), which :func:`_chebyshev_more_kernel` continues."""
+    n = vr.shape[0]
+    a0 = np.empty((n, 2))
+    a0[:, 0] = vr
+    a0[:, 1] = vi
+    outr = np.empty(n)
+    outi = np.empty(n)
+    for i in range(n):
+        outr[i] = cr[0] * a0[i, 0] - ci[0] * a0[i, 1]
+        outi[i] = cr[0] * a0[i, 1] + ci[0] * a0[i, 0]
+    a1 = np.empty((n, 2))
+    for i in range(n):
+        sr = dr[i] * a0[i, 0] - di[i] * a0[i, 1]
+        si = dr[i] * a0[i, 1] + di[i] * a0[i, 0]
+        for j in range(indptr[i], indptr[i + 1]):
+            c = indices[j]
+            h = table[codes[j]]
+            sr += h * a0[c, 0]
+            si += h * a0[c, 1]
+        a1[i, 0] = sr
+        a1[i, 1] = si
+        outr[i] += cr[1] * sr - ci[1] * si
+        outi[i] += cr[1] * si + ci[1] * sr
+    return a0, a1, outr, outi
+
+
+def _chebyshev_more_kernel(indptr, indices, codes, table, dr, di, a0, a1, a2, outr, outi, cr, ci, k0,
+                           k1):  # pragma: no cover - compiled
+    """The terms k0 <= k < k1 of :func:`_chebyshev_kernel` (k0 >= 2), with its arithmetic, from T_{k0-2} v and
+    T_{k0-1} v (a0, a1; a2 scratch) into the sums outr, outi; returns (T_{k1-2} v, T_{k1-1} v, scratch)."""
+    n = a0.shape[0]
+    for k in range(k0, k1):
+        kr, ki = cr[k], ci[k]
+        for i in range(n):
+            sr = dr[i] * a1[i, 0] - di[i] * a1[i, 1]
+            si = dr[i] * a1[i, 1] + di[i] * a1[i, 0]
+            for j in range(indptr[i], indptr[i + 1]):
+                c = indices[j]
+                h = table[codes[j]]
+                sr += h * a1[c, 0]
+                si += h * a1[c, 1]
+            sr = 2.0 * sr - a0[i, 0]
+            si = 2.0 * si - a0[i, 1]
+            a2[i, 0] = sr
+            a2[i, 1] = si
+            outr[i] += kr * sr - ki * si
+            outi[i] += kr * si + ki * sr
+        a0, a1, a2 = a1, a2, a0
+    return a0, a1, a2
+
+
 def _combine_kernel(Tr, Ti, cr, ci):  # pragma: no cover - compiled
     """sum_k coef_k T_k from a stored basis, with the arithmetic of :func:`_chebyshev_kernel` (the same bits)."""
     n = Tr.shape[1]
@@ -158,6 +216,8 @@ def _bessel_kernel(x, kmax):  # pragma: no cover - compiled
 
 
 _chebyshev = njit(cache=True, nogil=True)(_chebyshev_kernel)
+_chebyshev_open = njit(cache=True, nogil=True)(_chebyshev_open_kernel)
+_chebyshev_more = njit(cache=True, nogil=True)(_chebyshev_more_kernel)
 _combine = njit(cache=True, nogil=True)(_combine_kernel)
 _bessel = njit(cache=True, nogil=True)(_bessel_kernel)
 
@@ -220,6 +280,8 @@ class ChebyshevBlock:
         self._basis: tuple | None = None  # (starts list, index, Tr, Ti) of the last sub-step probed
         self._none = np.zeros((0, 0))
         self.products = 0  # sparse products so far (cost diagnostics)
+        #: seconds per sparse product (measured by each call; a first guess of 2 ns per nonzero, benchmarks.md)
+        self._product_s = 2e-9 * (len(self.indices) + len(self.dr))
 
     def coefficients(self, tau: float) -> np.ndarray:
         """Chebyshev coefficients of exp(-i H_eff tau), phase exp(-i c tau) included."""
@@ -238,12 +300,41 @@ class ChebyshevBlock:
 
     def _step(self, x: np.ndarray, tau: float) -> np.ndarray:
         co = self.coefficients(tau)
-        self.products += len(co) - 1
-        yr, yi = _chebyshev(self.indptr, self.indices, self.codes, self.table, self.dr, self.di,
-                            np.ascontiguousarray(x.real),
-                            np.ascontiguousarray(x.imag), np.ascontiguousarray(co.real), np.ascontiguousarray(co.imag),
-                            self._none, self._none)
-        return yr + 1j * yi
+        K = len(co)
+        self.products += K - 1
+        xr, xi = np.ascontiguousarray(x.real), np.ascontiguousarray(x.imag)
+        cr, ci = np.ascontiguousarray(co.real), np.ascontiguousarray(co.imag)
+        if K <= 2 or (K - 1) * self._product_s <= PIECE_S:
+            start = time.perf_counter()
+            yr, yi = _chebyshev(self.indptr, self.indices, self.codes, self.table, self.dr, self.di, xr, xi, cr, ci,
+                                self._none, self._none)
+            self._timed(time.perf_counter() - start, K - 1)
+            return yr + 1j * yi
+        return self._step_in_pieces(xr, xi, cr, ci)
+
+    def _step_in_pieces(self, xr, xi, cr, ci) -> np.ndarray:
+        """:meth:`_step`'s sum in compiled calls of about :data:`PIECE_S` seconds each, so that Python handles a
+        signal (Ctrl-C, SIGTERM) between them (a sub-step of a 10^6-state sector is ~200 products, seconds in one
+        call); the same recurrence and the same sums term by term: the same numbers bit for bit."""
+        K = len(cr)
+        args = (self.indptr, self.indices, self.codes, self.table, self.dr, self.di)
+        a0, a1, outr, outi = _chebyshev_open(*args, xr, xi, cr, ci)
+        a2 = np.empty_like(a0)
+        k = 2
+        while k < K:
+            check_stop()
+            stop = min(K, k + max(1, int(PIECE_S / self._product_s)))
+            start = time.perf_counter()
+            a0, a1, a2 = _chebyshev_more(*args, a0, a1, a2, outr, outi, cr, ci, k, stop)
+            self._timed(time.perf_counter() - start, stop - k)
+            k = stop
+        return outr + 1j * outi
+
+    def _timed(self, seconds: float, products: int) -> None:
+        """Book a compiled call's seconds per sparse product (up at once, down halfway), which sizes the pieces."""
+        if products > 0:
+            now = seconds / products
+            self._product_s = max(now if now > self._product_s else 0.5 * (self._product_s + now), 1e-9)
 
     def _from_basis(self, starts: list, k: int, tau: float) -> np.ndarray:
         """The remainder step from sub-step start k of a kept evolution, through that sub-step's Chebyshev basis.
