@@ -1,4 +1,4 @@
-"""studies/analysis.ipynb runs on the --quick length-scaling, qec, design and tolerance studies.
+"""studies/analysis.ipynb runs on the --quick length-scaling, qec, design, tolerance and logical studies.
 
 Cost: the four quick studies (one worker each) and the notebook's kernel: 50 s (41 s of CPU) on the 2-core
 development machine at load 2; the length-scaling study and the kernel alone took 20 s of it.
@@ -17,14 +17,14 @@ from lru_mps.studies.base import StudyContext
 NOTEBOOK = Path(__file__).resolve().parents[1] / "studies" / "analysis.ipynb"
 #: study -> the environment variable the notebook reads its folder from
 FOLDERS = {"length-scaling": "LRU_MPS_STUDY_DIR", "qec": "LRU_MPS_QEC_DIR", "design": "LRU_MPS_DESIGN_DIR",
-           "tolerance": "LRU_MPS_TOLERANCE_DIR"}
+           "tolerance": "LRU_MPS_TOLERANCE_DIR", "logical": "LRU_MPS_LOGICAL_DIR"}
 
 
 def test_analysis_notebook_executes(tmp_path, monkeypatch):
     """Every code cell runs without an error (nbclient raises on one; the outputs carry none) and leaves
     its own outputs: the figures replot() redraws exist only because the notebook wrote them (the study's
     figures are removed first), the printed numbers are the notebook's, read from each study's summary, and
-    each of the qec, design and tolerance sections draws its figure."""
+    each of the qec, design, tolerance and logical sections draws its figure."""
     summaries = {}
     for name, env in FOLDERS.items():
         out = tmp_path / name
@@ -67,6 +67,10 @@ def test_analysis_notebook_executes(tmp_path, monkeypatch):
             head = c.source.splitlines()[0]
         elif c.cell_type == "code" and nb.cells.index(c) > 1:
             sections.setdefault(head, []).append(c)
-    for word in ("QEC", "Design", "Tolerance"):
+    logical = summaries["logical"]
+    for x in logical["lambda"]:  # the logical section: Lambda per LRU kind and the break-even verdict, as stored
+        assert f"Lambda {x['lru']} (d = {x['distances'][0]} -> {x['distances'][1]}) = " in text
+    assert f"break-even: {logical['sweep']['break_even']['verdict']}" in text
+    for word in ("QEC", "Design", "Tolerance", "The logical"):
         (cells,) = [v for k, v in sections.items() if k.startswith(f"## {word}")]
         assert any(o.get("data", {}).get("image/png") for c in cells for o in c.outputs), word  # a figure drawn
