@@ -229,10 +229,33 @@ def test_ctrl_c_while_the_command_starts_is_one_line(tmp_path):
 
 
 # ------------------------------------------------------------------ in process: compiled calls and lost signals
-def _sigint_after(seconds: float) -> threading.Timer:
-    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    return timer
+class _StoppedBySigint:
+    """``with _StoppedBySigint(0.3):`` a real SIGINT to this process after 0.3 s, handled as a run handles it
+    (:func:`~lru_mps.errors.stop_on_signal`); the block must end by it within a second of the signal: as
+    Interrupted, or as the SystemError numba makes of it when it lands inside numba's own callback (the stop is
+    recorded either way, and a run reports it as Interrupted)."""
+
+    def __init__(self, after: float):
+        self.after = after
+
+    def __enter__(self):
+        self.previous = signal.signal(signal.SIGINT, stop_on_signal)
+        self.timer = threading.Timer(self.after, os.kill, (os.getpid(), signal.SIGINT))
+        self.start = time.monotonic()
+        self.timer.start()
+
+    def __exit__(self, kind, value, tb):
+        seconds = time.monotonic() - self.start
+        self.timer.join()
+        try:
+            assert kind is not None, f"the call ended by itself after {seconds:.1f} s: nothing tested"
+            assert issubclass(kind, (Interrupted, SystemError)), (kind, value)
+            assert stop_requested() == "SIGINT"
+            assert seconds < self.after + 1.0, f"{seconds - self.after:.1f} s from the signal to the stop"
+        finally:
+            signal.signal(signal.SIGINT, self.previous)
+            clear_stop()
+        return True
 
 
 def _mps_batch(L: int = 8, rows: int = 2):
@@ -259,12 +282,8 @@ def test_mps_steps_stop_at_a_real_sigint_with_the_numbers_of_one_call(monkeypatc
     store.advance_regular(rows, np.full(store.B, 50), np.zeros(store.B))  # (compiled, timed)
     would = 10 ** 6 * store.B * store._row_step_s
     assert would > 30, f"the call would take {would:.0f} s only: nothing tested"
-    timer = _sigint_after(0.3)
-    start = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
+    with _StoppedBySigint(0.3):
         store.advance_regular(rows, np.full(store.B, 10 ** 6), np.zeros(store.B))
-    timer.join()
-    assert time.monotonic() - start < 0.3 + 1.0
 
     one, pieces = _mps_batch(), _mps_batch()
     monkeypatch.setattr(mps_batch, "CALL_S", 1e9)
@@ -288,12 +307,8 @@ def test_stacked_eigendecompositions_stop_at_a_real_sigint_with_numpys_numbers(m
     np.linalg.eig(M)
     per = (time.perf_counter() - start) / len(M)
     big = np.repeat(M, max(2, int(20 / per) // len(M)), axis=0)  # ~20 s in one call
-    timer = _sigint_after(0.3)
-    start = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
+    with _StoppedBySigint(0.3):
         eigen.decompose_stack(big)
-    timer.join()
-    assert time.monotonic() - start < 0.3 + 1.0
 
     monkeypatch.setattr(eigen, "PIECE_S", 1e-6)
     for stack in (M[:, :40, :40], M.real[:, :40, :40].copy()):
@@ -301,6 +316,39 @@ def test_stacked_eigendecompositions_stop_at_a_real_sigint_with_numpys_numbers(m
         lam0, V0 = np.linalg.eig(stack)
         assert lam.dtype == lam0.dtype and np.array_equal(lam, lam0) and np.array_equal(V, V0)
         assert np.array_equal(Vinv, np.linalg.inv(V0))
+
+
+def _banded(n: int, bands: int, seed: int = 0):
+    """A sector-like H_eff: real couplings of a few distinct values on ``bands`` off-diagonals each side, a
+    complex diagonal (energies, small decay rates)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    offs = list(range(1, bands + 1))
+    off = sp.diags([np.full(n - o, 0.5 + 0.25 * (o % 3)) for o in offs] * 2, offs + [-o for o in offs], format="csr")
+    return (off + sp.diags(rng.normal(size=n) - 0.01j * rng.random(n))).tocsr()
+
+
+def test_a_chebyshev_sub_step_stops_at_a_real_sigint_with_the_numbers_of_one_call(monkeypatch):
+    """One sub-step of a large sector (about 200 sparse products: seconds in one compiled call) stops within a
+    second of a SIGINT; in pieces it gives the one call's numbers, bit for bit."""
+    from lru_mps.engines.sector import chebyshev
+
+    blk = chebyshev.ChebyshevBlock(_banded(600_000, 6))
+    x = np.random.default_rng(1).normal(size=600_000) + 0j
+    blk._step(x, 1e-3 * blk.tau_s)  # (compiled; a few products, timed)
+    would = (len(blk.coefficients(blk.tau_s)) - 1) * blk._product_s
+    assert would > 2.0, f"the sub-step would take {would:.1f} s only: nothing tested"
+    with _StoppedBySigint(0.3):
+        blk._step(x, blk.tau_s)
+
+    small = _banded(4000, 3, seed=2)
+    y = np.random.default_rng(3).normal(size=4000) + 1j * np.random.default_rng(4).normal(size=4000)
+    monkeypatch.setattr(chebyshev, "PIECE_S", 1e9)
+    one = chebyshev.ChebyshevBlock(small).apply(y, 9.7)
+    monkeypatch.setattr(chebyshev, "PIECE_S", 1e-7)
+    pieces = chebyshev.ChebyshevBlock(small).apply(y, 9.7)
+    assert np.array_equal(one, pieces)
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # (the dropped exception, printed)
