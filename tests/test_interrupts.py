@@ -38,16 +38,16 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 #: loaded 5x; before the fix: 121 s after SIGTERM and not at all after SIGINT on a long MPS run)
 WITHIN = 5.0
 
-#: small runs of each engine whose blocks take about a second (16 blocks: the run is far from its end when the
-#: first is on disk); the MPS one steps a grid interval of 2000 steps of dt per row, one compiled call before
+#: small runs of each engine whose blocks take 0.2-1.5 s (16 blocks: the run is far from its end when the first
+#: is on disk; most of a case's time is the command's start and its compiled kernels' loading)
 COMMON = ["--init", "leakage", "--time-points", "3", "--json"]
 RUNS = {
     "mps": ["-L", "6", "--engine", "mps", "--conditions", "ideal", "--reset", "none", "--t-final", "10/J",
             "--trajectories", "32"],
-    "sector": ["-L", "10", "--engine", "sector", "--conditions", "realistic", "--temperature", "200mK",
-               "--trajectories", "64"],
-    "exact": ["-L", "6", "--engine", "exact", "--conditions", "realistic", "--temperature", "300mK",
-              "--trajectories", "320"],
+    "sector": ["-L", "8", "--engine", "sector", "--conditions", "realistic", "--temperature", "200mK",
+               "--trajectories", "32"],
+    "exact": ["-L", "5", "--engine", "exact", "--conditions", "realistic", "--temperature", "300mK",
+              "--trajectories", "160"],
 }
 
 
