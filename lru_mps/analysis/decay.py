@@ -266,19 +266,22 @@ def unresolved_reason(name: str, result: SimulationResult, times: dict | None = 
                 "run more trajectories or a longer array")
     need = _trajectories_to_resolve(ms.mean, ms.sem, np.flatnonzero(t >= start), n)
     at = f"{time_to_us(start, result.spec.J_hz):.3g} us"
+    # what one evolution is: a disorder realization (the exact branch, ideal conditions) or a trajectory
+    runs = "disorder realizations" if result.spec.conditions.ideal and result.settings.estimator != "sampled" \
+        else "trajectories"
     fit = fit_decay(name, result)
     if end < start or np.count_nonzero((t >= start) & (t <= end)) < 3:
         why = f"the curve falls under {RESOLVED_SIGMAS:g} standard errors before the fit window (from {at}) has 3 points"
     elif not fit.ok:
         return (f"not resolved: the curve decays too little in the fit window ({at} to "
                 f"{time_to_us(end, result.spec.J_hz):.3g} us) to tell its rate from zero; a longer run (or more "
-                f"trajectories: ran {n:,}) resolves it")
+                f"{runs}: ran {n:,}) resolves it")
     elif need > n:
         why = f"the fit window's first points (from {at}) stand less than {RESOLVED_SIGMAS:g} standard errors above zero"
     else:
-        return ("not resolved: a leave-one-block-out fit of its error loses the decay (few trajectories carry it); "
-                f"more trajectories resolve it (ran {n:,}; try {2 * n:,})")
-    return f"not resolved: {why}; at least about {max(need, n + 1):,} trajectories would resolve it (ran {n:,})"
+        return (f"not resolved: a leave-one-block-out fit of its error loses the decay (few {runs} carry it); "
+                f"more {runs} resolve it (ran {n:,}; try {2 * n:,})")
+    return f"not resolved: {why}; at least about {max(need, n + 1):,} {runs} would resolve it (ran {n:,})"
 
 
 def _trajectories_to_resolve(mean, sem, inside, n: int) -> int:
