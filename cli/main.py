@@ -163,7 +163,7 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
                                  backend=backend)
         _say_resumed(store, spec, settings)
         with progress(as_json) as bars:
-            result = run(spec, settings, progress=bars.stage("trajectories"), store=store,
+            result = run(spec, settings=settings, progress=bars.stage("trajectories"), store=store,
                          workers=workers if workers is not None else default_workers(), client=scheduler)
     except ParameterError as err:
         fail(err)
