@@ -242,7 +242,7 @@ def _direct_table(ss: dict) -> list[str]:
     for x in d["points"]:
         lr = {"value": x["linear_response"], "error": x["linear_response_error"]}
         ratio = {"value": x["ratio"], "error": x["ratio_error"]}
-        lines.append(f"{x['p']:8.3g} {_pm(x, '.4e'):>22} {_pm(lr, '.4e'):>26} {x['linear_response_reference'] or 0:26.4e} "
+        lines.append(f"{x['p']:8.3g} {_pm(x, '.4e'):>22} {_pm(lr, '.4e'):>26} {sig(x['linear_response_reference']):>26} "
                      f"{_pm(ratio, '.4f'):>24} {x['cycles']:7d}{'' if x['converged'] else ' (not converged)'}")
     return lines
 
