@@ -105,6 +105,18 @@ def test_quick_numbers_follow_their_formulas(quick):
     # extended past the window, 20x below it here), and D's tail is that geometric series
     tail = s["leakage_survival"]["tail"]
     assert tail["method"] == "fit" and tail["S_end"] == pytest.approx(S[-1], rel=1e-12) and 0 < tail["ratio"] < 1
+    # a probability of the error per cycle outside [0, 1] by more than its error is flagged with the bound (none here;
+    # one made so is)
+    import copy
+
+    from lru_mps.studies.qec import unresolved
+
+    assert not any("flags" in x for x in s["error_per_cycle"]["lru"].values() if isinstance(x, dict))
+    bad = copy.deepcopy(s)
+    bad["error_per_cycle"]["lru"]["p_z"] = {"value": -0.05, "error": 0.01}
+    unresolved.add(bad, {})
+    assert bad["error_per_cycle"]["lru"]["p_z"]["flags"] == ["below 0 (a probability)"]
+    assert "! lru p_z: -0.050 +- 0.010: below 0 (a probability)" in qec_report.table(bad)
     assert D["tail"] == pytest.approx(tail["S_end"] * tail["ratio"] / (1 - tail["ratio"]), rel=1e-9)
     seep = np.array([np.nan if v is None else v for v in s["seepage_per_cycle"]["value"]])
     S0 = s["leakage_survival"]["S0"]["mean"]

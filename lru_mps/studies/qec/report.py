@@ -168,6 +168,7 @@ def table(summary: dict) -> str:
     lines += ["", "error per cycle (Pauli twirl of the qubit's channel over one cycle: 1 - <n_1>(t_c) and 2C(t_c) "
               "read off the curves, the early loss included):",
               f"{'':>8} {'<n_1>(t_c)':>22} {'2C(t_c)':>22} {'eps_1':>22} {'p_x = p_y':>22} {'p_z':>22} {'p_total':>22}"]
+    flagged = []  # the probabilities outside [0, 1] by more than their errors
     for name in ("lru", "bare", "added"):
         row = e[name]
         if row is None:
@@ -180,7 +181,12 @@ def table(summary: dict) -> str:
         else:
             cells = ["", ""]
         lines.append(f"{name:>8} " + " ".join(f"{c:>22}" for c in cells) + " "
-                     + " ".join(f"{_pm(row[q], '.3e'):>22}" for q in ("eps_1", "p_x", "p_z", "p_total")))
+                     + " ".join(f"{_pm(row[q], '.3e') + ('!' if row[q].get('flags') else ''):>22}"
+                                for q in ("eps_1", "p_x", "p_z", "p_total")))
+        flagged += [f"! {name} {q}: {_pm(row[q])}: {'; '.join(row[q]['flags'])}" for q in ("eps_1", "p_x", "p_z",
+                                                                                          "p_total")
+                    if row[q].get("flags")]
+    lines += flagged
     fit, fit_added = e.get("lru_T1_T2_fit"), e.get("added_T1_T2_fit")
     if fit is not None:
         def tcell(x):

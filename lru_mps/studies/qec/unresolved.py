@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 from ...analysis.decay import RESOLVED_SIGMAS
+from ...analysis.numbers import probability_flag
 
 #: an error over the trajectory blocks that is null
 NO_JACKKNIFE = ("no error: the jackknife over the trajectory blocks needs at least 2 blocks; more trajectories "
@@ -130,6 +131,12 @@ def add(summary: dict, reasons: dict) -> dict:
     else:
         add_error_reasons(e["lru"])
         add_error_reasons(e["added"])
+    for row in (e.get("lru"), e.get("bare")):  # the error per cycle's probabilities: flagged outside [0, 1]
+        for q, x in (row or {}).items():
+            if isinstance(x, dict) and q in ("eps_1", "p_x", "p_y", "p_z", "p_total"):
+                flag = probability_flag(x.get("value"), x.get("error"))
+                if flag:
+                    x["flags"] = [flag]
     if e["lru_T1_T2_fit"] is None:
         missing = [q for q in ("T1", "T2") if summary.get(q) is None]
         e["lru_T1_T2_fit_reason"] = (f"not computed: the fitted {' and '.join(missing)} "
