@@ -23,10 +23,12 @@ def _stopped_while_starting(signum, frame):
     os._exit(128 + signum)
 
 
-try:  # (until the modules are loaded, at the end of this one; then main() installs the run's handlers)
-    _BEFORE = {sig: signal.signal(sig, _stopped_while_starting) for sig in (signal.SIGINT, signal.SIGTERM)}
-except ValueError:  # imported off the main thread: no signals here
-    _BEFORE = {}
+_BEFORE = {}
+if __name__ == "__main__" or os.path.basename(sys.argv[0]) == "lru-mps":  # the command starting (not an importer)
+    try:  # (until the modules are loaded, at the end of this one; then main() installs the run's handlers)
+        _BEFORE = {sig: signal.signal(sig, _stopped_while_starting) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # off the main thread: no signals here
+        pass
 
 import click
 from click.core import ParameterSource
@@ -232,7 +234,7 @@ def _register_studies():
 
 
 _register_studies()
-for _sig, _handler in _BEFORE.items():  # (the importer's own handlers back: a test session's, a script's)
+for _sig, _handler in _BEFORE.items():  # (Python's own back, until main() installs the run's)
     signal.signal(_sig, _handler)
 
 
