@@ -53,10 +53,10 @@ import xarray as xr
 from ..analysis.decay import decay_times, unresolved_reason
 from ..analysis.lifetimes import leakage_lifetimes
 from ..errors import require
-from ..physics.units import to_energy, to_fraction, to_time
+from ..physics.units import time_to_us, to_energy, to_fraction, to_time
 from ..run.trajectories import engine_mix, format_mix
 from .config import Config
-from ..analysis.numbers import pm, sig
+from ..analysis.numbers import pm, sig, t2_flags
 from .base import (TIME_UNITS, Study, StudyContext, StudyOption, finite_or_none, parameters_json, parse_lengths, save_figure, time_axis,
                    time_json)
 from .common import (DECAYS, PLOT_STYLE, UNRESOLVED_LABEL, as_list, dataset_attrs, mark_unresolved, positive_int, pyplot,
@@ -308,6 +308,8 @@ class Tolerance(Study):
             "fit_ratio": ratio,
             "parameters": parameters_json(spec0, {"L": "swept: see lengths"}, seed=int(cfg["seed"])),
         }
+        us = time_to_us(1.0, J_hz)  # the bounds of a T2 in us: 2 T1 and the single transmon's T2 (realistic)
+        T2q_us = c.T2q * us if not c.ideal and math.isfinite(c.T2q) else None
         for ki, kind in enumerate(kinds):
             n = len(spreads[kind])
             units = units_of(kind, J_hz, J_prop)
@@ -316,7 +318,10 @@ class Tolerance(Study):
             for li, L in enumerate(lengths):
                 row = {"L": L}
                 for q in DECAYS:
-                    row[q] = [time_json(tau[q][ki, li, p, 0], tau[q][ki, li, p, 1], J_hz, reasons.get((q, ki, li, p)))
+                    row[q] = [time_json(tau[q][ki, li, p, 0], tau[q][ki, li, p, 1], J_hz, reasons.get((q, ki, li, p)),
+                                        flags=t2_flags(*(tau["T2"][ki, li, p] * us), *(tau["T1"][ki, li, p] * us),
+                                                       T2q_us, "the single transmon's T2 limit T2q") if q == "T2"
+                                        else None)
                               for p in range(n)]
                 row.update(lives.lists([(ki, li, p) for p in range(n)], J_hz))
                 row["T_star_doubling"] = _doubling_json(fits["T_star"][ki][li], units)
