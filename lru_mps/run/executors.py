@@ -131,9 +131,11 @@ def map_in_processes(fn: Callable, items: Sequence[tuple], workers: int,
                 out[i] = fut.result()
                 if on_result is not None:
                     on_result(i, out[i])
-    except BrokenProcessPool:  # a worker died: say how (its exit code), not the pool's traceback
+    except BrokenProcessPool as err:  # a worker died: say how (its exit code), not the pool's traceback
         _stop_pool(pool)
         check_stop()  # (the parent's own signal, which the workers' deaths followed)
+        if err.__cause__ is not None:  # none died: a result the parent could not unpickle (a bug: its traceback)
+            raise
         raise WorkerLost(_how_it_died(processes)) from None
     except BaseException:  # Ctrl-C, SIGTERM (Interrupted), a failed item: stop the workers at once
         _stop_pool(pool)
