@@ -193,6 +193,29 @@ def test_a_killed_worker_ends_the_run_in_one_line_keeping_its_blocks(tmp_path):
     _assert_gone(kids)
 
 
+class _TwoArgumentError(Exception):
+    """An exception that does not unpickle (pickled as cls(message), built from two arguments)."""
+
+    def __init__(self, a, b):
+        super().__init__(a)
+
+
+def _raise_unpicklable(i: int):
+    raise _TwoArgumentError("x", i)
+
+
+def test_a_result_the_parent_cannot_read_is_not_called_a_death():
+    """A worker's exception that does not unpickle breaks the pool without any worker dying: that stays the
+    pool's error with its cause (a bug to see), not 'a worker process died'."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from lru_mps.run.executors import map_in_processes
+
+    with pytest.raises(BrokenProcessPool) as err:
+        map_in_processes(_raise_unpicklable, [(0,), (1,)], workers=2)
+    assert "_TwoArgumentError.__init__()" in str(err.value.__cause__)
+
+
 def test_a_study_says_where_its_blocks_are_kept(tmp_path):
     """A study keeps its blocks in OUT/work (every run of it): Ctrl-C names that folder."""
     out = tmp_path / "dyn"
