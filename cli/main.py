@@ -144,7 +144,6 @@ def main():
 def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, max_bond, cutoff, estimator,
              integrate_decay, workers, scheduler, backend, out, as_json, **model):
     """Run one ensemble of trajectories and print a summary."""
-    from lru_mps.engines import choose_engine
     from lru_mps.run.settings import make_settings, mps_options
     from lru_mps.run.simulate import simulate as run
     from lru_mps.run.executors import default_workers
@@ -154,15 +153,14 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
     store = blocks_folder(out)
     try:
         spec = build_spec(**model)
-        if engine == "auto":
-            engine, reason = choose_engine(spec)
-            if not as_json:
-                click.echo(f"engine auto -> {'per trajectory' if engine == 'auto' else engine}: {reason}", err=True)
         settings = make_settings(spec, init=init, t_final=t_final, time_points=time_points, trajectories=trajectories,
                                  seed=seed, engine=engine, estimator=estimator, integrate_decay=integrate_decay,
                                  engine_options=mps_options({"dt": dt, "order": order, "max_bond": max_bond,
                                                              "cutoff": cutoff}, spec.J_hz),
                                  backend=backend)
+        if settings.engine_reason and not as_json:  # ('auto', resolved by make_settings, the one place it is)
+            chosen = "per trajectory" if settings.engine == "auto" else settings.engine
+            click.echo(f"engine auto -> {chosen}: {settings.engine_reason}", err=True)
         _say_resumed(store, spec, settings)
         with progress(as_json) as bars:
             result = run(spec, settings=settings, progress=bars.stage("trajectories"), store=store,

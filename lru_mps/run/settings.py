@@ -178,6 +178,10 @@ class RunSettings:
                                    "(lru_mps.run.thermal_sample.ThermalStrata; L = 3..7)", _boolean,
                                    key=_thermal_strata_key)
 
+    #: why engine = 'auto' chose ``engine`` (:func:`lru_mps.engines.choose_engine`: the one place it is resolved;
+    #: "" where the engine was named); a description, not an option (it changes no number)
+    engine_reason: str = ""
+
     def __post_init__(self):
         for name, option in plain_options().items():
             setattr(self, name, option.check(name, getattr(self, name)))
@@ -231,9 +235,9 @@ def make_settings(spec: ArraySpec, **options) -> RunSettings:
     require(not unknown, unknown[0] if unknown else "", options.get(unknown[0]) if unknown else None,
             f"an option of a run: {', '.join(RUN_OPTIONS)}")
     o = {**RUN_OPTIONS, **options}
-    engine, engine_options = o["engine"], o["engine_options"]
+    engine, engine_options, reason = o["engine"], o["engine_options"], ""
     if engine == "auto":
-        engine, _ = choose_engine(spec)
+        engine, reason = choose_engine(spec)
     require(spec.is_chain or engine in ("exact", "sector"), "engine", engine, "exact or sector on a graph geometry "
             f"({spec.geometry.name if spec.geometry is not None else ''}: the MPS engine and the per-trajectory "
             "policy, which may hand rows to it, need a chain)")
@@ -248,6 +252,7 @@ def make_settings(spec: ArraySpec, **options) -> RunSettings:
         estimator=resolve_estimator(spec, o["estimator"]),
         inits=resolve_inits(o["init"]),
         engine_options=options,
+        engine_reason=reason,
         **{k: o[k] for k in plain_options()},
     )
 
@@ -278,6 +283,8 @@ def with_options(spec: ArraySpec, settings: RunSettings, **options) -> RunSettin
             "engine": settings.engine, "estimator": settings.estimator, "engine_options": settings.engine_options,
             **{name: getattr(settings, name) for name in plain_options()}}
     new = make_settings(spec, **{**kept, **options})
+    if "engine" not in options:
+        new.engine_reason = settings.engine_reason
     if "t_final" not in options and "time_points" not in options:
         new.times = settings.times
     return new
