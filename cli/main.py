@@ -150,7 +150,7 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
     from lru_mps.io.datasets import save_netcdf, to_json
     from lru_mps.io.summary import format_summary
 
-    store = blocks_folder(out)
+    cache = blocks_folder(out)
     try:
         spec = build_spec(**model)
         settings = make_settings(spec, init=init, t_final=t_final, time_points=time_points, trajectories=trajectories,
@@ -161,9 +161,9 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
         if settings.engine_reason and not as_json:  # ('auto', resolved by make_settings, the one place it is)
             chosen = "per trajectory" if settings.engine == "auto" else settings.engine
             click.echo(f"engine auto -> {chosen}: {settings.engine_reason}", err=True)
-        _say_resumed(store, spec, settings)
+        _say_resumed(cache, spec, settings)
         with progress(as_json) as bars:
-            result = run(spec, settings=settings, progress=bars.stage("trajectories"), store=store,
+            result = run(spec, settings=settings, progress=bars.stage("trajectories"), cache=cache,
                          workers=workers if workers is not None else default_workers(), client=scheduler)
     except ParameterError as err:
         fail(err)
@@ -174,7 +174,7 @@ def simulate(init, t_final, time_points, trajectories, seed, engine, dt, order, 
                                        "kept and a rerun resumes from them)") from None
     if out:
         save_netcdf(result, out)
-        shutil.rmtree(store, ignore_errors=True)  # (the result is written: its blocks have served)
+        shutil.rmtree(cache, ignore_errors=True)  # (the result is written: its blocks have served)
     if as_json:
         click.echo(json.dumps(to_json(result)))
     else:
@@ -189,17 +189,17 @@ def blocks_folder(out) -> Path | None:
     return None if not out else Path(f"{out}.blocks")
 
 
-def _say_resumed(store: Path | None, spec, settings) -> None:
-    """One line on stderr where a rerun resumes: how many of its blocks an earlier, stopped run left in ``store``."""
+def _say_resumed(cache: Path | None, spec, settings) -> None:
+    """One line on stderr where a rerun resumes: how many of its blocks an earlier, stopped run left in ``cache``."""
     from lru_mps.run.blocks import n_blocks
     from lru_mps.run.cache import run_key
 
-    if store is None or not store.is_dir():
+    if cache is None or not cache.is_dir():
         return
-    kept = len(list((store / run_key(spec, settings)[0]).glob("block_*.npz")))
+    kept = len(list((cache / run_key(spec, settings)[0]).glob("block_*.npz")))
     if kept:
         click.echo(f"resuming: {kept} of {n_blocks(settings.trajectories)} blocks of trajectories finished before, "
-                   f"kept in {store}", err=True)
+                   f"kept in {cache}", err=True)
 
 
 @main.command(name="plot")

@@ -82,7 +82,7 @@ def stored_lifetimes(folder, spec, cfg: dict, **kw) -> dict:
     before = blocks()
     kw.setdefault("estimator", "branch")
     res = simulate(spec, seed=int(cfg["seed"]), engine=cfg["engine"], engine_options=mps_options(cfg, spec.J_hz),
-                   store=Path(folder) / "work", **kw)
+                   cache=Path(folder) / "work", **kw)
     assert blocks() == before, "the study did not run this ensemble (other settings)"
     return {k: v.as_json(spec.J_hz) for k, v in leakage_lifetimes(res).items()}
 

@@ -57,7 +57,7 @@ def test_killed_worker_chunk_is_recomputed(cluster, tmp_path):
 
     thread = threading.Thread(target=killer)
     thread.start()
-    result = simulate(spec, client=client, store=tmp_path, **kw)
+    result = simulate(spec, client=client, cache=tmp_path, **kw)
     thread.join()
     assert killed and killed[0] < 12, "the worker was not killed mid-run: nothing was tested"
     _same(reference, result)

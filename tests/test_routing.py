@@ -214,7 +214,7 @@ def test_each_map_point_is_its_own_ensemble(quick):
                 point = s["sites"][gi][si]["conditions"][label]
                 if cond == "ideal":  # the integrals up to t_final, no T_star (a grid's ideal leakage: no exponential)
                     res = simulate(spec, seed=cfg["seed"], engine=cfg["engine"], estimator="branch",
-                                   store=out / "work", **run)
+                                   cache=out / "work", **run)
                     want = {k: v.as_json(spec.J_hz) for k, v in window_lifetimes(res).items()}
                     assert all(point[k]["tail"] == "lower bound" and point[k]["tail_J"] == 0.0
                                for k in ("leakage_lifetime_qubit", "leakage_lifetime_array"))

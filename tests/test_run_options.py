@@ -123,3 +123,20 @@ def test_the_summary_reports_the_feedback_path_that_ran(spec, expected):
     real = spec.draw_realization(np.random.default_rng(0))
     store = store_cls(spec, settings.for_engines(), [real], 1, [[np.eye(3)[0]] * spec.L], np.array([2]))
     assert (feedback_trains(store, spec, settings.estimator) is not None) is (expected == "fast")
+
+
+def test_the_block_cache_is_cache_and_store_its_former_name(tmp_path):
+    """simulate(cache=folder) keeps the finished blocks; store= (the former name) still works, with a deprecation
+    warning, and reads the same blocks; both together are refused by name."""
+    from lru_mps.run.simulate import simulate
+
+    spec = ArraySpec.from_user(length=2, reset="periodic", rate="0.05J", conditions="ideal")
+    kw = dict(trajectories=8, t_final="20/J", time_points=5, engine="exact", init="leakage")
+    first = simulate(spec, cache=tmp_path, **kw)
+    assert list(tmp_path.glob("*/block_*.npz"))
+    with pytest.warns(DeprecationWarning, match="cache"):
+        again = simulate(spec, store=tmp_path, **kw)
+    np.testing.assert_array_equal(first.observable("leakage_array").mean, again.observable("leakage_array").mean)
+    with pytest.raises(ParameterError) as err:
+        simulate(spec, cache=tmp_path, store=tmp_path, **kw)
+    assert err.value.name == "store"

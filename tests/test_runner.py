@@ -23,7 +23,7 @@ def test_workers_and_resume_are_bit_identical(tmp_path):
     serial = simulate(spec, **KW)
     parallel = simulate(spec, workers=2, **KW)
     _same(serial, parallel)
-    stored = simulate(spec, store=tmp_path, **KW)
+    stored = simulate(spec, cache=tmp_path, **KW)
     _same(serial, stored)
     # lose some finished blocks, as after a kill -9: the rerun recomputes only those
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
@@ -31,11 +31,11 @@ def test_workers_and_resume_are_bit_identical(tmp_path):
     assert len(blocks) == 16
     for path in blocks[::3]:
         path.unlink()
-    resumed = simulate(spec, store=tmp_path, **KW)
+    resumed = simulate(spec, cache=tmp_path, **KW)
     _same(serial, resumed)
     assert len(list(run_dir.glob("block_*.npz"))) == 16
     # a different seed is a different run, not a reuse of the stored blocks
-    other = simulate(spec, store=tmp_path, **{**KW, "seed": 5})
+    other = simulate(spec, cache=tmp_path, **{**KW, "seed": 5})
     assert not np.array_equal(other.observable("qubit_population").mean, serial.observable("qubit_population").mean)
 
 

@@ -126,7 +126,7 @@ def test_a_run_that_would_meet_the_limit_is_refused_before_any_work(low_limit, t
                                              r".*heating.*"
                                              r"\(fewer sites, a lower temperature, a shorter t_final or fewer"):
         simulate(spec, init="all", t_final=200.0, time_points=5, trajectories=16, seed=1, engine="sector",
-                 estimator="sampled", store=tmp_path / "work", progress=lambda done, total: calls.append(done))
+                 estimator="sampled", cache=tmp_path / "work", progress=lambda done, total: calls.append(done))
     assert calls == [] and not list((tmp_path / "work").rglob("block_*"))
     spec = ArraySpec.from_user(geometry="grid:2x3", reset="periodic", rate="0.5J", readout_error=0.3)
     with pytest.raises(ParameterError, match=r"readout_error='p\(1\|0\) = 0.15, p\(2\|0\) = 0.15' is not allowed"):

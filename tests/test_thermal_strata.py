@@ -299,8 +299,8 @@ def test_store_resume_and_batching_give_the_same_numbers(tmp_path):
     kw = dict(init="all", t_final=300.0, time_points=31, trajectories=64, seed=3, engine="exact", estimator="branch",
               leakage_thermal_odds=8.0, thermal_strata=True)
     a = simulate(spec, **kw)
-    simulate(spec, store=tmp_path, **kw)
-    b = simulate(spec, store=tmp_path, **kw)  # every block from the store
+    simulate(spec, cache=tmp_path, **kw)
+    b = simulate(spec, cache=tmp_path, **kw)  # every block from the store
     c = simulate(spec, batched=False, **kw)
     for name in ("leakage_array", "leakage_site1", "qubit_population", "qubit_coherence"):
         ma, mb, mc = (r.observable(name) for r in (a, b, c))

@@ -17,7 +17,7 @@ from lru_mps.run.simulate import simulate
 from lru_mps.physics.model import ArraySpec
 
 spec = ArraySpec.from_user(length=5, conditions="realistic")
-simulate(spec, trajectories=4000, t_final=1000.0, time_points=51, workers=2, store=sys.argv[1], seed=1)
+simulate(spec, trajectories=4000, t_final=1000.0, time_points=51, workers=2, cache=sys.argv[1], seed=1)
 """
 CLI_RUN = ["-m", "lru_mps_cli.main", "simulate", "--length", "5", "--conditions", "realistic",
            "--trajectories", "4000", "--time-points", "51", "--workers", "2", "--json"]

@@ -247,22 +247,22 @@ def dask_map(task: _BlockTask, blocks: list[int], on_result, tally: _Tally, clie
         tally.tick(res.trajectories)
 
 
-def _load_finished(store, spec, settings, realization, nb: int):
-    """(the store and the run's key, the blocks already in it) (None, {} without a store)."""
+def _load_finished(cache, spec, settings, realization, nb: int):
+    """(the cache and the run's key, the blocks already in it) (None, {} without a cache)."""
     from .cache import BlockCache, run_key
 
-    if store is None:
+    if cache is None:
         return None, None, {}
-    if not isinstance(store, BlockCache):
-        store = BlockCache(store)
+    if not isinstance(cache, BlockCache):
+        cache = BlockCache(cache)
     key, desc = run_key(spec, settings, realization)
-    store.describe(key, desc)
+    cache.describe(key, desc)
     done = {}
     for b in range(nb):
-        res = store.load(key, b)
+        res = cache.load(key, b)
         if res is not None:
             done[b] = res
-    return store, key, done
+    return cache, key, done
 
 
 def run_blocks(
@@ -271,17 +271,17 @@ def run_blocks(
     *,
     realization: Realization | None = None,
     workers: int = 1,
-    store=None,
+    cache=None,
     progress: Callable[[int, int], None] | None = None,
     client=None,
 ) -> list[BlockResult]:
-    """All blocks of a run, loading finished ones from ``store`` and saving new ones.
+    """All blocks of a run, loading finished ones from ``cache`` and saving new ones.
 
     Blocks run in this process (``workers`` = 1), in a local process pool, or
     as tasks on a Dask cluster (``client``: a dask.distributed Client or a
     scheduler address): :func:`serial_map`, :func:`process_map`,
     :func:`dask_map`, one signature.  Either way the merged numbers are the
-    same.  ``store``: a :class:`~lru_mps.run.cache.BlockCache` or its folder.
+    same.  ``cache``: a :class:`~lru_mps.run.cache.BlockCache` or its folder.
     A run stopped by a signal raises :class:`~lru_mps.errors.Interrupted`, one
     whose worker process died :class:`~lru_mps.errors.WorkerLost`, each with the
     blocks finished and the folder that keeps them (a rerun resumes from them).
@@ -291,7 +291,7 @@ def run_blocks(
     from .sector_reach import check_rows_stay_in_reach
 
     nb = n_blocks(settings.trajectories)
-    store, key, done = _load_finished(store, spec, settings, realization, nb)
+    cache, key, done = _load_finished(cache, spec, settings, realization, nb)
     todo = [b for b in range(nb) if b not in done]
     if todo:
         check_rows_stay_in_reach(spec, settings)  # (an event that would raise rows past the sector engine's limit)
@@ -299,12 +299,12 @@ def run_blocks(
 
     def finished(res: BlockResult) -> None:
         done[res.index] = res
-        if store is not None:
-            store.save(key, res)
+        if cache is not None:
+            cache.save(key, res)
 
     task = _BlockTask(spec, settings, realization)
     client = client_for(client)
-    kept = None if store is None else str(store.folder)
+    kept = None if cache is None else str(cache.folder)
     with _stopping():
         try:
             if client is not None:

@@ -74,11 +74,12 @@ class StudyContext:
         from ..run.executors import client_for
 
         self.client = client_for(self.client)
-        return {"workers": self.workers, "store": self.store, "progress": self.report(label), "client": self.client,
+        return {"workers": self.workers, "cache": self.cache, "progress": self.report(label), "client": self.client,
                 "backend": self.backend}
 
     @property
-    def store(self) -> Path:
+    def cache(self) -> Path:
+        """The folder of the study's finished blocks of trajectories (``work/`` in its output folder)."""
         return self.out / "work"
 
     def report(self, label: str):
