@@ -257,7 +257,11 @@ class Logical(Study):
                            "rounds": {str(d): r for d, r in rounds.items()}, "shots": shots,
                            "target_error": {str(d): t for d, t in targets.items()}, "max_shots": max_shots,
                            "leakage_sweep": sweep, "sweep_distance": sweep_d, "initial_leakage": initial,
-                           "conditions": cond},
+                           "conditions": cond,
+                           **({} if removal is not None else {"removal_reason": "not given: each kind's own return "
+                                                              "probability (--removal sets one)"}),
+                           **({} if added is not None else {"added_error_reason": "not given: each kind's own added "
+                                                            "error (--added-error sets one)"})},
             "hardware": hw,
             "lrus": {kind: {k: v for k, v in info[kind].items() if k != "model"} for kind in lrus},
             "points": points,

@@ -91,8 +91,12 @@ def hardware(spec, t_c: float, threshold: float, p: float) -> dict:
         warn = (f"the bare transmon's Pauli error per cycle ({total:.3g}) is above the surface code's threshold "
                 f"({threshold:g}): on this hardware no distance protects a qubit; the circuit's p = {p:g} "
                 "describes a better processor")
-    return {"T1q_us": _us(T1 * us), "Tphi_us": _us(Tphi * us), "cycle_time_us": _us(t_c * us), "physical_error": p, "bare_error_per_cycle": bare, "threshold": threshold,
-            "above_threshold": total > threshold, "warning": warn}
+    out = {"T1q_us": _us(T1 * us), "Tphi_us": _us(Tphi * us), "cycle_time_us": _us(t_c * us), "physical_error": p,
+           "bare_error_per_cycle": bare, "threshold": threshold, "above_threshold": total > threshold, "warning": warn}
+    if warn is None:
+        out["warning_reason"] = (f"none: the bare transmon's Pauli error per cycle ({total:.3g}) is under the "
+                                 f"threshold ({threshold:g})")
+    return out
 
 
 def _us(x: float) -> float | None:
