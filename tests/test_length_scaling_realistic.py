@@ -93,7 +93,8 @@ def test_removal_stops_paying_criterion():
     own = spec.conditions.T1q / 2.0
 
     def measured(values):
-        entry = {"lengths": [2, 3, 4, 5, 6],
+        unmeasured = [{"value_us": None, "error_us": None}] * 5  # (the qubit's times: not what this test reads)
+        entry = {"lengths": [2, 3, 4, 5, 6], "T1": unmeasured, "T2": unmeasured,
                  "T_star": [{"value_J": v, "error_J": e} for v, e in values]}
         _realistic_summary(entry, spec, [{}] * 5, _Attrs())
         return entry["removal_stops_paying"]["measured_L"]

@@ -164,7 +164,8 @@ def _how_it_died(processes) -> str:
 
 
 def client_for(scheduler):
-    """A dask.distributed Client for ``scheduler``: an address ('tcp://host:8786'), a Client, or None."""
+    """A dask.distributed Client for ``scheduler``: an address ('tcp://host:8786'), a Client, or None.  A client
+    made from an address is the caller's to close."""
     if scheduler is None:
         return None
     try:
@@ -173,8 +174,8 @@ def client_for(scheduler):
         raise ParameterError("scheduler", scheduler, "dask.distributed installed (pip install 'lru-mps[dask]')") from None
     if isinstance(scheduler, Client):
         return scheduler
-    try:
-        return Client(scheduler, timeout="20s")
+    try:  # (not the process's default client: dask's global scheduler setting stays as it was)
+        return Client(scheduler, timeout="20s", set_as_default=False)
     except OSError as err:
         raise ParameterError("scheduler", scheduler, f"the address of a running Dask scheduler ({err})") from None
 
@@ -240,7 +241,7 @@ def dask_map(task: _BlockTask, blocks: list[int], on_result, tally: _Tally, clie
 
     futures = [client.submit(run_block, *task.args(b), key=f"lru-mps-{key or 'run'}-block-{b}", pure=False, retries=2)
                for b in blocks]
-    for fut in dask_completed(futures):
+    for fut in dask_completed(futures, loop=client.loop):  # (the run's client, not a process default)
         check_stop()
         res = fut.result()
         on_result(res)
@@ -303,9 +304,10 @@ def run_blocks(
             cache.save(key, res)
 
     task = _BlockTask(spec, settings, realization)
-    client = client_for(client)
+    opened = client_for(client) if isinstance(client, str) else None  # (an address: this run's own client)
+    client = opened or client_for(client)
     kept = None if cache is None else str(cache.folder)
-    with _stopping():
+    with _stopping(), _closing(opened):
         try:
             if client is not None:
                 dask_map(task, todo, finished, tally, client, key or run_key(spec, settings, realization)[0])
@@ -321,6 +323,16 @@ def run_blocks(
                 raise WorkerLost(err.cause, len(done), nb, kept) from None
             raise
     return [done[b] for b in range(nb)]
+
+
+@contextmanager
+def _closing(client):
+    """Close ``client`` (a Dask client this run opened from an address) when the run ends, however it ends."""
+    try:
+        yield
+    finally:
+        if client is not None:
+            client.close()
 
 
 @contextmanager
