@@ -305,7 +305,7 @@ def test_decay_sweep_time_unit(quick, monkeypatch):
     sweep refuses 1/J by the option's name, saying why (its J varies from point to point)."""
     from click.testing import CliRunner
 
-    import lru_mps.studies.disorder_hopping_sweeps as sweeps
+    import lru_mps.studies.disorder_hopping_sweeps.report as sweeps
     from lru_mps.studies import replot
     from lru_mps_cli.main import main
 
