@@ -1,6 +1,8 @@
-"""The routing study's figures: maps of every coding site's numbers, per condition, and tau_L against the grid size.
+"""The routing study's report: its text table, maps of every coding site's numbers per condition, and tau_L
+against the grid size.
 
-The dataset is the one :mod:`lru_mps.studies.routing` writes (``results.nc``); ``lru-mps plot`` redraws from it.
+Reads only the study's summary (JSON) and dataset (``results.nc``, the one :mod:`lru_mps.studies.routing` writes),
+so ``lru-mps plot`` redraws from the stored results; times in us (or 1/J, ``--time-unit``).
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ import textwrap
 
 import numpy as np
 
-from ..analysis.numbers import UNRESOLVED_FRACTION
-from ..physics import geometry as geometries
-from .base import save_figure, time_axis
-from .common import PLOT_STYLE, pyplot
+from ...analysis.lifetimes import LIFETIMES
+from ...analysis.numbers import UNRESOLVED_FRACTION, sig
+from ...physics import geometry as geometries
+from ..base import save_figure, time_axis
+from ..common import FITTED, PLOT_STYLE, pyplot
+from ..lifetimes import HEAD, LEGEND, cells, reason_lines, time_cell
+from .plan import VERDICT
 
-#: the leakage lifetime whose map decides whether routing pays
-VERDICT = "leakage_lifetime_array"
 #: the quantities of the maps figure, in its rows: (dataset variable, label); in ideal conditions T1 and T2 are the
 #: typical values of the exact rates (a fit of the ensemble resolves them only where they are short)
 MAP_ROWS = (("leakage_lifetime_array", r"$\tau_L$ (leakage lifetime)"), ("T_star", r"$T_\star$"),
@@ -30,6 +33,57 @@ SHORT = {"leakage_lifetime_array": r"$\tau_L$", "T_star": r"$T_\star$", "T1": "$
 #: why a row without a value at any site is not drawn, where the study's design says (else the summary has the reasons)
 NO_ROW = {("ideal", "T_star"): "no $T_\\star$ in ideal conditions on a grid (its leakage decays slower than any "
                                "exponential)"}
+
+
+def table(summary: dict) -> str:
+    """The table: times in us, each to its error's digits or 'not resolved*' (lifetimes.time_cell)."""
+    lines = [f"{summary['study']}: leakage routed to LRUs ({summary['lrus']}, arms of {summary['lru_arm']}) "
+             "across grids of coding transmons; times in us (+- jackknife error)"]
+    if summary["symmetry"]["used"]:
+        lines.append("sites that a symmetry of the layout maps onto each other share one ensemble (a site 'x4': "
+                     "it and 3 images)")
+    limit = summary["T_leak_own"]["value_us"]
+    if limit is not None:
+        lines.append(f"leakage on its own (T1q/2): {sig(limit, 3)} us")
+    unresolved = {}
+    for label in summary["conditions"]:
+        b = summary["baseline"][label]
+        lines += ["", f"{label}", f"  baseline, one L = 3 array per qubit: T_star {time_cell(b['T_star'], 'us')} "
+                  f"T1 {time_cell(b['T1'], 'us')} T2 {time_cell(b['T2'], 'us')}  "
+                  + cells(*(b[k] for k in LIFETIMES), unit="us")]
+        lines.append(f"  {'grid':>6} {'site':>8} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}")
+        dropped_max = 0.0
+        for gi, size in enumerate(summary["grid_sizes"]):
+            for p in summary["sites"][gi]:
+                rep = p["ensemble_of"]
+                if (rep["row"], rep["col"]) != (p["row"], p["col"]):
+                    continue  # (its class's first site stands for it)
+                n = sum(q["ensemble_of"] == rep for q in summary["sites"][gi])
+                rec = p["conditions"][label]
+                where = f"{p['row']},{p['col']}" + (f" x{n}" if n > 1 else "")
+                if "not_run" in rec:
+                    lines.append(f"  {size:>6} {where:>8} (not run: thermal_max_sites)")
+                    continue
+                if rec.get("thermal_mass_dropped"):
+                    dropped_max = max(dropped_max, rec["thermal_mass_dropped"])
+                times = " ".join(time_cell(rec[k], "us") for k in FITTED)
+                lines.append(f"  {size:>6} {where:>8} {times} " + cells(*(rec[k] for k in LIFETIMES), unit="us"))
+                unresolved.update({f"{k} at {size} {where} {label}": rec[k] for k in FITTED})
+        if dropped_max > 0:
+            lines.append(f"  thermal starts over the sector engine's limit left out: at most {dropped_max:.2g} of "
+                         "the Gibbs mass at a point (its populations within that of the full ensemble)")
+    verdict = summary.get("routing")
+    if verdict:
+        lines += ["", "does routing pay? (" + verdict["criterion"] + ")"]
+        us = 1e6 / (2 * np.pi * summary["parameters"]["J_over_2pi_Hz"])  # us per 1/J
+        for gi, size in enumerate(summary["grid_sizes"]):
+            share, med = verdict["paying_share"][gi], verdict["median_tau_J"][gi]
+            med_s = "not resolved" if med is None else f"{sig(med * us, 4)} us ({sig(med, 4)}/J)"
+            lines.append(f"  {size:>6}: median tau_L {med_s}, "
+                         f"sites that pay {'not resolved' if share is None else f'{100 * share:.0f} %'}")
+        stop = verdict["stops_paying_at"]
+        lines.append(f"  routing stops paying at: {stop or 'no grid studied'}")
+    return "\n".join(lines + [""] + reason_lines(unresolved) + [LEGEND]) + "\n"
 
 
 def plot(ds, summary: dict, figdir) -> list:
