@@ -36,13 +36,16 @@ class EngineSettings:
     ``engine``: exact, sector, mps or auto; ``engine_options``: the engine's
     constructor options (MPS: dt, order, max_bond, cutoff, kernel);
     ``times``: the run's time grid (1/J); ``feedback``: one of
-    :data:`FEEDBACK_PATHS` (a store builds its feedback trains for "fast").
+    :data:`FEEDBACK_PATHS` (a store builds its feedback trains for "fast");
+    ``backend``: the run's array library (:mod:`lru_mps.engines.common.arraylib`;
+    the batched stores' and the sector engine's large blocks').
     """
 
     engine: str
     times: np.ndarray
     engine_options: dict = field(default_factory=dict)
     feedback: str = FEEDBACK_PATHS[0]
+    backend: str = "numpy"
 
     @property
     def horizon(self) -> float:

@@ -156,8 +156,9 @@ class RunSettings:
     engine_options: dict = field(default_factory=dict)
     batched: bool = _option(True, "advance the trajectories of a block together where the engine has a batched "
                             "store (the same numbers to rounding)", _boolean, key=_batched_key)
-    backend: str = _option(RUN["backend"], "array library of the batched engines: numpy, torch[:cpu|:cuda] or cupy "
-                           "(lru_mps.engines.common.arraylib; not bit for bit the numbers of numpy)", _backend,
+    backend: str = _option(RUN["backend"], "array library of the batched engines and of the sector engine's "
+                           "Chebyshev blocks: numpy, torch[:cpu|:cuda] or cupy (lru_mps.engines.common.arraylib; not "
+                           "bit for bit the numbers of numpy)", _backend,
                            key=lambda s: s.backend if s.backend != "numpy" else None)
     feedback: str = _option(FEEDBACK_PATHS[0], "feedback measurements: 'fast' (the store's feedback trains where "
                             "the run can use them, lru_mps.mcwf.trains) or 'reference' (one stop of the trajectory "
@@ -189,7 +190,8 @@ class RunSettings:
     def for_engines(self) -> EngineSettings:
         """What the engines read of this run (a typed value of their own layer)."""
         return EngineSettings(engine=self.engine, engine_options=dict(self.engine_options),
-                              times=np.asarray(self.times, dtype=float), feedback=self.feedback)
+                              times=np.asarray(self.times, dtype=float), feedback=self.feedback,
+                              backend=self.backend)
 
 
 def plain_options() -> dict[str, RunOption]:

@@ -46,6 +46,7 @@ class ArrayLib:
         self.svd = get_lib_fn(name, "linalg.svd")
         self.transpose = get_lib_fn(name, "transpose")
         self.stack = get_lib_fn(name, "stack")
+        self.copy = get_lib_fn(name, "copy")  # an independent copy on the same device
 
     def asarray(self, x, dtype: str | None = None):
         """x (numpy or a Python sequence) as an array of this backend, on its device."""
@@ -70,6 +71,43 @@ class ArrayLib:
     def host(self, x) -> np.ndarray:
         """x as a numpy array on the host."""
         return np.asarray(x) if self.numpy else to_numpy(x)
+
+    def csr(self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, shape: tuple[int, int]):
+        """A real sparse CSR matrix of this backend on its device (scipy.sparse, torch.sparse_csr,
+        cupyx.scipy.sparse), from host arrays; ``A @ x`` is then its product with a dense (n, k) array."""
+        if self.numpy:
+            import scipy.sparse as sp
+
+            return sp.csr_matrix((data, indices, indptr), shape=shape)
+        wide = len(data) >= 2**31 or shape[0] >= 2**31
+        idx = np.int64 if wide else np.int32
+        if self.name == "torch":
+            import warnings
+
+            with warnings.catch_warnings():  # (torch: "sparse CSR support is in beta")
+                warnings.simplefilter("ignore", UserWarning)
+                return self.mod.sparse_csr_tensor(self.asarray(np.asarray(indptr, dtype=idx)),
+                                                  self.asarray(np.asarray(indices, dtype=idx)),
+                                                  self.asarray(np.asarray(data, dtype=np.float64)), size=shape)
+        import cupyx.scipy.sparse as csp
+
+        return csp.csr_matrix((self.asarray(np.asarray(data, dtype=np.float64)),
+                               self.asarray(np.asarray(indices, dtype=idx)),
+                               self.asarray(np.asarray(indptr, dtype=idx))), shape=shape)
+
+    def real_view(self, z):
+        """The float64 (n, 2k) view of a C-contiguous complex128 (n, k) array (real and imaginary parts side by
+        side, column by column): the same memory, for a real sparse product of a complex state."""
+        if self.name == "torch":
+            return self.mod.view_as_real(z).reshape(z.shape[0], 2 * z.shape[1])
+        return z.view(np.float64)
+
+    def complex_view(self, x):
+        """The complex128 (n, k) view of a float64 (n, 2k) array laid out as :meth:`real_view` makes it (a copy
+        first where the array is not C-contiguous)."""
+        if self.name == "torch":
+            return self.mod.view_as_complex(x.contiguous().reshape(x.shape[0], x.shape[1] // 2, 2))
+        return self.mod.ascontiguousarray(x).view(np.complex128)
 
     def synchronize(self) -> None:
         """Wait for queued device work (for timing)."""

@@ -361,14 +361,20 @@ class ChebyshevBlock:
         yr, yi = _combine(b[2], b[3], np.ascontiguousarray(co.real), np.ascontiguousarray(co.imag))
         return yr + 1j * yi
 
-    def apply(self, x: np.ndarray, t: float) -> np.ndarray:
-        """exp(-i H_eff t) x: floor(t / tau_s) sub-steps of tau_s, then the remainder."""
-        if t <= 0.0:
-            return x.copy()
+    def substeps(self, t: float) -> tuple[int, float]:
+        """(full sub-steps, remainder) of a duration t > 0 (1/J): floor(t / tau_s) sub-steps of tau_s and the rest,
+        a remainder of (nearly) zero taken as one more full sub-step."""
         n_full = int(math.floor(t / self.tau_s))
         rem = t - n_full * self.tau_s
         if rem <= 1e-14 * max(1.0, t) and n_full > 0:
             n_full, rem = n_full - 1, self.tau_s
+        return n_full, rem
+
+    def apply(self, x: np.ndarray, t: float) -> np.ndarray:
+        """exp(-i H_eff t) x: floor(t / tau_s) sub-steps of tau_s, then the remainder."""
+        if t <= 0.0:
+            return x.copy()
+        n_full, rem = self.substeps(t)
         starts = self._cached_starts(x)
         y, k0 = x, 0
         if starts is not None:

@@ -8,7 +8,9 @@ L(L-1) + C(L,3) for N = 3), with sparse H_eff per sector and exact
 propagation: eigendecomposition for sectors up to ``eig_max_dim`` states
 (:mod:`lru_mps.engines.common.eigen`), above that a compiled Chebyshev expansion in
 fixed sub-steps (:mod:`lru_mps.engines.sector.chebyshev`; ``large =
-"expm_multiply"`` keeps scipy's ``expm_multiply`` as the reference).  Sector
+"expm_multiply"`` keeps scipy's ``expm_multiply`` as the reference; with a
+``backend`` other than numpy the same expansion over an array library, torch
+or cupy on a GPU: :mod:`lru_mps.engines.sector.array_chebyshev`).  Sector
 bases are shared between realizations; H_eff blocks are built on demand and
 cached per realization (the initial states of one trajectory index share
 them).
@@ -21,7 +23,7 @@ unique and sorts the basis lexicographically.
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,7 +31,9 @@ from scipy.sparse.linalg import expm_multiply
 
 from ...errors import require
 from ...physics.model import ArraySpec, Realization
+from ..common.arraylib import BACKENDS, ArrayLib
 from ..common.eigen import BlockPropagator
+from .array_chebyshev import ArrayChebyshevBlock
 from .chebyshev import ChebyshevBlock
 
 MAX_SECTOR_DIM = 2_000_000
@@ -204,14 +208,18 @@ class SectorPropagator:
 
     A block of at most ``eig_max_dim`` states is propagated through its eigendecomposition, a larger one by
     ``large`` (Chebyshev); with a ``horizon`` (1/J, the run's t_final) a block under ``eig_max_dim`` takes the
-    eigendecomposition only where it costs less than Chebyshev to the horizon (:func:`eig_pays`).
+    eigendecomposition only where it costs less than Chebyshev to the horizon (:func:`eig_pays`).  With a
+    ``backend`` other than numpy the Chebyshev blocks run on that array library
+    (:class:`~lru_mps.engines.sector.array_chebyshev.ArrayChebyshevBlock`); the states stay on the host.
     """
 
     def __init__(self, spec: ArraySpec, real: Realization, eig_max_dim: int = EIG_MAX_DIM, large: str = "chebyshev",
-                 horizon: float | None = None):
+                 horizon: float | None = None, backend: str = "numpy"):
         self.spec, self.realization, self.L = spec, real, spec.L
         self.eig_max_dim = eig_max_dim
         self.large = ChebyshevBlock if large == "chebyshev" else ExpmMultiplyBlock
+        if large == "chebyshev" and backend != "numpy":
+            self.large = partial(ArrayChebyshevBlock, backend=backend)
         self.horizon = horizon
         self._onsite = spec.onsite_terms(real)
         self._blocks: dict[int, object] = {}
@@ -381,22 +389,34 @@ class SectorEngine:
     name = "sector"
     max_length = 400
 
-    def __init__(self, eig_max_dim: int = EIG_MAX_DIM, large: str = "chebyshev"):
+    def __init__(self, eig_max_dim: int = EIG_MAX_DIM, large: str = "chebyshev", backend: str = "numpy"):
         require(int(eig_max_dim) == eig_max_dim and eig_max_dim >= 1, "eig_max_dim", eig_max_dim, "an integer >= 1")
         require(large in ("chebyshev", "expm_multiply"), "large", large, "chebyshev or expm_multiply")
+        require(backend in BACKENDS, "backend", backend, f"one of {', '.join(BACKENDS)}")
+        if backend != "numpy":
+            ArrayLib(backend)  # installed, and a GPU where one is named
         self.eig_max_dim = int(eig_max_dim)
         self.large = large
+        #: array library of the Chebyshev blocks (numpy: the compiled kernel; lru_mps.engines.sector.array_chebyshev)
+        self.backend = backend
         self.horizon: float | None = None
 
     def for_horizon(self, horizon: float) -> "SectorEngine":
         """This engine for a run to ``horizon`` (1/J): its blocks under ``eig_max_dim`` take the eigendecomposition
         only where it pays (:func:`eig_pays`)."""
-        out = SectorEngine(self.eig_max_dim, self.large)
+        out = SectorEngine(self.eig_max_dim, self.large, self.backend)
         out.horizon = float(horizon)
         return out
 
+    def on_backend(self, backend: str) -> "SectorEngine":
+        """This engine with its Chebyshev blocks on the array library ``backend`` (a run's ``backend``; the
+        eigendecomposed blocks, the states and the events stay in numpy on the host)."""
+        out = SectorEngine(self.eig_max_dim, self.large, backend)
+        out.horizon = self.horizon
+        return out
+
     def prepare(self, spec: ArraySpec, real: Realization) -> SectorPropagator:
-        return SectorPropagator(spec, real, self.eig_max_dim, self.large, self.horizon)
+        return SectorPropagator(spec, real, self.eig_max_dim, self.large, self.horizon, self.backend)
 
     def batch_store(self) -> None:
         """None: sector states run one at a time (a StateList of :class:`SectorState`)."""
@@ -406,4 +426,5 @@ class SectorEngine:
         """Exact propagation: nothing to check."""
 
     def describe(self) -> dict:
-        return {"engine": self.name, "eig_max_dim": self.eig_max_dim, "large": self.large}
+        out = {"engine": self.name, "eig_max_dim": self.eig_max_dim, "large": self.large}
+        return out if self.backend == "numpy" else {**out, "backend": self.backend}
