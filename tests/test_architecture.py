@@ -141,7 +141,7 @@ def test_engines_are_packages():
         assert have == members, (package, have ^ members)
     assert {m for m in MODULES if m.startswith("lru_mps.references")} == {
         "lru_mps.references", "lru_mps.references.lindblad", "lru_mps.references.single_excitation",
-        "lru_mps.references.injection"}
+        "lru_mps.references.injection", "lru_mps.references.sector_propagation"}
 
 
 def test_every_engine_implements_the_protocol():

@@ -18,7 +18,7 @@ from ..base import parse_lengths
 from ..common import as_list, positive_int, spec_of
 from ..config import Config
 from ..qec import cycle_grid, cycle_time
-from . import profiles as design_profiles
+from .profiles import distinct, searched, tag
 
 
 #: the paper's working point (paper Sec. IV: L = 3, W/2pi = 100 MHz, J/2pi = 5 MHz, Ubar/2pi = 250 MHz, periodic
@@ -73,7 +73,7 @@ def search_space(cfg: dict) -> dict:
     return {"lengths": lengths, "W_MHz": _mhz_list(cfg, "disorders"), "J_MHz": J_MHz,
             "Ubar_MHz": Ubar_MHz, "patterns": list(dict.fromkeys(patterns)),
             "resets": list(dict.fromkeys(resets)), "rate_factors": sorted(set(factors)),
-            "profiles": design_profiles.searched(cfg)}
+            "profiles": searched(cfg)}
 
 
 def candidate_spec(cfg: dict, c: dict):
@@ -94,7 +94,7 @@ def candidates(space: dict) -> list[dict]:
                                                       space["Ubar_MHz"], space["patterns"], space["resets"],
                                                       space["rate_factors"]):
         G = f * seed_rate(kind, 2.0 * J / U)  # J_prop = 2 J^2/Ubar in units of J = 2 (J/2pi)/(Ubar/2pi)
-        for prof in design_profiles.distinct(profiles, L)[0]:
+        for prof in distinct(profiles, L)[0]:
             out.append({"L": L, "W_MHz": W, "J_MHz": J, "Ubar_MHz": U, "pattern": pat, "reset": kind,
                         "rate_factor": f, "rate_J": float(f"{G:.12g}"), "rate_MHz": float(f"{G * J:.12g}"),
                         "paper": False, "hopping_profile": prof})
@@ -111,7 +111,7 @@ def candidates(space: dict) -> list[dict]:
 def label(c: dict) -> str:
     """A short name of a candidate for tables and progress."""
     pat = "" if c["pattern"] == "box" else f" {c['pattern']}"
-    prof = design_profiles.tag(c.get("hopping_profile", "uniform"))
+    prof = tag(c.get("hopping_profile", "uniform"))
     return (f"L={c['L']} W={c['W_MHz']:g}MHz J={c['J_MHz']:g}MHz U={c['Ubar_MHz']:g}MHz{pat}{prof} {c['reset']} "
             f"G={c['rate_J']:.3g}J")
 
