@@ -63,3 +63,33 @@ def test_killed_worker_chunk_is_recomputed(cluster, tmp_path):
     _same(reference, result)
     assert result.completed == kw["trajectories"]
     assert len(list(tmp_path.glob("*/block_*.npz"))) == 16
+
+
+ROUTING = ["--grids", "2x2", "--temperatures", "0,100mK", "--thermal-max-sites", "12", "--realizations", "2",
+           "--trajectories", "4"]
+
+
+def test_routing_study_on_a_cluster_from_its_own_options(cluster, tmp_path):
+    """`lru-mps study routing --scheduler ADDRESS` (the study's own option): the same results.nc, bit for bit, as the
+    run in this process, the 100 mK thermal rows included (the 2x2 layout with its arms has 12 transmons)."""
+    import xarray as xr
+    from click.testing import CliRunner
+
+    from lru_mps_cli.main import main
+    from lru_mps.studies import StudyContext, run_study
+
+    c, _ = cluster
+    config = tmp_path / "small.toml"
+    config.write_text('study = "routing"\ntime_points = 21\nt_base = "1000/J"\nt_per_hop = 10.0\n'
+                      'realistic_t_after = "16us"\n[model]\nconditions = "both"\n')
+    res = CliRunner().invoke(main, ["study", "routing", *ROUTING, "--config", str(config), "--scheduler",
+                                    c.scheduler_address, "--out", str(tmp_path / "cluster")], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    here = run_study("routing", StudyContext(out=tmp_path / "here", workers=1, quiet=True), config_file=config,
+                     overrides=dict(grids="2x2", temperatures="0,100mK", thermal_max_sites=12, realizations=2,
+                                    trajectories=4))
+    on_cluster = xr.load_dataset(tmp_path / "cluster" / "results.nc")
+    here = xr.load_dataset(here.out / "results.nc")
+    hot = here.sel(condition="realistic 100 mK")
+    assert (hot["run"] == 1).all() and np.isfinite(hot["leakage_lifetime_qubit_J"]).all()  # the thermal point ran
+    assert on_cluster.identical(here)
