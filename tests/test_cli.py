@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from conftest import copy_study
 from lru_mps.io.datasets import load_dataset
 from lru_mps_cli.main import main
 
@@ -184,11 +185,10 @@ def test_study_help_leads_with_the_study():
             assert at[0] < text.index("\n  --temperatures ") < at[1]
 
 
-def test_plot_redraws_in_the_formats_asked(tmp_path):
+def test_plot_redraws_in_the_formats_asked(quick_study, tmp_path):
     """`lru-mps plot DIR --format svg` redraws a stored study's figures as SVG (marked as a first look where the
     study was --quick); a format matplotlib is not asked for here is refused by the option's name."""
-    out = tmp_path / "dyn"
-    assert run("study", "dynamics", "--quick", "--out", str(out)).exit_code == 0
+    out = copy_study(quick_study("dynamics")[0].out, tmp_path / "dyn")  # the session's quick run (conftest), a copy
     res = run("plot", str(out), "--format", "svg")
     assert res.exit_code == 0, res.output
     svgs = sorted((out / "figures").glob("*.svg"))
@@ -199,15 +199,14 @@ def test_plot_redraws_in_the_formats_asked(tmp_path):
         in bad.output
 
 
-def test_plot_draws_the_time_axes_in_the_unit_asked(tmp_path, monkeypatch):
+def test_plot_draws_the_time_axes_in_the_unit_asked(quick_study, tmp_path, monkeypatch):
     """`lru-mps plot DIR --time-unit us|1/J` redraws the time axes in that unit, read from the redrawn figure: the
     axis label (in the SVG) and the axis range (us = 1/J x time_us_per_J); us by default; another unit is refused
     by the option's name, and 1/J where a study draws its time axes in us only."""
     import lru_mps.studies.dynamics as dynamics
     from lru_mps.studies import replot
 
-    out = tmp_path / "dyn"
-    assert run("study", "dynamics", "--quick", "--out", str(out)).exit_code == 0
+    out = copy_study(quick_study("dynamics")[0].out, tmp_path / "dyn")  # the session's quick run (conftest), a copy
     svg = out / "figures" / "leakage_dynamics.svg"
     for args, shown, top in ((["--time-unit", "us"], "µs", "1/J"), (["--time-unit", "1/J"], "1/J", "µs"), ([], "µs", "1/J")):
         res = run("plot", str(out), "--format", "svg", *args)

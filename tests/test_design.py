@@ -1,8 +1,8 @@
 """`lru-mps study design` (issue 23, item 3): the screen's exact rates against the master equation, the Pareto
-front, common random numbers, the quick study end to end through the command line (outputs, resume), bad input,
-and (long) the screen against the realistic confirmation at the paper's working point.
+front, common random numbers, the quick study end to end (its outputs; its resumed rerun through the command line),
+bad input, and (long) the screen against the realistic confirmation at the paper's working point.
 
-Cost on one core (default tests): the quick study once through the command line and its resumed rerun, the
+Cost on one core (default tests): the quick study (the session's, conftest.quick_study) and its resumed rerun, the
 master-equation checks at L = 3 and the common-random-numbers measurement: 47 s at load 4 on the shared 2-core
 machine (the quick study 26 s, its rerun 8 s; with transfer at L = 4, 16 candidates: 30 s, its rerun 5 s).
 Hopping profiles: the key's parsing and refusals, a candidate's profile in its realizations, whether a profile
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from conftest import long_scale
+from conftest import copy_study, long_scale
 from lru_mps.analysis.design import (composed_rates, dephased_gamma1, disagreement, ideal_gamma2, paired_difference,
                                      pareto_front, screened_qubit_error, seed_rate)
 from lru_mps.analysis.rates import exact_rates
@@ -242,15 +242,14 @@ def test_common_random_numbers_resolve_differences_with_fewer_trajectories(tmp_p
 
 # ------------------------------------------------------------------ the quick study, end to end
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("design") / "run"
-    res = CliRunner().invoke(main, ["study", "design", "--quick", "--workers", "1", "--json", "--out", str(out)],
-                             catch_exceptions=False)
-    assert res.exit_code == 0, res.output
-    return out, json.loads(res.output)
+def quick(quick_study):
+    """(folder, summary as `--json` prints it) of the session's quick design study (conftest), shared with
+    tests/test_gaps.py, test_figures.py and the notebook's; the rerun test runs it through the command line."""
+    res, _ = quick_study("design")
+    return res.out, json.loads(json.dumps(res.summary, default=float))
 
 
-def test_quick_design_outputs_and_contract(quick):
+def test_quick_design_outputs_and_contract(quick, tmp_path):
     out, s = quick
     assert "design" in study_names() and set(get_study("design").QUICK) <= set(get_study("design").DEFAULTS)
     assert s == json.loads((out / "summary.json").read_text())
@@ -289,19 +288,23 @@ def test_quick_design_outputs_and_contract(quick):
     assert pr["front"] == [x["index"] for x in s["front"]]
     assert pr["text"] in get_study("design").table(s)
     assert ds["hopping_profile"].values.tolist().count("transfer") == 4  # L = 4: 2 resets x 2 rates
+    out = copy_study(out, tmp_path / "design")  # (the session's folder is shared)
     fig = out / "figures" / "design_front.png"
     fig.unlink()
     assert any(p.name == "design_front.png" for p in replot(out)) and fig.stat().st_size > 1000
 
 
 def test_rerun_reuses_finished_work(quick, tmp_path):
-    """A second run into the same folder runs no ensemble again (every block file untouched) and ends with the same
-    summary."""
+    """A second run into the same folder (the command line's, `--json`) runs no ensemble again (every block file
+    untouched) and ends with the same summary."""
     out, s = quick
+    out = copy_study(out, tmp_path / "design")  # (the session's folder is shared)
     blocks = {b: b.stat().st_mtime_ns for b in (out / "work").rglob("block_*.npz")}
     assert blocks
-    again = run_study("design", StudyContext(out=out, workers=1), quick=True)
-    assert json.loads(json.dumps(again.summary, default=float)) == s
+    res = CliRunner().invoke(main, ["study", "design", "--quick", "--workers", "1", "--json", "--out", str(out)],
+                             catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output) == s
     assert {b: b.stat().st_mtime_ns for b in (out / "work").rglob("block_*.npz")} == blocks
 
 

@@ -7,11 +7,12 @@ The checks measure the drawn figure (``fig.canvas.draw()``, then each artist's
 display transform of what is plotted) and are written here apart from the
 layout code they check (lru_mps.studies.figure_layout).  They are shown to
 fail on figures built with each fault; then they run over every figure the
-quick design and routing studies save (each study run once: a module
-fixture, the figures kept as saved by ``kept_figures``) and the quick dynamics
-study's.
+quick design and routing studies save and the quick dynamics study's (each
+study the session's run, conftest.quick_study; its figures drawn again from
+the results it returned, kept as saved by ``kept_figures``).
 
-Cost: the three quick studies (~20 s, ~70 s and ~5 s of CPU; 4 min on the shared 2-core machine).
+Cost: the three quick studies (~20 s, ~70 s and ~5 s of CPU, shared with test_gaps.py and the studies' own tests)
+and their figures (a few seconds).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from matplotlib.collections import LineCollection, PathCollection, PolyCollectio
 from matplotlib.image import AxesImage  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from lru_mps.studies import run_study  # noqa: E402
-from lru_mps.studies.base import StudyContext, kept_figures  # noqa: E402
+from lru_mps.studies import get_study  # noqa: E402
+from lru_mps.studies.base import QUICK_MARK, figure_mark, kept_figures  # noqa: E402
 
 #: the quick studies whose every figure is checked
 STUDIES = ("design", "routing", "dynamics")
@@ -230,12 +231,15 @@ def test_the_checks_find_each_fault():
 
 # ----------------------------------------------------------------------------------------- the quick studies
 @pytest.fixture(scope="module")
-def figures(tmp_path_factory):
-    """{study: [figure as saved, ...]} of the quick studies of STUDIES."""
+def figures(quick_study, tmp_path_factory):
+    """{study: [figure as saved, ...]} of the quick studies of STUDIES: the session's runs (conftest.quick_study,
+    shared with the other modules), their figures drawn again as the run draws them (the study's ``plot`` of the
+    dataset and summary it returned, under the quick mark) into a folder of this module's."""
     out = {}
     for name in STUDIES:
-        with kept_figures() as kept:
-            run_study(name, StudyContext(out=tmp_path_factory.mktemp(name), workers=1), quick=True)
+        res, _ = quick_study(name)
+        with kept_figures() as kept, figure_mark(QUICK_MARK.split(" (")[0]):
+            get_study(name).plot(res.dataset, res.summary, tmp_path_factory.mktemp(name) / "figures")
         out[name] = list(kept)
     return out
 

@@ -2,9 +2,8 @@
 is: no null in summary.json without a reason beside it (lru_mps.analysis.numbers' convention), every 'value+-error'
 cell of its table to the error's digits, and a time in 1/J only beside the same time in us.
 
-Cost: the quick studies once per session (conftest.quick_study, shared with test_sweeps, test_tolerance,
-test_temperature_sweep and test_length_scaling: one xdist group); the others (qec, design, routing and any new
-study) about 3 minutes on one core.
+Cost: the quick studies once per test run (conftest.quick_study, shared with the studies' own tests, test_figures
+and test_notebook, and across the xdist workers): about 3 minutes on one core in all.
 """
 
 from __future__ import annotations

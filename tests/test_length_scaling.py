@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 
+from conftest import copy_study
 from helpers import LIFETIME_KEYS, check_lifetimes, stored_lifetimes
 from lru_mps.io.datasets import load_dataset
 from lru_mps.studies import run_study
@@ -21,10 +22,10 @@ from lru_mps.studies.common import spec_of
 TIME_KEYS = {"value_J", "error_J", "value_us", "error_us"}
 
 
-def test_quick_study_outputs(quick_study, monkeypatch):
+def test_quick_study_outputs(quick_study, monkeypatch, tmp_path):
     res, _ = quick_study("length-scaling")  # the session's run (conftest), shared with tests/test_gaps.py
-    tmp_path = res.out
-    s = json.loads((tmp_path / "summary.json").read_text())
+    folder = res.out
+    s = json.loads((folder / "summary.json").read_text())
     assert s == json.loads(json.dumps(res.summary, default=float))
     L = s["lengths"]
     assert L == [2, 3, 4, 6, 8, 12] and s["conditions"] == "ideal"
@@ -41,7 +42,7 @@ def test_quick_study_outputs(quick_study, monkeypatch):
     # xi and its error are the asymptotic fit with the jackknife over realizations of the stored per-realization rates
     from lru_mps.analysis.localization import asymptotic_localization_length
 
-    ds0 = load_dataset(tmp_path / "results.nc")
+    ds0 = load_dataset(folder / "results.nc")
     again = asymptotic_localization_length(ds0.L.values, ds0["log_T1_realization"].values)
     assert s["xi"]["value"] == pytest.approx(again["value"], rel=1e-12)
     assert s["xi"]["error"] == pytest.approx(again["error_jackknife"], rel=1e-12)
@@ -59,13 +60,13 @@ def test_quick_study_outputs(quick_study, monkeypatch):
     assert stars[-1] > stars[0]
     assert set(s["by_conditions"]) == {"ideal", "realistic"}
     assert s["by_conditions"]["realistic"]["lengths"] == [2, 3]
-    ds = load_dataset(tmp_path / "results.nc")
+    ds = load_dataset(folder / "results.nc")
     assert ds["log_T1_realization"].shape == (len(L), 8)
-    _check_lifetimes(tmp_path, s, ds)
+    _check_lifetimes(folder, s, ds)
     assert ds["T1_J"].dims == ("conditions", "L") and ds["time_J"].attrs["units"] == "1/J"
     for name in ("decay_times_vs_L", "localization_length"):
         for ext in ("png", "pdf"):
-            assert (tmp_path / "figures" / f"{name}.{ext}").stat().st_size > 1000
+            assert (folder / "figures" / f"{name}.{ext}").stat().st_size > 1000
     # `lru-mps plot DIR` redraws them from the stored results
     import shutil
 
@@ -73,11 +74,12 @@ def test_quick_study_outputs(quick_study, monkeypatch):
 
     from lru_mps_cli.main import main
 
-    shutil.rmtree(tmp_path / "figures")
-    out = CliRunner().invoke(main, ["plot", str(tmp_path)])
+    copy = copy_study(folder, tmp_path / "length-scaling")  # (the session's folder is shared)
+    shutil.rmtree(copy / "figures")
+    out = CliRunner().invoke(main, ["plot", str(copy)])
     assert out.exit_code == 0, out.output
-    assert (tmp_path / "figures" / "localization_length.pdf").exists()
-    bad = CliRunner().invoke(main, ["plot", str(tmp_path / "figures")])
+    assert (copy / "figures" / "localization_length.pdf").exists()
+    bad = CliRunner().invoke(main, ["plot", str(copy / "figures")])
     assert bad.exit_code == 2 and "study output folder" in bad.output
     # numbers as they are: the theory value to its digits, T_star's growth in us (1/J beside it), where removal stops
     # paying in words, integer ticks on the L axes
@@ -132,13 +134,12 @@ def _cli(*args, cwd):
     return [sys.executable, "-m", "lru_mps_cli.main", *args]
 
 
-def test_interrupted_study_resumes_to_identical_numbers(tmp_path):
-    """kill -9 midway, rerun the same command: same summary as an uninterrupted run."""
+def test_interrupted_study_resumes_to_identical_numbers(quick_study, tmp_path):
+    """kill -9 midway, rerun the same command: same summary as an uninterrupted run (the session's quick run,
+    conftest.quick_study: its summary as `--json` prints it)."""
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     args = ["study", "length-scaling", "--quick", "--workers", "1", "--json"]
-    clean = subprocess.run(_cli(*args, "--out", str(tmp_path / "clean"), cwd=tmp_path), capture_output=True,
-                           text=True, env=env, timeout=600)
-    assert clean.returncode == 0, clean.stderr
+    clean = json.loads(json.dumps(quick_study("length-scaling")[0].summary, default=float))
     out = tmp_path / "killed"
     proc = subprocess.Popen(_cli(*args, "--out", str(out), cwd=tmp_path), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=env)
@@ -154,4 +155,4 @@ def test_interrupted_study_resumes_to_identical_numbers(tmp_path):
     resumed = subprocess.run(_cli(*args, "--out", str(out), cwd=tmp_path), capture_output=True, text=True, env=env,
                              timeout=600)
     assert resumed.returncode == 0, resumed.stderr
-    assert json.loads(resumed.stdout) == json.loads(clean.stdout)
+    assert json.loads(resumed.stdout) == clean

@@ -1,7 +1,8 @@
 """studies/analysis.ipynb runs on the --quick length-scaling, qec, design, tolerance and logical studies.
 
-Cost: the four quick studies (one worker each) and the notebook's kernel: 50 s (41 s of CPU) on the 2-core
-development machine at load 2; the length-scaling study and the kernel alone took 20 s of it.
+Cost: the five quick studies (the session's runs, conftest.quick_study, shared with the studies' own tests, each
+read here from a copy of its folder) and the notebook's kernel: 50 s (41 s of CPU) on the 2-core development
+machine at load 2 with the studies run here; the length-scaling study and the kernel alone took 20 s of it.
 """
 
 import json
@@ -11,8 +12,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from lru_mps.studies import run_study
-from lru_mps.studies.base import StudyContext
+from conftest import copy_study
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "studies" / "analysis.ipynb"
 #: study -> the environment variable the notebook reads its folder from
@@ -20,16 +20,16 @@ FOLDERS = {"length-scaling": "LRU_MPS_STUDY_DIR", "qec": "LRU_MPS_QEC_DIR", "des
            "tolerance": "LRU_MPS_TOLERANCE_DIR", "logical": "LRU_MPS_LOGICAL_DIR"}
 
 
-def test_analysis_notebook_executes(tmp_path, monkeypatch):
+def test_analysis_notebook_executes(quick_study, tmp_path, monkeypatch):
     """Every code cell runs without an error (nbclient raises on one; the outputs carry none) and leaves
     its own outputs: the figures replot() redraws exist only because the notebook wrote them (the study's
     figures are removed first), the printed numbers are the notebook's, read from each study's summary, and
     each of the qec, design, tolerance and logical sections draws its figure."""
     summaries = {}
-    for name, env in FOLDERS.items():
-        out = tmp_path / name
-        summaries[name] = run_study(name, StudyContext(out=out, workers=1), quick=True).summary
-        monkeypatch.setenv(env, str(out))
+    for name, env in FOLDERS.items():  # the session's quick runs (conftest), each in a copy of its folder
+        res, _ = quick_study(name)
+        summaries[name] = res.summary
+        monkeypatch.setenv(env, str(copy_study(res.out, tmp_path / name)))
     study = tmp_path / "length-scaling"
     shutil.rmtree(study / "figures")  # written by the study: the notebook must write its own
     # Jupyter's own backend: the figures the notebook draws are its outputs (as a user sees them)

@@ -2,7 +2,7 @@
 bad input, S(k) and D against the master equation, and the direct simulation of the steady-state leakage with the
 leakage-injection maps (the reference's maps, a closed form, the ODE, linear response, the study's numbers).
 
-Cost on one core: the quick study once (a module fixture), a resumed copy of it, one quick run through the
+Cost on one core: the quick study once (the session's, conftest.quick_study), a resumed copy of it, one quick run through the
 command line, the working-point comparison with the Lindblad reference and arithmetic: 44 s in all with the
 2-core machine's load at 3.6 (the reference comparison 18 s of it), 64 s at load 6; with the direct simulation
 (4 realizations in the quick study, its tests 8 s) 59 s at load 5.
@@ -21,7 +21,7 @@ from lru_mps.analysis.numbers import pm
 import pytest
 from click.testing import CliRunner
 
-from conftest import long_scale
+from conftest import copy_study, long_scale
 from lru_mps.physics.conditions import bare_T2
 from lru_mps.analysis.qec import (cycle_indices, cycle_total, geometric_tail, mean_leakage_cycles,
                                   pauli_errors, seepage, steady_state_leakage, survival, survival_resolved)
@@ -42,13 +42,12 @@ PROBS = ("eps_1", "p_x", "p_y", "p_z", "p_total")
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("qec")
-    res = run_study("qec", StudyContext(out=out, workers=1), quick=True)
-    return out, res
+def quick(quick_study):
+    res, _ = quick_study("qec")  # the session's run (conftest), shared with tests/test_gaps.py and the notebook's
+    return res.out, res
 
 
-def test_quick_qec_outputs_and_contract(quick):
+def test_quick_qec_outputs_and_contract(quick, tmp_path):
     out, res = quick
     s = json.loads((out / "summary.json").read_text())
     assert s == json.loads(json.dumps(res.summary, default=float))
@@ -88,8 +87,10 @@ def test_quick_qec_outputs_and_contract(quick):
     np.testing.assert_array_equal(ds["S_mean"].values[1:], ls["mean"])
     fig = out / "figures" / "qec_leakage.png"
     assert fig.stat().st_size > 1000 and fig.with_suffix(".pdf").exists()
+    copy = copy_study(out, tmp_path / "copy")  # (the session's folder is shared)
+    fig = copy / "figures" / "qec_leakage.png"
     fig.unlink()
-    assert any(p.name == "qec_leakage.png" for p in replot(out)) and fig.exists()  # lru-mps plot DIR
+    assert any(p.name == "qec_leakage.png" for p in replot(copy)) and fig.exists()  # lru-mps plot DIR
     assert "mean leakage duration D" in res.table and "direct simulation" in res.table
 
 

@@ -1,7 +1,7 @@
 """`lru-mps study routing`: the layouts, the outputs, each map point against its own ensemble, the verdict, bad input,
 and the maps' error bars against the scatter over seeds.
 
-Cost: the quick study (~70 s of CPU, once: a module fixture); the calibration over seeds (long: 4 seeds reduced,
+Cost: the quick study (~70 s of CPU, once: the session's, conftest.quick_study); the calibration over seeds (long: 4 seeds reduced,
 ~5 min on one core; 16 full).
 """
 
@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import long_scale
+from conftest import copy_study, long_scale
 from helpers import LIFETIME_KEYS, check_lifetimes, load_study, stored_lifetimes
 from lru_mps.analysis.rates import qubit_rates
 from lru_mps.analysis.routing import routing_verdict, typical_time, window_lifetimes
@@ -28,9 +28,9 @@ from lru_mps.studies.routing import REALISTIC_RUN, _conditions, _t_final
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("routing")
-    return out, run_study("routing", StudyContext(out=out, workers=1), quick=True)
+def quick(quick_study):
+    res, _ = quick_study("routing")  # the session's run (conftest), shared with tests/test_gaps.py, test_figures.py
+    return res.out, res
 
 
 # ------------------------------------------------------------------------------------------- the layouts
@@ -235,7 +235,8 @@ def test_each_map_point_is_its_own_ensemble(quick):
 
 def test_a_rerun_reuses_every_ensemble(quick, tmp_path):
     """Rerunning the quick study into its folder computes nothing (every block stored) and gives the same summary."""
-    out, res = quick
+    _, res = quick
+    out = copy_study(res.out, tmp_path / "routing")  # (the session's folder is shared)
     blocks = {str(p): p.stat().st_mtime_ns for p in (out / "work").rglob("block_*.npz")}
     again = run_study("routing", StudyContext(out=out, workers=1), quick=True)
     assert {str(p): p.stat().st_mtime_ns for p in (out / "work").rglob("block_*.npz")} == blocks

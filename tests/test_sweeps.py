@@ -1,9 +1,9 @@
 """The sweep studies (rate, disorder, hopping sweeps, dynamics: paper Figs. 2 and 3) in their --quick form.
 
-Each study runs once per test module (a module-scoped fixture with its own
-tmp_path_factory folder), the tests then check its outputs; the rerun test
-runs the rate-sweep a second time in the same folder.  Total well under a
-minute on one core.
+Each study runs once per test run (conftest.quick_study, shared with the
+other modules that read it and across the xdist workers), the tests then
+check its outputs; the rerun test runs the rate-sweep a second time in a
+copy of its folder.  Total well under a minute on one core.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import copy_study
 from helpers import LIFETIME_KEYS, check_lifetimes, load_study, stored_lifetimes
 from lru_mps.physics import analytic
 from lru_mps.physics.units import to_time
@@ -392,17 +393,18 @@ def test_dynamics_reports_leakage_lifetimes(quick):
 
 
 # ----------------------------------------------------------------------- reuse
-def test_rerun_reuses_stored_work(quick):
+def test_rerun_reuses_stored_work(quick, tmp_path):
     """A second run in the same folder loads every block (none recomputed) and gives the same summary."""
     res, first = quick["rate-sweep"]
-    before = _blocks(res.out)
+    out = copy_study(res.out, tmp_path / "rate-sweep")  # (the session's folder is shared)
+    before = _blocks(out)
     assert before
     t0 = time.perf_counter()
-    again = run_study("rate-sweep", StudyContext(out=res.out, workers=1), quick=True)
+    again = run_study("rate-sweep", StudyContext(out=out, workers=1), quick=True)
     second = time.perf_counter() - t0
-    assert _blocks(res.out) == before  # no block added or rewritten: the minimiser revisits the same rates
+    assert _blocks(out) == before  # no block added or rewritten: the minimiser revisits the same rates
     assert json.loads(json.dumps(again.summary)) == json.loads(json.dumps(res.summary))
-    assert json.loads((res.out / "summary.json").read_text()) == json.loads(json.dumps(res.summary))
+    assert json.loads((out / "summary.json").read_text()) == json.loads(json.dumps(res.summary))
     assert second < first
 
 

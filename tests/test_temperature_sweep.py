@@ -1,6 +1,6 @@
 """`lru-mps study temperature-sweep`: outputs, contract, bad input, and the ensembles it fits at T > 0.
 
-Cost: the quick study (~10 s, once: a module fixture) and an L = 4, 250 mK sector ensemble against
+Cost: the quick study (~10 s, once: the session's, conftest.quick_study) and an L = 4, 250 mK sector ensemble against
 the Lindblad reference (300 trajectories, ~1 minute) on one core.
 """
 

@@ -1,7 +1,7 @@
 """`lru-mps study tolerance` (issue 22, item 6): outputs, JSON contract, the doubling fit, common random numbers,
 and spread 0 = the run without the option, bit for bit.
 
-Cost on one core: the quick study once (a module fixture, a few seconds), the
+Cost on one core: the quick study once (the session's, conftest.quick_study; a few seconds), the
 quick hopping-spread kind (two ensembles), one quick-sized ensemble without a
 store, and arithmetic.
 """
@@ -11,6 +11,7 @@ import json
 import numpy as np
 import pytest
 
+from conftest import copy_study
 from helpers import LIFETIME_KEYS, check_lifetimes, load_study, stored_lifetimes
 
 from lru_mps.analysis.decay import decay_times
@@ -36,7 +37,7 @@ def quick(quick_study):
     return res.out, res
 
 
-def test_quick_tolerance_outputs_and_contract(quick):
+def test_quick_tolerance_outputs_and_contract(quick, tmp_path):
     out, res = quick
     s = json.loads((out / "summary.json").read_text())
     assert s == json.loads(json.dumps(res.summary, default=float))
@@ -72,8 +73,10 @@ def test_quick_tolerance_outputs_and_contract(quick):
     assert np.isnan(float(ds["spread_J"].sel(kind="frequency_noise").isel(spread=2)))  # padded
     fig = out / "figures" / "decay_times_vs_spread.png"
     assert fig.stat().st_size > 1000 and fig.with_suffix(".pdf").exists()
+    copy = copy_study(out, tmp_path / "copy")  # (the session's folder is shared)
+    fig = copy / "figures" / "decay_times_vs_spread.png"
     fig.unlink()
-    assert any(p.name == "decay_times_vs_spread.png" for p in replot(out)) and fig.exists()  # lru-mps plot DIR
+    assert any(p.name == "decay_times_vs_spread.png" for p in replot(copy)) and fig.exists()  # lru-mps plot DIR
     assert "doubles at S =" in res.table and "hopping_spread" in res.table
     assert "tau_leak(1)" in res.table and "tau_leak(L)" in res.table
 
