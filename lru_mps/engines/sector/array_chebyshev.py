@@ -31,12 +31,15 @@ host array and returns one (a transfer of n complex numbers each way per
 evolution, against about r t sparse products on the device).
 
 Numbers: the expansion of the compiled kernel, summed in the library's order
-(its sparse product), so the two agree to rounding (~1e-13 relative), not
-bit for bit; on one backend an evolution that reuses kept sub-steps gives the
+(its sparse product), so the two agree to rounding (below 1e-16 on rows of
+norm 1, measured on L = 6 and the routing layouts' sectors), not bit for bit; on one backend an evolution that reuses kept sub-steps gives the
 numbers of a fresh one (the same recurrence and the same sums in the same
 order), as the compiled block does.  ``numpy`` is the reference of this path
 (scipy's sparse product on the CPU); the sector engine's default stays the
-compiled block.
+compiled block, the fastest path on a CPU for one row (docs/benchmarks.md, "GPU:
+the sector engine").  torch on the CPU runs its own thread pool
+(``torch.set_num_threads``; a run limits the BLAS threads only): on a shared
+machine give it one thread, or its threads wait on each other.
 
 Stops: a stop request (:func:`lru_mps.errors.check_stop`) is looked at
 between orders of the recurrence (every piece of one sparse product; Python
