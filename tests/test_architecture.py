@@ -165,3 +165,31 @@ def test_the_graph_is_real():
     assert _layer("lru_mps.studies.base") > _layer("lru_mps.run.simulate") > _layer("lru_mps.engines.exact.state")
     assert _layer("lru_mps.mcwf.loop") > _layer("lru_mps.references.lindblad") > _layer("lru_mps.engines.exact.state")
     assert "lru_mps.engines.exact.state" in GRAPH["lru_mps.references.lindblad"]
+
+
+#: a study passes its computed points as records (a dataclass per point), not as parallel arrays to an assembler
+MAX_STUDY_PARAMETERS = 8
+
+
+def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    a = fn.args
+    names = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    names += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+    return [n for n in names if n not in ("self", "cls")]
+
+
+def test_study_functions_take_records_not_argument_lists():
+    """No function of the studies takes more than MAX_STUDY_PARAMETERS parameters (self aside)."""
+    long = []
+    for module, path in _modules().items():
+        if not module.startswith("lru_mps.studies"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and len(_parameters(node)) > MAX_STUDY_PARAMETERS:
+                long.append(f"{module}.{node.name} ({len(_parameters(node))} parameters, line {node.lineno})")
+    assert not long, long
+
+
+def test_the_parameter_count_sees_every_kind_of_parameter():
+    fn = ast.parse("def f(self, a, /, b, *c, d, **e): pass").body[0]
+    assert _parameters(fn) == ["a", "b", "d", "c", "e"]

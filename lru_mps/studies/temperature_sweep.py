@@ -23,6 +23,7 @@ T2q = 1/(1/(2 T1q) + 1/Tphi) and T1q/2 (the lifetime of |2>).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
@@ -61,6 +62,18 @@ def _limits(spec) -> dict[str, float]:
     return {"T1q": c.T1q, "T2q": T2q, "T_leak_own": 0.5 * c.T1q}
 
 
+@dataclass
+class TemperaturePoint:
+    """One (L, T) point of the sweep, as computed: its decay-time fits (value, error) in 1/J, the reason each
+    unresolved one is so, its leakage lifetimes (:func:`~lru_mps.analysis.lifetimes.leakage_lifetimes`) and the
+    engines its trajectories ran on (kind: count)."""
+
+    fits: dict = field(default_factory=dict)
+    reasons: dict = field(default_factory=dict)
+    lifetimes: dict = field(default_factory=dict)
+    mix: dict = field(default_factory=dict)
+
+
 class TemperatureSweep(Study):
     """The temperature sweep (module docstring)."""
 
@@ -80,12 +93,7 @@ class TemperatureSweep(Study):
         T = positive_int(cfg, "time_points", 3)
         long_length = positive_int(cfg, "long_length", 2)
         t_max_long = to_kelvin(cfg["max_temperature_long"], "max_temperature_long")
-        shape = (len(lengths), len(temps))
-        fits = {k: np.full(shape + (2,), np.nan) for k in FITTED}
-        lives = LifetimeGrid(shape)
-        mixes: list[list[dict]] = [[{} for _ in temps] for _ in lengths]
-        run = np.zeros(shape, dtype=bool)
-        reasons: dict = {}  # (decay time, li, ti): why it is not resolved
+        points: dict[tuple[int, int], TemperaturePoint] = {}  # (li, ti): the points run
         todo = [(li, ti) for li, L in enumerate(lengths) for ti, (_, tk) in enumerate(temps)
                 if L < long_length or tk <= t_max_long]
         ctx.plan(len(todo))
@@ -96,19 +104,33 @@ class TemperatureSweep(Study):
             strata = Config(cfg).boolean("thermal_strata", default=False)
             res = run_ensemble(spec, cfg, ctx, f"L={L} T={label}", init="all", t_final=t_final, time_points=T,
                                thermal_strata=strata)
-            run[li, ti] = True
-            mixes[li][ti] = engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)}
+            point = points[li, ti] = TemperaturePoint(
+                mix=engine_mix(res.diagnostics) or {res.settings.engine: res.completed * len(res.settings.inits)},
+                lifetimes=leakage_lifetimes(res))
             times = decay_times(res)
             for name, d in times.items():
-                if name in fits and d is not None:
-                    fits[name][li, ti] = (d.value, d.error)
-                elif name in fits:
-                    reasons[(name, li, ti)] = unresolved_reason(name, res, times)
-            lives.put((li, ti), leakage_lifetimes(res))
+                if name in FITTED and d is not None:
+                    point.fits[name] = (d.value, d.error)
+                elif name in FITTED:
+                    point.reasons[name] = unresolved_reason(name, res, times)
         spec0 = spec_of(cfg, length=lengths[0])
-        return self._assemble(cfg, spec0, lengths, temps, fits, lives, mixes, run, reasons)
+        return self._assemble(cfg, spec0, lengths, temps, points)
 
-    def _assemble(self, cfg, spec0, lengths, temps, fits, lives, mixes, run, reasons):
+    def _assemble(self, cfg, spec0, lengths, temps, points: dict):
+        """The dataset and summary from the points run (the others NaN, their reason beside each list)."""
+        shape = (len(lengths), len(temps))
+        fits = {k: np.full(shape + (2,), np.nan) for k in FITTED}
+        lives = LifetimeGrid(shape)
+        mixes: list[list[dict]] = [[{} for _ in temps] for _ in lengths]
+        run = np.zeros(shape, dtype=bool)
+        reasons: dict = {}  # (decay time, li, ti): why it is not resolved
+        for (li, ti), point in points.items():
+            run[li, ti] = True
+            mixes[li][ti] = point.mix
+            for name, fit in point.fits.items():
+                fits[name][li, ti] = fit
+            reasons.update({(name, li, ti): why for name, why in point.reasons.items()})
+            lives.put((li, ti), point.lifetimes)
         J_hz = spec0.J_hz
         limits = _limits(spec0)
         mK = np.array([tk * 1e3 for _, tk in temps])

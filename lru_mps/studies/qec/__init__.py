@@ -48,6 +48,7 @@ documented format for a leakage-aware circuit simulator.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
@@ -130,6 +131,18 @@ def cycle_grid(cfg: dict, t_c: float, J_hz: float) -> tuple[int, int]:
         K = int(cycles)
     n = positive_int(cfg, "min_time_points", 2)
     return K, max(1, math.ceil((n - 1) / K))
+
+
+@dataclass(frozen=True)
+class SurvivalCurve:
+    """S(k) at the cycle boundaries k = 0..K (``cycles``) with its jackknife error, and the seepage per cycle
+    1 - S(k)/S(k-1) for k = 1..K with its error (all dimensionless)."""
+
+    cycles: np.ndarray
+    S: np.ndarray
+    S_sem: np.ndarray
+    seepage: np.ndarray
+    seepage_error: np.ndarray
 
 
 class Qec(Study):
@@ -250,10 +263,11 @@ class Qec(Study):
         # why each null number is null, and what would give it (keys of their own beside the nulls)
         unresolved.add(summary, {q: unresolved_reason(q, res, decays) for q in ("T1", "T2") if decays[q] is None})
         summary["note"]["unresolved"] = UNRESOLVED_NOTE
-        ds = self._dataset(res, spec, cfg, t_c, k, S, S_sem, seep, seep_err, summary)
+        ds = self._dataset(res, spec, cfg, t_c, SurvivalCurve(k, S, S_sem, seep, seep_err), summary)
         return ds, summary
 
-    def _dataset(self, res, spec, cfg, t_c, k, S, S_sem, seep, seep_err, summary):
+    def _dataset(self, res, spec, cfg, t_c, curve: SurvivalCurve, summary):
+        k, S, S_sem, seep, seep_err = curve.cycles, curve.S, curve.S_sem, curve.seepage, curve.seepage_error
         t = res.times
         us = time_to_us(1.0, spec.J_hz)
         data = {
