@@ -170,3 +170,33 @@ def test_a_short_run_on_torch_gives_the_numpy_runs_trajectories():
     for name in ("leakage_array", "qubit_population", "qubit_coherence"):
         ma, mb = ra.observable(name).mean, rb.observable(name).mean
         assert np.abs(np.asarray(ma) - np.asarray(mb)).max() < 1e-10, name
+
+
+def test_the_per_trajectory_policy_puts_its_sector_rows_on_the_backend():
+    """--engine auto with a backend: its sector engine's Chebyshev blocks on the library (its MPS engine as it was),
+    numpy leaving the policy as it is."""
+    times = time_grid(10.0, 3)
+    eng = run_engine(RunSettings(times=times, engine="auto").for_engines())
+    assert eng.sector.backend == "numpy"
+    if HAVE_TORCH:
+        eng = run_engine(RunSettings(times=times, engine="auto", backend="torch:cpu").for_engines())
+        assert eng.name == "auto" and eng.sector.backend == "torch:cpu" and eng.sector.horizon == 10.0
+
+
+def test_a_block_runs_on_one_cpu_thread():
+    """A block's rows run with one BLAS thread and, where torch is loaded, one torch thread; both put back after."""
+    from threadpoolctl import threadpool_info
+
+    from lru_mps.engines.common.arraylib import one_cpu_thread
+
+    def blas():
+        return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
+    before = blas()
+    with one_cpu_thread("torch:cpu" if HAVE_TORCH else "numpy"):
+        assert blas() and all(n == 1 for n in blas())
+        if HAVE_TORCH:
+            import torch
+
+            assert torch.get_num_threads() == 1
+    assert blas() == before

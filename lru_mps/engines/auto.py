@@ -78,6 +78,13 @@ class PerTrajectoryEngine:
         out.sector = self.sector.for_horizon(horizon)
         return out
 
+    def on_backend(self, backend: str) -> "PerTrajectoryEngine":
+        """This policy with its sector engine's Chebyshev blocks on the array library ``backend``
+        (:meth:`SectorEngine.on_backend`; its MPS rows run one at a time on the host as before)."""
+        out = copy.copy(self)
+        out.sector = self.sector.on_backend(backend)
+        return out
+
     def choose(self, L: int, nmax: int) -> str:
         """'sector' or 'mps' for a trajectory on L sites whose initial state reaches the sector N = nmax."""
         return "sector" if sector_dimension(L, nmax) <= self.sector_max_dim else "mps"

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ..engines import get_engine
+from ..engines.common.arraylib import one_cpu_thread
 from ..physics.model import ArraySpec, Realization
 from .settings import RunSettings
 from .statistics import ObservableAccumulator, make_accumulator
@@ -94,7 +94,7 @@ def run_block(
     indices = block_range(block, settings.trajectories)
     # The matrices here are small: one BLAS thread per process is fastest, and
     # several spinning BLAS threads on a loaded machine can be 100x slower.
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_cpu_thread(settings.backend):
         records = run_trajectories(spec, settings, indices, realization, on_index=on_trajectory)
     for i, rec_by_init in zip(indices, records):
         for name, rec in rec_by_init.items():
