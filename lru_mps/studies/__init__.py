@@ -1,9 +1,9 @@
 """Studies: named recipes over many ensembles, with stored results, a table and figures.
 
 Each study is a :class:`~lru_mps.studies.base.Study` in a module of its own
-(``rate_sweep``, ``disorder_hopping_sweeps``: disorder-sweep and hopping-sweep, ``dynamics``,
-``temperature_sweep``, ``tolerance``, ``routing``) or a package where it has parts
-(``length_scaling``, ``qec``, ``design``, ``logical``), named in its module's ``STUDIES``; its defaults are the
+(``dynamics``, ``temperature_sweep``) or a package where it has parts (its computation, its points, its
+table and figures: ``length_scaling``, ``routing``, ``tolerance``, ``rate_sweep``, ``disorder_hopping_sweeps``:
+disorder-sweep and hopping-sweep, ``qec``, ``design``, ``logical``), named in its module's ``STUDIES``; its defaults are the
 TOML file ``studies/<name>.toml`` (the only copy).  The class declares everything about the study (its options,
 what it sweeps and refuses); this registry only finds studies by name.
 
