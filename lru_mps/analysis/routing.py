@@ -20,6 +20,12 @@ numbers per coding site decide whether that beats one array per qubit:
                        pay" is certain and "pays" holds up to t_final.  Per grid: the share of coding sites
                        that pay and the median site's tau_L; the grid size at which routing stops paying is the
                        first (in the order given) whose median site no longer pays.
+``removal_verdict``    the same question under the hardware, at one temperature of the array: routing pays at a
+                       site whose LRUs end more than half of its leakage before the hardware does (removal
+                       efficiency eta > 1/2).  With a removal rate Gamma competing with the decay of ``|2>`` at
+                       2/T1q, eta = Gamma / (Gamma + 2/T1q), so eta > 1/2 is the ideal criterion 1/Gamma < T1q/2
+                       read off the realistic ensembles (their tau_L holds the hardware's decay and lies under
+                       T1q/2 whatever the LRUs do).  The median site decides per grid, as above.
 """
 
 from __future__ import annotations
@@ -61,6 +67,10 @@ def window_lifetimes(result) -> dict:
     return out
 
 
+#: the removal efficiency above which the LRUs end most of a site's leakage before the hardware (removal_verdict)
+ETA_PAYS = 0.5
+
+
 def routing_verdict(tau_by_grid: list, limit: float, names: list[str]) -> dict:
     """Whether routing pays on each grid: ``tau_by_grid[g]`` the coding sites' leakage lifetimes tau_L (1/J, nan
     where not resolved), ``limit`` T1q/2 (1/J), ``names`` the grids' names in the order given.
@@ -82,3 +92,27 @@ def routing_verdict(tau_by_grid: list, limit: float, names: list[str]) -> dict:
         pays.append(bool(medians[-1] < limit))
     stops = next((names[i] for i, p in enumerate(pays) if p is False), None)
     return {"paying_share": shares, "median_tau_J": medians, "pays": pays, "stops_paying_at": stops}
+
+
+def removal_verdict(eta_by_grid: list, names: list[str]) -> dict:
+    """Whether routing pays on each grid under the hardware at one temperature: ``eta_by_grid[g]`` the coding
+    sites' removal efficiencies eta (the share of the leakage the LRUs end before the hardware; nan where not
+    resolved or not run), ``names`` the grids' names in the order given (module doc: eta > :data:`ETA_PAYS`).
+
+    Returns {"paying_share": [share of the resolved sites with eta > 1/2 per grid], "median_eta": [...], "pays":
+    [median > 1/2 per grid (None where no site is resolved)], "stops_paying_at": the first grid whose median does
+    not pay (None where every grid resolved pays)}."""
+    shares, medians, pays = [], [], []
+    for etas in eta_by_grid:
+        e = np.asarray(etas, dtype=float)
+        e = e[np.isfinite(e)]
+        if not e.size:
+            shares.append(None)
+            medians.append(None)
+            pays.append(None)
+            continue
+        shares.append(float(np.mean(e > ETA_PAYS)))
+        medians.append(float(np.median(e)))
+        pays.append(bool(medians[-1] > ETA_PAYS))
+    stops = next((names[i] for i, p in enumerate(pays) if p is False), None)
+    return {"paying_share": shares, "median_eta": medians, "pays": pays, "stops_paying_at": stops}

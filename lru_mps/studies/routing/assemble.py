@@ -3,7 +3,9 @@
 The points (:class:`~lru_mps.studies.routing.points.RoutingPoint`, one per coding site of each grid and
 condition, and the baseline's :class:`~lru_mps.studies.routing.points.BaselinePoint`) are laid on the dataset's
 axes (grid, site, condition); times in 1/J, and in us beside them in the summary; the verdict of
-:func:`lru_mps.analysis.routing.routing_verdict` (routing pays at a site whose ideal tau_L is under T1q/2).
+:func:`lru_mps.analysis.routing.routing_verdict` (routing pays at a site whose ideal tau_L is under T1q/2) and, at
+each temperature of the realistic conditions, :func:`lru_mps.analysis.routing.removal_verdict` (the LRUs end more
+than half of a site's leakage before the hardware) with each layout's thermal mass left out (``by_temperature``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import numpy as np
 import xarray as xr
 
 from ...analysis.numbers import t2_flags
-from ...analysis.routing import routing_verdict
+from ...analysis.routing import ETA_PAYS, removal_verdict, routing_verdict
+from ...physics.units import to_kelvin
 from ..base import finite_or_none, parameters_json, time_json
 from ..common import FITTED, dataset_attrs, spec_of
 from ..lifetimes import LifetimeGrid, limit_json
@@ -124,6 +127,7 @@ def assemble(cfg: dict, plan: RoutingPlan, points, baseline) -> tuple[xr.Dataset
                                       seed=int(cfg["seed"]), thermal_max_sites=int(cfg["thermal_max_sites"])),
     }
     _routing_reasons(summary, bool(ideal))
+    summary["by_temperature"] = _by_temperature(plan, grid, base)
     return ds, summary
 
 
@@ -212,3 +216,69 @@ def _routing_reasons(summary: dict, ideal: bool) -> None:
     for key, value in list(v.items()):
         if value is None and f"{key}_reason" not in v:
             v[f"{key}_reason"] = "not resolved by these data"
+
+
+def _by_temperature(plan: RoutingPlan, grid: GridArrays, base: BaselineArrays) -> dict:
+    """The summary's ``by_temperature``: per realistic condition (its label), the array's temperature (K) and, per
+    grid, whether it ran there, the Gibbs mass of the thermal starts left out (the largest over the grid's points;
+    0 where every start fits, as at 0 K) and the verdict of :func:`~lru_mps.analysis.routing.removal_verdict`
+    beside the median site's tau_L against the baseline's (one L = 3 array per qubit, same conditions); a reason
+    beside each null."""
+    sizes = [f"{R}x{C}" for R, C in plan.grids]
+    eta, tau = grid.lives.array("removal_efficiency"), grid.lives.array(VERDICT)
+    base_eta, base_tau = base.lives.array("removal_efficiency"), base.lives.array(VERDICT)
+    out = {}
+    for ci, (label, kind, temp) in enumerate(plan.conds):
+        if kind == "ideal":
+            continue
+        n = [R * C for R, C in plan.grids]
+        ran = [bool(grid.run[gi, :n[gi], ci].any()) for gi in range(len(sizes))]
+        not_run = [None if ran[gi] else grid.reasons.get((FITTED[0], gi, 0, ci)) for gi in range(len(sizes))]
+        dropped = []
+        for gi in range(len(sizes)):
+            d = grid.dropped[gi, :n[gi], ci]
+            dropped.append(None if not ran[gi] else float(np.nanmax(d)) if np.isfinite(d).any() else 0.0)
+        v = removal_verdict([eta[gi, :n[gi], ci, 0] if ran[gi] else [] for gi in range(len(sizes))], sizes)
+        b_tau = finite_or_none(base_tau[ci, 0])
+        medians = []
+        for gi in range(len(sizes)):
+            t = tau[gi, :n[gi], ci, 0]
+            t = t[np.isfinite(t)] if ran[gi] else t[:0]
+            medians.append(float(np.median(t)) if t.size else None)
+        v.update({"median_tau_J": medians, "baseline_eta": finite_or_none(base_eta[ci, 0]), "baseline_tau_J": b_tau,
+                  "median_tau_over_baseline": [None if m is None or not b_tau else m / b_tau for m in medians],
+                  "criterion": f"the median coding site's removal efficiency eta over {ETA_PAYS:g}: the LRUs end "
+                               "most of its leakage before the hardware does (for a removal competing with the "
+                               "decay of |2> at 2/T1q, the ideal criterion tau_L < T1q/2)"})
+        _temperature_reasons(v, not_run, b_tau)
+        entry = {"temperature_K": float(to_kelvin(temp, "temperatures")), "run": ran, "thermal_mass_dropped": dropped,
+                 "routing": v}
+        if not all(ran):
+            entry["not_run_reason"] = not_run
+            entry["thermal_mass_dropped_reason"] = not_run
+        out[label] = entry
+    return out
+
+
+def _temperature_reasons(v: dict, not_run: list, baseline_tau) -> None:
+    """A reason beside each null of one temperature's verdict (lru_mps.analysis.numbers' convention): the grid's
+    reason where it did not run, else not resolved."""
+    for key, why in (("paying_share", "eta"), ("median_eta", "eta"), ("pays", "eta"), ("median_tau_J", "tau_L"),
+                     ("median_tau_over_baseline", "tau_L")):
+        if any(x is None for x in v[key]):
+            v[f"{key}_reason"] = [None if x is not None else r or (
+                f"not resolved: no coding site of this grid has a resolved {why}" + (
+                    "" if baseline_tau or key != "median_tau_over_baseline" else " (or the baseline's tau_L)"))
+                for x, r in zip(v[key], not_run)]
+    skipped = [i for i, p in enumerate(v["pays"]) if p is None]
+    stop = v["stops_paying_at"]
+    if stop is None:
+        v["stops_paying_at_reason"] = ("routing pays on every grid resolved at this temperature (a larger grid finds "
+                                       "where it stops)" if len(skipped) < len(v["pays"]) else
+                                       "no grid ran or was resolved at this temperature")
+    elif any(i < v["pays"].index(False) for i in skipped):
+        v["stops_paying_at_note"] = ("a smaller grid did not run or was not resolved at this temperature: routing may "
+                                     "stop paying there already")
+    for key in ("baseline_eta", "baseline_tau_J"):
+        if v[key] is None:
+            v[f"{key}_reason"] = "not resolved: the baseline's leakage curve at this temperature"
