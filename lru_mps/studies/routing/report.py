@@ -29,7 +29,10 @@ MAP_ROWS = (("leakage_lifetime_array", r"$\tau_L$ (leakage lifetime)"), ("T_star
 #: the least ratio of a colour scale's ends (a row of one value, or nearly: a scale around it)
 MIN_RANGE = 3.0
 #: the short name of each map row (its axis), beside the full one of MAP_ROWS (its colour bar)
-SHORT = {"leakage_lifetime_array": r"$\tau_L$", "T_star": r"$T_\star$", "T1": "$T_1$", "T2": "$T_2$"}
+SHORT = {"leakage_lifetime_array": r"$\tau_L$", "T_star": r"$T_\star$", "T1": "$T_1$", "T2": "$T_2$",
+         "removal_efficiency": r"$\eta$"}
+#: the removal efficiency's map (the temperature page's last row: the verdict's quantity, on a scale of 0 to 1)
+ETA, ETA_TITLE = "removal_efficiency", r"$\eta$ (removal efficiency)"
 #: why a row without a value at any site is not drawn, where the study's design says (else the summary has the reasons)
 NO_ROW = {("ideal", "T_star"): "no $T_\\star$ in ideal conditions on a grid (its leakage decays slower than any "
                                "exponential)"}
@@ -83,82 +86,202 @@ def table(summary: dict) -> str:
                          f"sites that pay {'not resolved' if share is None else f'{100 * share:.0f} %'}")
         stop = verdict["stops_paying_at"]
         lines.append(f"  routing stops paying at: {stop or 'no grid studied'}")
+    lines += _temperature_lines(summary)
     return "\n".join(lines + [""] + reason_lines(unresolved) + [LEGEND]) + "\n"
 
 
+def _temperature_lines(summary: dict) -> list[str]:
+    """The table's verdict at each temperature of the realistic conditions: a row per layout and temperature with
+    the Gibbs mass of the thermal starts left out, the median site's eta and tau_L against the baseline's (one
+    L = 3 array per qubit at that temperature), and where routing stops paying there."""
+    temps = summary.get("by_temperature") or {}
+    if not temps:
+        return []
+    us = 1e6 / (2 * np.pi * summary["parameters"]["J_over_2pi_Hz"])  # us per 1/J
+    criterion = next(iter(temps.values()))["routing"]["criterion"]
+    lines = ["", f"at each temperature, under the hardware: does routing pay? ({criterion})",
+             f"  {'T':>7} {'grid':>6} {'thermal mass left out':>22} {'median eta':>10} {'sites that pay':>14} "
+             f"{'median tau_L':>22} {'/ baseline':>10}"]
+    for entry in temps.values():
+        v, T = entry["routing"], f"{1e3 * entry['temperature_K']:g} mK"
+        for gi, size in enumerate(summary["grid_sizes"]):
+            if not entry["run"][gi]:
+                lines.append(f"  {T:>7} {size:>6} not run: {int(summary['n_sites'][gi])} transmons, over "
+                             f"thermal_max_sites = {summary['parameters']['thermal_max_sites']}")
+                continue
+            mass, eta, share = entry["thermal_mass_dropped"][gi], v["median_eta"][gi], v["paying_share"][gi]
+            med, ratio = v["median_tau_J"][gi], v["median_tau_over_baseline"][gi]
+            zero = "0 (no thermal start)" if not entry["temperature_K"] else "0 (every start fits)"
+            lines.append(f"  {T:>7} {size:>6} {zero if not mass else f'{mass:.2g}':>22} "
+                         f"{'not resolved' if eta is None else f'{eta:.2f}':>10} "
+                         f"{'not resolved' if share is None else f'{100 * share:.0f} %':>14} "
+                         f"{'not resolved' if med is None else f'{sig(med * us, 3)} us ({sig(med, 3)}/J)':>22} "
+                         f"{'-' if ratio is None else f'{ratio:.2g}x':>10}")
+        b_eta, b_tau = v["baseline_eta"], v["baseline_tau_J"]
+        lines.append(f"  {T:>7} baseline: eta {'not resolved' if b_eta is None else f'{b_eta:.2f}'}, tau_L "
+                     f"{'not resolved' if b_tau is None else f'{sig(b_tau * us, 3)} us'}; routing stops paying at: "
+                     + _stop_text(v))
+    return lines
+
+
+def _stop_text(v: dict) -> str:
+    """Where routing stops paying at one temperature, in words (its verdict of ``by_temperature``)."""
+    if v["stops_paying_at"]:
+        return v["stops_paying_at"] + (" (or at a smaller grid not run or not resolved)"
+                                       if v.get("stops_paying_at_note") else "")
+    if any(p is not None for p in v["pays"]):
+        return "no grid studied (it pays on every grid resolved)"
+    return "not resolved (no grid resolved)"
+
+
 def plot(ds, summary: dict, figdir) -> list:
-    """The routing study's figures: one page of maps per condition (:func:`plot_maps`) and tau_L against the grid
-    size."""
+    """The routing study's figures: one page of maps per condition (:func:`plot_maps`), the realistic maps at
+    every temperature side by side (:func:`plot_temperature_maps`) and tau_L against the grid size."""
     plt = pyplot()
     us, time_label = time_axis(ds.attrs["time_us_per_J"])
     out = []
     with plt.rc_context(PLOT_STYLE):
         for label in ds["condition"].values:
             out += plot_maps(plt, ds, summary, str(label), figdir, us)
+        out += plot_temperature_maps(plt, ds, summary, figdir, us)
         out += _plot_verdict(plt, ds, summary, figdir, us, time_label)
     return out
+
+
+def _values(ds, name: str, label: str, us: float) -> np.ndarray:
+    """(grid, site) values of map quantity ``name`` under condition ``label`` (times in the figure's unit), NaN
+    where a value's error is half of it or more (not resolved: an x, as in the table)."""
+    scale = 1.0 if name == ETA else us
+    v = ds[name if name == ETA else f"{name}_J"].sel(condition=label).values * scale
+    err = f"{name}_error" if name == ETA else f"{name}_error_J"
+    if err in ds:
+        e = ds[err].sel(condition=label).values * scale
+        v = np.where(np.isfinite(e) & (np.abs(e) >= UNRESOLVED_FRACTION * np.abs(v)), np.nan, v)
+    return v
+
+
+def _not_run_note(ds, summary: dict, gi: int, where: str = "grid") -> str:
+    return (f"{summary['grid_sizes'][gi]} {where} not run: {int(ds['n_sites'].values[gi])} transmons, over "
+            f"thermal_max_sites = {summary['parameters']['thermal_max_sites']} for a temperature > 0")
 
 
 def plot_maps(plt, ds, summary: dict, label: str, figdir, us: float) -> list:
     """One condition's maps: a row per quantity of :data:`MAP_ROWS`, a column per grid run under it, a colour bar
     per row (its scale shared by the row's maps), an x on every site not resolved.  A grid not run under the
     condition (thermal_max_sites) and a quantity resolved at no site are left out, the title saying which and why."""
-    from matplotlib.colors import LogNorm
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
     grids = [gi for gi in range(ds.sizes["grid"]) if ds["run"].sel(condition=label).values[gi].any()]
-    notes = [f"{summary['grid_sizes'][gi]} grid not run: {int(ds['n_sites'].values[gi])} transmons, over "
-             f"thermal_max_sites = {summary['parameters']['thermal_max_sites']} for a temperature > 0"
-             for gi in range(ds.sizes["grid"]) if gi not in grids]
+    notes = [_not_run_note(ds, summary, gi) for gi in range(ds.sizes["grid"]) if gi not in grids]
     rows = []
     for name, title in MAP_ROWS:
-        v = ds[f"{name}_J"].sel(condition=label).values * us
-        if f"{name}_error_J" in ds:  # a value whose error is half of it or more is not resolved: an x, as in the table
-            e = ds[f"{name}_error_J"].sel(condition=label).values * us
-            v = np.where(np.isfinite(e) & (np.abs(e) >= UNRESOLVED_FRACTION * np.abs(v)), np.nan, v)
+        v = _values(ds, name, label, us)
         if np.isfinite(v[grids]).any():
-            rows.append((name, title, v))
+            rows.append((name, title, {(gi, label): v[gi] for gi in grids}))
         else:
             notes.append(f"{SHORT[name]} not drawn: " + NO_ROW.get((label, name), "resolved at no site (the "
                                                                       "reasons in summary.json)"))
-    if not grids or not rows:
+    columns = [(gi, label, f"{ds['grid_rows'].values[gi]} x {ds['grid_cols'].values[gi]}, "
+                           f"{_layout(ds, gi).resets} LRUs") for gi in grids]
+    return _maps_page(plt, ds, columns, rows, [f"routing maps, {label}"], notes, figdir,
+                      f"maps_{label.replace(' ', '_')}")
+
+
+def plot_temperature_maps(plt, ds, summary: dict, figdir, us: float) -> list:
+    """The realistic maps at every temperature side by side: a row per quantity of :data:`MAP_ROWS` and the removal
+    efficiency eta (the verdict's: routing pays where the LRUs end most of the leakage, eta > 1/2), a column per
+    grid and temperature it ran at (each grid's temperatures next to each other), one colour scale per row, so
+    that the 100 mK map reads against the 0 K one.  Drawn where the realistic conditions have two temperatures
+    or more; a grid not run at a temperature, and a quantity resolved at no site there, are said in the title."""
+    temps = summary.get("by_temperature") or {}
+    if len(temps) < 2:
         return []
-    layouts = {gi: geometries.lru_grid(int(ds["grid_rows"].values[gi]), int(ds["grid_cols"].values[gi]),
-                                       str(ds.attrs["lrus"]), int(ds.attrs["lru_arm"])) for gi in grids}
+    ran = {label: entry["run"] for label, entry in temps.items()}
+    columns, notes = [], []
+    for gi in range(ds.sizes["grid"]):
+        for label, entry in temps.items():
+            T = f"{1e3 * entry['temperature_K']:g} mK"
+            if ran[label][gi]:
+                columns.append((gi, label, f"{ds['grid_rows'].values[gi]} x {ds['grid_cols'].values[gi]}, {T}"))
+            else:
+                notes.append(_not_run_note(ds, summary, gi, f"grid at {T}"))
+    rows = []
+    for name, title in MAP_ROWS + ((ETA, ETA_TITLE),):
+        values = {(gi, label): _values(ds, name, label, us)[gi] for gi, label, _ in columns}
+        if any(np.isfinite(v).any() for v in values.values()):
+            rows.append((name, title, values))
+        else:
+            notes.append(f"{SHORT[name]} not drawn: resolved at no site (the reasons in summary.json)")
+    head = ["routing maps at each temperature, realistic conditions (the hardware's T1q, Tphi): each grid's "
+            "temperatures side by side on one colour scale per row",
+            "routing pays where the LRUs end most of the leakage (the median site's eta > 1/2); it stops paying at: "
+            + "; ".join(f"{1e3 * e['temperature_K']:g} mK: {_stop_text(e['routing'])}" for e in temps.values())]
+    return _maps_page(plt, ds, columns, rows, head, notes, figdir, "maps_by_temperature")
+
+
+def _layout(ds, gi: int):
+    return geometries.lru_grid(int(ds["grid_rows"].values[gi]), int(ds["grid_cols"].values[gi]),
+                               str(ds.attrs["lrus"]), int(ds.attrs["lru_arm"]))
+
+
+def _maps_page(plt, ds, columns: list, rows: list, head: list, notes: list, figdir, name: str) -> list:
+    """A page of maps: ``columns`` [(grid, condition, title)], ``rows`` [(quantity, title, {(grid, condition):
+    values per site})], a colour bar per row (its scale shared by the row's maps: log for times, 0-1 for eta), an
+    x on every site not resolved; a panel resolved at no site is left blank and said in the title with the
+    ``notes``."""
+    from matplotlib.colors import LogNorm, Normalize
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    if not columns or not rows:
+        return []
+    notes, blank = list(notes), {}
+    layouts = {gi: _layout(ds, gi) for gi in {c[0] for c in columns}}
     span = {gi: _span(g) for gi, g in layouts.items()}  # (row0, row1, col0, col1) of each layout, arms included
-    shape = [(span[gi][3] - span[gi][2] + 1.2) / (span[gi][1] - span[gi][0] + 1.2) for gi in grids]  # width/height
-    row = 0.3 * max(span[gi][1] - span[gi][0] + 1.2 for gi in grids)  # inches per row: 0.3 per site
-    fig, axes = plt.subplots(len(rows), len(grids), squeeze=False, layout="constrained",
+    shape = [(span[gi][3] - span[gi][2] + 1.2) / (span[gi][1] - span[gi][0] + 1.2) for gi, _, _ in columns]
+    row = 0.3 * max(span[gi][1] - span[gi][0] + 1.2 for gi in layouts)  # inches per row: 0.3 per site
+    fig, axes = plt.subplots(len(rows), len(columns), squeeze=False, layout="constrained",
                              gridspec_kw={"width_ratios": shape},
-                             figsize=(max(row * sum(shape) + 0.15 * len(grids) + 1.3, 3.4),
-                                      row * len(rows) + 0.25 * len(notes) + 1.0))
-    for ri, (name, title, v) in enumerate(rows):
-        if label == "ideal" and name in ("T1", "T2"):
+                             figsize=(max(row * sum(shape) + 0.15 * len(columns) + 1.3, 3.4),
+                                      row * len(rows) + 0.25 * (len(notes) + len(head)) + 0.75))
+    for ri, (quantity, title, values) in enumerate(rows):
+        ideal = {c for _, c, _ in columns} == {"ideal"}
+        if ideal and quantity in ("T1", "T2"):
             title = f"{title} (exact rates, typical)"
-        elif label == "ideal" and name == VERDICT:
+        elif ideal and quantity == VERDICT:
             title = f"{title}, to t_final"
-        finite = v[grids][np.isfinite(v[grids]) & (v[grids] > 0)]
-        lo, hi = finite.min(), finite.max()
-        widen = math.sqrt(max(MIN_RANGE * lo / hi, 1.0))  # (a scale over MIN_RANGE at least: labelled ticks on it)
-        norm = LogNorm(lo / widen, hi * widen)
-        for ci, gi in enumerate(grids):
-            im = _map(axes[ri, ci], layouts[gi], span[gi], ds, gi, v[gi], norm)
-            if ri == 0:
-                g = layouts[gi]
-                axes[ri, ci].set_title(f"{ds['grid_rows'].values[gi]} x {ds['grid_cols'].values[gi]}, "
-                                       f"{g.resets} LRUs")
-        axes[ri, 0].set_ylabel(SHORT[name])
-        bar = fig.colorbar(im, ax=axes[ri, :].tolist(), shrink=0.9, label=time_axis(1.0, title)[1])
+        v = np.concatenate([values[gi, c] for gi, c, _ in columns])
+        finite = v[np.isfinite(v) & (v > 0)]
+        if quantity == ETA:
+            norm = Normalize(0.0, 1.0)
+        else:
+            lo, hi = finite.min(), finite.max()
+            widen = math.sqrt(max(MIN_RANGE * lo / hi, 1.0))  # (a scale over MIN_RANGE at least: labelled ticks)
+            norm = LogNorm(lo / widen, hi * widen)
+        im = None
+        for ci, (gi, cond, col_title) in enumerate(columns):
+            ax = axes[ri, ci]
+            if not np.isfinite(values[gi, cond]).any():  # (a blank panel, said in the title)
+                ax.set_visible(False)
+                blank.setdefault(quantity, []).append(col_title)
+                continue
+            im = _map(ax, layouts[gi], span[gi], ds, gi, values[gi, cond], norm)
+        next(ax for ax in axes[ri] if ax.get_visible()).set_ylabel(SHORT[quantity])
+        label = ETA_TITLE if quantity == ETA else time_axis(1.0, title)[1]
+        bar = fig.colorbar(im, ax=axes[ri, :].tolist(), shrink=0.9, label=label)
+        if quantity == ETA:
+            continue
         ratio = norm.vmax / norm.vmin  # (ticks at plain numbers, at least two on the scale)
         subs = (1.0,) if ratio > 30 else (1.0, 2.0, 5.0) if ratio > 6 else (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
         bar.ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
         bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda t, _: f"{t:.0f}" if t >= 10 else f"{t:.2g}"))
         bar.ax.yaxis.set_minor_formatter(NullFormatter())
-    head = [f"routing maps, {label}", "x: not resolved (why: summary.json); red squares: reset sites; grey dots: "
-            "LRU arms"] + notes
+    notes += [f"{SHORT[q]} resolved at no site of: {'; '.join(where)}" for q, where in blank.items()]
+    for ci, (_, _, col_title) in enumerate(columns):  # (each column's title on its top panel drawn)
+        top = next((ax for ax in axes[:, ci] if ax.get_visible()), None)
+        if top is not None:
+            top.set_title(col_title)
+    head = head + ["x: not resolved (why: summary.json); red squares: reset sites; grey dots: LRU arms"] + notes
     chars = int(13 * fig.get_figwidth())  # (the notes wrapped to the figure's width, at 9 points)
     fig.suptitle("\n".join(textwrap.fill(line, chars) for line in head), fontsize=9)
-    return save_figure(fig, figdir, f"maps_{label.replace(' ', '_')}")
+    return save_figure(fig, figdir, name)
 
 
 def _span(g) -> tuple[int, int, int, int]:
