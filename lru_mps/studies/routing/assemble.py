@@ -273,9 +273,11 @@ def _temperature_reasons(v: dict, not_run: list, baseline_tau) -> None:
     skipped = [i for i, p in enumerate(v["pays"]) if p is None]
     stop = v["stops_paying_at"]
     if stop is None:
-        v["stops_paying_at_reason"] = ("routing pays on every grid resolved at this temperature (a larger grid finds "
-                                       "where it stops)" if len(skipped) < len(v["pays"]) else
-                                       "no grid ran or was resolved at this temperature")
+        v["stops_paying_at_reason"] = (
+            "no grid ran or was resolved at this temperature" if len(skipped) == len(v["pays"]) else
+            "routing pays on every grid at this temperature (a larger grid finds where it stops)" if not skipped else
+            "routing pays on every grid run and resolved at this temperature; it may stop at one not run or not "
+            "resolved there (its reason beside pays)")
     elif any(i < v["pays"].index(False) for i in skipped):
         v["stops_paying_at_note"] = ("a smaller grid did not run or was not resolved at this temperature: routing may "
                                      "stop paying there already")

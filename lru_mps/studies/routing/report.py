@@ -14,6 +14,7 @@ import numpy as np
 
 from ...analysis.lifetimes import LIFETIMES
 from ...analysis.numbers import UNRESOLVED_FRACTION, sig
+from ...analysis.routing import ETA_PAYS
 from ...physics import geometry as geometries
 from ..base import save_figure, time_axis
 from ..common import FITTED, PLOT_STYLE, pyplot
@@ -118,20 +119,25 @@ def _temperature_lines(summary: dict) -> list[str]:
                          f"{'not resolved' if med is None else f'{sig(med * us, 3)} us ({sig(med, 3)}/J)':>22} "
                          f"{'-' if ratio is None else f'{ratio:.2g}x':>10}")
         b_eta, b_tau = v["baseline_eta"], v["baseline_tau_J"]
-        lines.append(f"  {T:>7} baseline: eta {'not resolved' if b_eta is None else f'{b_eta:.2f}'}, tau_L "
-                     f"{'not resolved' if b_tau is None else f'{sig(b_tau * us, 3)} us'}; routing stops paying at: "
-                     + _stop_text(v))
+        lines += [f"  {T:>7} baseline (one L = 3 array per qubit): eta "
+                  f"{'not resolved' if b_eta is None else f'{b_eta:.2f}'}, tau_L "
+                  f"{'not resolved' if b_tau is None else f'{sig(b_tau * us, 3)} us'}",
+                  f"  {T:>7} routing stops paying at: {_stop_text(v, summary['grid_sizes'])}"]
     return lines
 
 
-def _stop_text(v: dict) -> str:
-    """Where routing stops paying at one temperature, in words (its verdict of ``by_temperature``)."""
-    if v["stops_paying_at"]:
-        return v["stops_paying_at"] + (" (or at a smaller grid not run or not resolved)"
-                                       if v.get("stops_paying_at_note") else "")
-    if any(p is not None for p in v["pays"]):
-        return "no grid studied (it pays on every grid resolved)"
-    return "not resolved (no grid resolved)"
+def _stop_text(v: dict, sizes: list) -> str:
+    """Where routing stops paying at one temperature, in words (its verdict of ``by_temperature``; ``sizes``: the
+    grids' names), with the grids not run or not resolved there that could change it."""
+    stop, pays = v["stops_paying_at"], v["pays"]
+    if stop:
+        return stop + (" (or at a smaller grid not run or not resolved there)" if v.get("stops_paying_at_note")
+                       else "")
+    if all(p is None for p in pays):
+        return "not resolved (no grid run or resolved there)"
+    missing = [size for size, p in zip(sizes, pays) if p is None]
+    return "no grid " + ("studied (it pays on every grid)" if not missing else
+                         f"run there (it pays on every one; not run or not resolved there: {', '.join(missing)})")
 
 
 def plot(ds, summary: dict, figdir) -> list:
@@ -212,8 +218,10 @@ def plot_temperature_maps(plt, ds, summary: dict, figdir, us: float) -> list:
             notes.append(f"{SHORT[name]} not drawn: resolved at no site (the reasons in summary.json)")
     head = ["routing maps at each temperature, realistic conditions (the hardware's T1q, Tphi): each grid's "
             "temperatures side by side on one colour scale per row",
-            "routing pays where the LRUs end most of the leakage (the median site's eta > 1/2); it stops paying at: "
-            + "; ".join(f"{1e3 * e['temperature_K']:g} mK: {_stop_text(e['routing'])}" for e in temps.values())]
+            "routing pays where the LRUs end most of the leakage (the median site's eta > 1/2, the line on its "
+            "colour bar); it stops paying at: "
+            + "; ".join(f"{1e3 * e['temperature_K']:g} mK: {_stop_text(e['routing'], summary['grid_sizes'])}"
+                       for e in temps.values())]
     return _maps_page(plt, ds, columns, rows, head, notes, figdir, "maps_by_temperature")
 
 
@@ -266,7 +274,8 @@ def _maps_page(plt, ds, columns: list, rows: list, head: list, notes: list, figd
         next(ax for ax in axes[ri] if ax.get_visible()).set_ylabel(SHORT[quantity])
         label = ETA_TITLE if quantity == ETA else time_axis(1.0, title)[1]
         bar = fig.colorbar(im, ax=axes[ri, :].tolist(), shrink=0.9, label=label)
-        if quantity == ETA:
+        if quantity == ETA:  # (the verdict's line: routing pays where eta > 1/2)
+            bar.ax.axhline(ETA_PAYS, color="k", lw=1.0)
             continue
         ratio = norm.vmax / norm.vmin  # (ticks at plain numbers, at least two on the scale)
         subs = (1.0,) if ratio > 30 else (1.0, 2.0, 5.0) if ratio > 6 else (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
