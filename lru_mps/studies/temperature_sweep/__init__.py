@@ -28,17 +28,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from ..analysis.decay import decay_times, unresolved_reason
-from ..analysis.lifetimes import LIFETIMES, leakage_lifetimes
-from ..errors import require
-from ..physics.units import time_to_us, to_kelvin, to_time
-from ..run.trajectories import engine_mix, format_mix
-from .config import Config
-from ..analysis.numbers import sig, t2_flags
-from .base import (TIME_UNITS, Study, StudyContext, StudyOption, finite_or_none, parameters_json, parse_lengths, save_figure, time_axis,
-                   time_json)
-from .common import FITTED, UNRESOLVED_LABEL, mark_unresolved, unresolved_handle, PLOT_STYLE, as_list, dataset_attrs, positive_int, pyplot, run_ensemble, spec_of
-from .lifetimes import reason_lines, HEAD, LEGEND, LifetimeGrid, cells, limit_json, time_cell
+from ...analysis.decay import decay_times, unresolved_reason
+from ...analysis.lifetimes import LIFETIMES, leakage_lifetimes
+from ...errors import require
+from ...physics.units import time_to_us, to_kelvin, to_time
+from ...run.trajectories import engine_mix
+from ..config import Config
+from ...analysis.numbers import t2_flags
+from ..base import (TIME_UNITS, Study, StudyContext, StudyOption, finite_or_none, parameters_json, parse_lengths,
+                    time_json)
+from ..common import FITTED, as_list, dataset_attrs, positive_int, run_ensemble, spec_of
+from ..lifetimes import LifetimeGrid, limit_json
+from . import report
 
 HELP = """T_star, T1 and T2 vs the temperature of the array (0 to 300 mK) at L = 3, 6, 12.
 
@@ -48,7 +49,6 @@ L = 6, then sector or MPS per trajectory (the summary gives the mix).  The
 figure shows T1q and T2q as limits.  Long arrays run up to
 max_temperature_long (150 mK by default).  --quick: seconds.
 """
-
 
 
 def _temperatures(cfg: dict) -> list[tuple[str, float]]:
@@ -175,62 +175,10 @@ class TemperatureSweep(Study):
         return ds, summary
 
     def table(self, summary: dict) -> str:
-        lines = [f"{self.NAME}: decay times (us, +- jackknife error) vs the array's temperature"]
-        hw = summary["hardware_limits"]
-        lines.append("hardware limits: " + ", ".join(f"{k} = {sig(hw[k]['value_us'], 3)} us" for k in hw
-                                                     if hw[k]["value_us"] is not None))
-        unresolved = {}
-        for li, L in enumerate(summary["lengths"]):
-            lines += ["", f"L = {L}", f"{'T (mK)':>8} {'T_star':>17} {'T1':>17} {'T2':>17} {HEAD}  engines"]
-            for ti, t in enumerate(summary["temperatures_mK"]):
-                if summary["T1"][li][ti] is None:
-                    lines.append(f"{t:8.4g} {'not run*':>17}")
-                    not_run = (summary.get("T1_reason") or [[None]])[li][ti] or "not run"
-                    unresolved[f"L = {L}, {t:g} mK"] = {"value_us": None, "reason": not_run}
-                    continue
-                times = " ".join(time_cell(summary[k][li][ti], "us") for k in FITTED)
-                lives = cells(*(summary[k][li][ti] for k in LIFETIMES), unit="us")
-                mix = format_mix(summary["engine_mix"][li][ti])
-                lines.append(f"{t:8.4g} {times} {lives}  {mix}")
-                unresolved.update({f"{k} at L = {L}, {t:g} mK": summary[k][li][ti] for k in FITTED})
-        return "\n".join(lines + [""] + reason_lines(unresolved) + [LEGEND]) + "\n"
+        return report.table(summary)
 
     def plot(self, ds, summary: dict, figdir) -> list:
-        plt = pyplot()
-        us, time_label = time_axis(ds.attrs["time_us_per_J"])  # 1/J -> the figure's time unit (us by default)
-        x = ds["temperature"].values
-        with plt.rc_context(PLOT_STYLE):
-            fig, axes = plt.subplots(1, len(ds.L), figsize=(4.4 * len(ds.L), 3.6), squeeze=False, sharey=True)
-            for ax, L in zip(axes[0], ds.L.values):
-                ran = ds["run"].sel(L=L).values.astype(bool)
-                for name, marker, label in (("T_star", "o", "T_star"), ("T1", "s", "T1"), ("T2", "^", "T2"),
-                                            ("leakage_lifetime_qubit", "v", r"$\tau_1$ (leakage lifetime)"),
-                                            ("leakage_lifetime_array", "D", r"$\tau_L$")):
-                    if f"{name}_J" not in ds:
-                        continue
-                    v = ds[f"{name}_J"].sel(L=L).values * us
-                    e = ds[f"{name}_error_J"].sel(L=L).values * us
-                    ok = np.isfinite(v)
-                    if ok.any():
-                        line = ax.errorbar(x[ok], v[ok], yerr=np.nan_to_num(e[ok]), fmt=marker + "-", capsize=2,
-                                           label=label)
-                        color = line[0].get_color()
-                    else:
-                        color = "0.4"
-                    mark_unresolved(ax, x[ran & ~ok], color, marker)
-                for key, color, lab in (("T1q_J", "C1", "T1q"), ("T2q_J", "C2", "T2q"), ("T_leak_own_J", "C0", "T1q/2")):
-                    v = ds.attrs.get(key)
-                    if isinstance(v, (int, float, np.floating)) and np.isfinite(v):
-                        ax.axhline(float(v) * us, color=color, ls=":", lw=1.2, label=f"{lab} (limit)")
-                ax.set_yscale("log")
-                ax.set_xlabel("temperature (mK)")
-                ax.set_title(f"L = {int(L)}")
-            axes[0, 0].set_ylabel(time_label)
-            handles, labels = axes[0, 0].get_legend_handles_labels()
-            fig.legend(handles + [unresolved_handle()], labels + [UNRESOLVED_LABEL], fontsize=7, loc="center left",
-                       bbox_to_anchor=(1.0, 0.5))
-            fig.tight_layout()
-            return save_figure(fig, figdir, "decay_times_vs_temperature")
+        return report.plot(ds, summary, figdir)
 
 
 STUDIES = {TemperatureSweep.NAME: TemperatureSweep()}
