@@ -101,6 +101,8 @@ def _temperature_lines(summary: dict) -> list[str]:
     us = 1e6 / (2 * np.pi * summary["parameters"]["J_over_2pi_Hz"])  # us per 1/J
     criterion = next(iter(temps.values()))["routing"]["criterion"]
     lines = ["", f"at each temperature, under the hardware: does routing pay? ({criterion})",
+             "  (the ideal verdict above reads the mean lifetime, which the rare, nearly trapped stacks set; under the "
+             "hardware these end by its decay, and eta is the share of the leakage the LRUs end)",
              f"  {'T':>7} {'grid':>6} {'thermal mass left out':>22} {'median eta':>10} {'sites that pay':>14} "
              f"{'median tau_L':>22} {'/ baseline':>10}"]
     for entry in temps.values():
