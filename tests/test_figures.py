@@ -258,7 +258,8 @@ def test_the_routing_maps(figures):
     """The routing maps: a page per condition, a colour bar per row of maps, no panel of only crosses; the grids
     left out at 100 mK and the T_star row in ideal conditions are said in the title."""
     figs = {f.get_label(): f for f in figures["routing"]}
-    assert set(figs) == {"maps_ideal", "maps_realistic_0_mK", "maps_realistic_100_mK", "leakage_lifetime_vs_grid"}
+    assert set(figs) == {"maps_ideal", "maps_realistic_0_mK", "maps_realistic_100_mK", "maps_by_temperature",
+                         "leakage_lifetime_vs_grid"}
     for name in ("maps_ideal", "maps_realistic_0_mK", "maps_realistic_100_mK"):
         fig = figs[name]
         bars = [ax for ax in fig.axes if _is_colorbar(ax)]
