@@ -123,12 +123,23 @@ def _integrate_decay_key(settings: "RunSettings") -> str | None:
     return f"Fock rows in sectors of <= {INTEGRATE_MAX_DIM} states"
 
 
+def _strata_choice(name, value) -> bool | str:
+    """``thermal_strata``: false, true (the short arrays, L <= 7) or "all" (the long arrays too)."""
+    if isinstance(value, str):
+        require(value == "all", name, value, 'true, false or "all"')
+        return value
+    return _boolean(name, value)
+
+
 def _thermal_strata_key(settings: "RunSettings") -> str | None:
     if not settings.thermal_strata:
         return None
     from .thermal_sample import MAX_SITES, STRATUM_MIN_ROWS, STRATUM_MIN_WEIGHT
 
-    return f"configurations of sites 2..L >= {STRATUM_MIN_WEIGHT} (L <= {MAX_SITES + 1}), >= {STRATUM_MIN_ROWS} rows each"
+    key = f"configurations of sites 2..L >= {STRATUM_MIN_WEIGHT} (L <= {MAX_SITES + 1}), >= {STRATUM_MIN_ROWS} rows each"
+    if settings.thermal_strata == "all":  # (a true one keeps the key it always had: its long arrays stay natural)
+        key += f"; longer: of sites 2..{MAX_SITES + 1}, the rest natural"
+    return key
 
 
 @dataclass
@@ -175,9 +186,10 @@ class RunSettings:
     integrate_decay: bool = _option(RUN["integrate_decay"], "sampled rows with a sharp excitation number carry the "
                                     "survival of their hardware decay clock instead of sampling it "
                                     "(lru_mps.mcwf.integrated_decay)", _boolean, key=_integrate_decay_key)
-    thermal_strata: bool = _option(RUN["thermal_strata"], "the thermal start drawn by strata with a fixed allocation "
-                                   "(lru_mps.run.thermal_sample.ThermalStrata; L = 3..7)", _boolean,
-                                   key=_thermal_strata_key)
+    thermal_strata: bool | str = _option(RUN["thermal_strata"], "the thermal start drawn by strata with a fixed "
+                                         "allocation (lru_mps.run.thermal_sample.ThermalStrata; true: L = 3..7; "
+                                         "'all': also longer arrays, by the configuration of sites 2..7)",
+                                         _strata_choice, key=_thermal_strata_key)
 
     #: why engine = 'auto' chose ``engine`` (:func:`lru_mps.engines.choose_engine`: the one place it is resolved;
     #: "" where the engine was named); a description, not an option (it changes no number)

@@ -30,10 +30,18 @@ unbiased ways to spend the trajectories where the variance is
   configuration above a stated weight is drawn by construction;
   the row carries its stratum's natural probability and the ensemble
   statistics combine the strata (:class:`~lru_mps.run.statistics.StratifiedAccumulator`).
+  Enumerated for 3 <= L <= :data:`MAX_SITES` + 1 (``thermal_strata`` true or
+  "all"); on a longer array (``thermal_strata = "all"`` only) a stratum is a
+  configuration of the :data:`MAX_SITES` sites next to the qubit (sites
+  2..MAX_SITES+1, those whose thermal excitation blocks the stack), the
+  sites after them drawn from their own Gibbs weights in every stratum: the
+  row's stratum probability is the product over the stratified sites only
+  (the natural rest integrates out of every stratum's mean).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from dataclasses import dataclass
@@ -85,8 +93,9 @@ def thermal_start_row(spec: ArraySpec, real: Realization, init: str, rng: np.ran
     cap = thermal_cap(spec, settings, init)
     if strata is not None:
         s = int(strata.plan[index])
-        levels, prob = strata.draw(s, spec.thermal_probabilities(real)[1:], rng.random(2))
-        _check_cap(spec, levels, cap, init, "thermal_strata", True)
+        natural = spec.L - 1 - strata.n_sites  # sites after the stratified ones (long arrays), one uniform each
+        levels, prob = strata.draw(s, spec.thermal_probabilities(real)[1:], rng.random(2 + natural))
+        _check_cap(spec, levels, cap, init, "thermal_strata", settings.thermal_strata)
         return levels, prob, s, prob  # (no hot tail's roulette: a stratified start is normalized exactly)
     odds = settings.leakage_thermal_odds if init == "leakage" else 1.0
     if odds != 1.0:
@@ -164,8 +173,10 @@ def _check_cap(spec: ArraySpec, levels: np.ndarray, cap: int | None, init: str, 
 class ThermalStrata:
     """The strata of a run's thermal start and its row plan (docs/physics.md §6.5).
 
-    A stratum is a configuration of sites 2..L (``configs[s]``, one level per
-    site), or, for the last stratum when ``rest`` is not empty, every
+    A stratum is a configuration of sites 2..K+1 (``configs[s]``, one level per
+    site, K = :attr:`n_sites`: L - 1, or :data:`MAX_SITES` on a long array,
+    whose sites after K+1 are drawn from their own Gibbs weights in every
+    stratum), or, for the last stratum when ``rest`` is not empty, every
     configuration listed there (drawn in proportion to its Gibbs weight).
     ``counts[s]`` rows go to stratum s, interleaved over the indices
     (``plan[i]``: the stratum of trajectory i) so that every contiguous block
@@ -190,27 +201,46 @@ class ThermalStrata:
     def n_strata(self) -> int:
         return len(self.counts)
 
+    @property
+    def n_sites(self) -> int:
+        """K: the stratified sites 2..K+1 (L - 1 on a short array, :data:`MAX_SITES` on a long one)."""
+        return len(self.configs[0] if self.configs else self.rest[0])
+
     def probability(self, s: int, p: np.ndarray) -> float:
-        """P(stratum s | realization) from the Gibbs weights ``p`` (L - 1, 3) of sites 2..L."""
+        """P(stratum s | realization) from the Gibbs weights ``p`` (L - 1, 3) of sites 2..L (the stratified
+        sites' product; the sites after them are natural)."""
         configs = [self.configs[s]] if s < len(self.configs) else self.rest
         return float(sum(_config_probability(p, c) for c in configs))
 
     def draw(self, s: int, p: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, float]:
         """Levels of sites 1..L in stratum s and P(s | realization); u[0] picks the configuration in a shared
-        stratum (in proportion to its Gibbs weight)."""
+        stratum (in proportion to its Gibbs weight), u[2 + j] the level of site K + 2 + j from its own Gibbs
+        weights (a long array's sites after the stratified ones; ``u``: 2 + L - 1 - K uniforms)."""
         levels = np.zeros(p.shape[0] + 1, dtype=int)
+        K = self.n_sites
+        if p.shape[0] > K:  # the natural rest, as ArraySpec.thermal_levels draws a site
+            cum = np.cumsum(p[K:], axis=1)[:, :2]
+            levels[K + 1:] = (u[2:2 + p.shape[0] - K][:, None] > cum).sum(axis=1)
         if s < len(self.configs):
             config = self.configs[s]
             prob = _config_probability(p, config)
         else:
-            w = np.array([_config_probability(p, c) for c in self.rest])
+            if K < p.shape[0]:  # a long array's shared stratum (hundreds of configurations): one product per row
+                w = np.prod(p[np.arange(K), _as_array(self.rest)], axis=1)
+            else:
+                w = np.array([_config_probability(p, c) for c in self.rest])
             prob = float(w.sum())
             k = min(int(np.searchsorted(np.cumsum(w), u[0] * prob, side="right")), len(self.rest) - 1)
             while k > 0 and w[k] == 0.0:  # rounding at the top end
                 k -= 1
             config = self.rest[k]
-        levels[1:] = config
+        levels[1:K + 1] = config
         return levels, float(prob)
+
+
+@functools.lru_cache(maxsize=8)
+def _as_array(configs: tuple) -> np.ndarray:
+    return np.array(configs, dtype=int)
 
 
 def _config_probability(p: np.ndarray, config) -> float:
@@ -222,11 +252,16 @@ def strata_for(spec: ArraySpec, settings, init: str) -> ThermalStrata | None:
 
     Stratified when ``settings.thermal_strata`` is on, the array is warm and
     3 <= L <= :data:`MAX_SITES` + 1 (the configurations of sites 2..L are
-    enumerated).  The allocation's excited strata take ``leakage_thermal_odds``
-    times their share for the leakage start.
+    enumerated), or, with ``thermal_strata = "all"``, L > :data:`MAX_SITES` + 1
+    (the configurations of sites 2..MAX_SITES+1, the rest natural; a true
+    ``thermal_strata`` leaves a long array's sample natural, as it always did).
+    The allocation's excited strata take ``leakage_thermal_odds`` times their
+    share for the leakage start.
     """
-    if not getattr(settings, "thermal_strata", False) or spec.conditions.temperature_K == 0.0 \
-            or not 2 <= spec.L - 1 <= MAX_SITES:
+    on = getattr(settings, "thermal_strata", False)
+    if not on or spec.conditions.temperature_K == 0.0 or spec.L - 1 < 2:
+        return None
+    if spec.L - 1 > MAX_SITES and on != "all":
         return None
     odds = settings.leakage_thermal_odds if init == "leakage" else 1.0
     key = json.dumps(spec.as_dict(), sort_keys=True, default=str)
@@ -242,7 +277,7 @@ def _strata(key: str, spec: ArraySpec, trajectories: int, odds: float) -> Therma
     if k not in _CACHE:
         if len(_CACHE) >= 32:
             _CACHE.clear()
-        _CACHE[k] = build_strata(spec, trajectories, odds)
+        _CACHE[k] = build_strata(spec, trajectories, odds, min(spec.L - 1, MAX_SITES))
     return _CACHE[k]
 
 
@@ -253,22 +288,26 @@ def nominal_probabilities(spec: ArraySpec) -> np.ndarray:
                     for _ in range(NOMINAL_REALIZATIONS)], axis=0)
 
 
-def build_strata(spec: ArraySpec, trajectories: int, odds: float = 1.0) -> ThermalStrata:
+def build_strata(spec: ArraySpec, trajectories: int, odds: float = 1.0, sites: int | None = None) -> ThermalStrata:
     """Strata, allocation and row plan for ``trajectories`` rows (see :class:`ThermalStrata`).
 
-    Own strata: the configurations of sites 2..L of nominal weight >= :data:`STRATUM_MIN_WEIGHT`,
+    ``sites`` K: the stratified sites 2..K+1 (default L - 1, every site; K < L - 1: a long array, whose every
+    stratified site is interior, so that no two strata differ only at the reset site and each own stratum is
+    its own group).  Own strata: the configurations of sites 2..K+1 of nominal weight >= :data:`STRATUM_MIN_WEIGHT`,
     most probable first, at most S_max = max(2, min(:data:`MAX_STRATA`, n // (4 x 16))) strata in all (the
     minimum allocations take at most a quarter of the rows); the rest share one stratum.  Every stratum gets
     m = min(:data:`STRATUM_MIN_ROWS`, n // (4 S)) rows (at least 1), the rest of the rows go in
     proportion to nominal weight x (``odds`` for a stratum with a thermal excitation), by largest remainders.
     """
     n = int(trajectories)
-    p = nominal_probabilities(spec)
-    configs = list(itertools.product(range(3), repeat=spec.L - 1))
+    K = spec.L - 1 if sites is None else int(sites)
+    long = K < spec.L - 1
+    p = nominal_probabilities(spec)[:K]
+    configs = list(itertools.product(range(3), repeat=K))
     weights = np.array([_config_probability(p, c) for c in configs])
     # own strata in order of weight, an excited interior (sites 2..L-1) taking the odds: for the leakage start a
     # thermal excitation there blocks the stack and carries the late curve
-    priority = weights * np.array([odds if any(c[:-1]) else 1.0 for c in configs])
+    priority = weights * np.array([odds if any(c if long else c[:-1]) else 1.0 for c in configs])
     order = np.argsort(-priority, kind="stable")
     big = [int(j) for j in order if weights[j] >= STRATUM_MIN_WEIGHT]
     s_max = max(2, min(MAX_STRATA, n // (4 * STRATUM_MIN_ROWS)))  # a quarter of the rows on the minimum allocation
@@ -294,8 +333,11 @@ def build_strata(spec: ArraySpec, trajectories: int, odds: float = 1.0) -> Therm
     keys = np.concatenate([(np.arange(c) + offsets[s]) / c for s, c in enumerate(counts) if c > 0])
     owner = np.concatenate([np.full(c, s) for s, c in enumerate(counts) if c > 0])
     plan = owner[np.lexsort((owner, keys))]
-    interiors = sorted({configs[j][:-1] for j in own})
-    groups = tuple(interiors.index(configs[j][:-1]) for j in own) + ((-1,) if rest_idx else ())
+    if long:  # no stratified site is the reset site: every own stratum its own group
+        groups = tuple(range(len(own))) + ((-1,) if rest_idx else ())
+    else:
+        interiors = sorted({configs[j][:-1] for j in own})
+        groups = tuple(interiors.index(configs[j][:-1]) for j in own) + ((-1,) if rest_idx else ())
     stated = float(weights[rest_idx].max()) if rest_idx else 0.0
     return ThermalStrata(tuple(configs[j] for j in own), tuple(configs[j] for j in rest_idx),
                          tuple(int(c) for c in counts), tuple(float(w) for w in nominal), stated, plan, groups)
