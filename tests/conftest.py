@@ -117,11 +117,11 @@ def _shared_folder(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def quick_study(tmp_path_factory):
-    """``quick_study(name)``: (StudyResult, seconds) of ``lru-mps study NAME --quick`` (``run_study(name,
+    """``quick_study(name)``: (StudyResult, CPU seconds of its run) of ``lru-mps study NAME --quick`` (``run_study(name,
     StudyContext(out, workers=1), quick=True)``), each study run once for the whole test run, shared by every
     module that reads one and by the xdist workers (tests/quick_studies.py: the first process to ask runs it under
     a file lock into ``quick-studies/NAME/run`` in the run's shared temporary folder and pickles the StudyResult
-    it returned, with its wall time; the others wait for it and load that).  Under xdist the controller runs the
+    it returned, with its CPU time; the others wait for it and load that).  Under xdist the controller runs the
     studies the collected tests read ahead of them.  The folder is shared: a test that writes into it (a rerun,
     a redraw) works on a copy (:func:`copy_study`)."""
     from quick_studies import quick_result

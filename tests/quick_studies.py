@@ -1,8 +1,9 @@
 """The ``--quick`` studies of a test run, each run once and shared by every process of the run (conftest.quick_study).
 
 A study NAME runs into ``ROOT/NAME/run`` (``run_study(NAME, StudyContext(out, workers=1), quick=True)``, one BLAS
-thread as the tests have), and its StudyResult, with the dataset and summary it returned, and its wall time are
-pickled beside it (``ROOT/NAME/result.pickle``).  Whoever asks first takes the study's file lock
+thread as the tests have), and its StudyResult, with the dataset and summary it returned, and its CPU seconds (the
+run's process time: it runs in this one process, so the number does not depend on the machine's load) are pickled
+beside it (``ROOT/NAME/result.pickle``).  Whoever asks first takes the study's file lock
 (``fcntl.flock`` on ``ROOT/NAME/lock``) and runs it; whoever asks meanwhile waits on the lock, then loads the
 pickle, or runs meanwhile another study the run wants that nobody has started.  Run as a script (``python
 quick_studies.py ROOT [--after=PID] NAME...``: the xdist controller starts it, conftest's scheduler, with the
@@ -23,7 +24,7 @@ from pathlib import Path
 
 
 def quick_result(root: Path, name: str) -> tuple:
-    """(StudyResult, seconds) of ``lru-mps study NAME --quick`` in ``root``: run here, or loaded where another
+    """(StudyResult, CPU seconds of its run) of ``lru-mps study NAME --quick`` in ``root``: run here, or loaded where another
     process of the test run has run it.  While another process runs it, this one runs a study of
     ``root/wanted`` (those the collected tests read, written by the xdist controller) that nobody has started,
     then looks again; with none left it waits."""
@@ -75,9 +76,9 @@ def _run_or_load(folder: Path, name: str) -> tuple:
     if done.exists():
         return pickle.loads(done.read_bytes())
     with threadpool_limits(limits=1, user_api="blas"):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         res = run_study(name, StudyContext(out=folder / "run", workers=1), quick=True)
-        result = (res, time.perf_counter() - t0)
+        result = (res, time.process_time() - t0)
     tmp = folder / "result.pickle.tmp"
     tmp.write_bytes(pickle.dumps(result))
     tmp.rename(done)
