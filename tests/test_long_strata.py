@@ -1,7 +1,8 @@
 """The thermal start by strata on a long array (``thermal_strata = "all"``, L > MAX_SITES + 1; docs/physics.md §6.5).
 
 What is checked:
-- the strata are configurations of the MAX_SITES sites next to the qubit; their probabilities add up to 1 in every
+- the strata are configurations of the MAX_SITES sites next to the qubit (LONG_STRATA of them: the empty one and
+  the rest); their probabilities add up to 1 in every
   realization, a stratum's draw holds its configuration (a shared stratum's configurations in proportion to their
   Gibbs weights) and draws the sites after them from their own Gibbs weights (chi-square against the quantile of
   its own distribution);
@@ -22,7 +23,7 @@ from lru_mps.physics.model import ArraySpec
 from lru_mps.run.cache import run_key
 from lru_mps.run.settings import make_settings
 from lru_mps.run.simulate import simulate
-from lru_mps.run.thermal_sample import MAX_SITES, build_strata, strata_for, thermal_start_row
+from lru_mps.run.thermal_sample import LONG_STRATA, MAX_SITES, build_strata, strata_for, thermal_start_row
 
 #: chi-square tests fail at this probability under the null (the quantile of the statistic's own distribution)
 P_FAIL = 1e-4
@@ -48,6 +49,8 @@ def test_long_strata_are_the_sites_next_to_the_qubit_and_sum_to_one():
     spec = _spec(10)
     st = strata_for(spec, make_settings(spec, init="leakage", trajectories=2000, thermal_strata="all"), "leakage")
     assert st is not None and st.n_sites == MAX_SITES and st.rest  # 3^6 configurations: the rarest share one
+    # the empty sites 2..7 and the rest (an own excited stratum's minimum rows would cost ~9x an empty row each)
+    assert st.n_strata == LONG_STRATA and st.configs == ((0,) * MAX_SITES,)
     assert len(st.groups) == st.n_strata and len(set(st.groups[:-1])) == st.n_strata - 1 and st.groups[-1] == -1
     assert sum(st.counts) == 2000 and abs(sum(st.nominal) - 1.0) < 1e-12
     rng = np.random.default_rng(4)

@@ -134,11 +134,11 @@ def _strata_choice(name, value) -> bool | str:
 def _thermal_strata_key(settings: "RunSettings") -> str | None:
     if not settings.thermal_strata:
         return None
-    from .thermal_sample import MAX_SITES, STRATUM_MIN_ROWS, STRATUM_MIN_WEIGHT
+    from .thermal_sample import LONG_STRATA, MAX_SITES, STRATUM_MIN_ROWS, STRATUM_MIN_WEIGHT
 
     key = f"configurations of sites 2..L >= {STRATUM_MIN_WEIGHT} (L <= {MAX_SITES + 1}), >= {STRATUM_MIN_ROWS} rows each"
     if settings.thermal_strata == "all":  # (a true one keeps the key it always had: its long arrays stay natural)
-        key += f"; longer: of sites 2..{MAX_SITES + 1}, the rest natural"
+        key += f"; longer: of sites 2..{MAX_SITES + 1} in {LONG_STRATA} strata, the rest natural"
     return key
 
 

@@ -62,6 +62,11 @@ STRATUM_MIN_ROWS = 16
 MAX_STRATA = 64
 #: the most sites (2..L) whose configurations are enumerated into strata (3^6 = 729 of them: L <= 7)
 MAX_SITES = 6
+#: strata of a long array (L > MAX_SITES + 1): its most probable configuration of sites 2..MAX_SITES+1 (the empty
+#: one) and one shared stratum of the others.  An own stratum of small weight would hold its STRATUM_MIN_ROWS rows
+#: with a thermal excitation, which at L = 10 cost ~9x an empty row's (a larger sector, the decay integrated out):
+#: more strata spend the CPU where the allocation did not ask for it (docs/benchmarks.md)
+LONG_STRATA = 2
 #: realizations (from a fixed stream) over which the nominal weights that set the allocation are averaged
 NOMINAL_REALIZATIONS = 32
 
@@ -293,7 +298,8 @@ def build_strata(spec: ArraySpec, trajectories: int, odds: float = 1.0, sites: i
 
     ``sites`` K: the stratified sites 2..K+1 (default L - 1, every site; K < L - 1: a long array, whose every
     stratified site is interior, so that no two strata differ only at the reset site and each own stratum is
-    its own group).  Own strata: the configurations of sites 2..K+1 of nominal weight >= :data:`STRATUM_MIN_WEIGHT`,
+    its own group; at most :data:`LONG_STRATA` strata).  Own strata: the configurations of sites 2..K+1 of
+    nominal weight >= :data:`STRATUM_MIN_WEIGHT`,
     most probable first, at most S_max = max(2, min(:data:`MAX_STRATA`, n // (4 x 16))) strata in all (the
     minimum allocations take at most a quarter of the rows); the rest share one stratum.  Every stratum gets
     m = min(:data:`STRATUM_MIN_ROWS`, n // (4 S)) rows (at least 1), the rest of the rows go in
@@ -311,6 +317,8 @@ def build_strata(spec: ArraySpec, trajectories: int, odds: float = 1.0, sites: i
     order = np.argsort(-priority, kind="stable")
     big = [int(j) for j in order if weights[j] >= STRATUM_MIN_WEIGHT]
     s_max = max(2, min(MAX_STRATA, n // (4 * STRATUM_MIN_ROWS)))  # a quarter of the rows on the minimum allocation
+    if long:
+        s_max = min(s_max, LONG_STRATA)
     own = big if len(big) == len(configs) and len(big) <= s_max else big[: s_max - 1]
     chosen = set(own)
     rest_idx = [int(j) for j in order if int(j) not in chosen]
