@@ -49,7 +49,7 @@ def test_long_strata_are_the_sites_next_to_the_qubit_and_sum_to_one():
     spec = _spec(10)
     st = strata_for(spec, make_settings(spec, init="leakage", trajectories=2000, thermal_strata="all"), "leakage")
     assert st is not None and st.n_sites == MAX_SITES and st.rest  # 3^6 configurations: the rarest share one
-    # the empty sites 2..7 and the rest (an own excited stratum's minimum rows would cost ~9x an empty row each)
+    # the empty sites 2..7 and the rest (an own excited stratum's minimum rows would cost ~7x an empty row each)
     assert st.n_strata == LONG_STRATA and st.configs == ((0,) * MAX_SITES,)
     assert len(st.groups) == st.n_strata and len(set(st.groups[:-1])) == st.n_strata - 1 and st.groups[-1] == -1
     assert sum(st.counts) == 2000 and abs(sum(st.nominal) - 1.0) < 1e-12

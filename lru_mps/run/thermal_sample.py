@@ -64,7 +64,7 @@ MAX_STRATA = 64
 MAX_SITES = 6
 #: strata of a long array (L > MAX_SITES + 1): its most probable configuration of sites 2..MAX_SITES+1 (the empty
 #: one) and one shared stratum of the others.  An own stratum of small weight would hold its STRATUM_MIN_ROWS rows
-#: with a thermal excitation, which at L = 10 cost ~9x an empty row's (a larger sector, the decay integrated out):
+#: with a thermal excitation, which at L = 10 cost ~7x an empty row's (a larger sector, the decay integrated out):
 #: more strata spend the CPU where the allocation did not ask for it (docs/benchmarks.md)
 LONG_STRATA = 2
 #: realizations (from a fixed stream) over which the nominal weights that set the allocation are averaged
