@@ -214,7 +214,7 @@ def test_plot_draws_the_time_axes_in_the_unit_asked(quick_study, tmp_path, monke
         text = svg.read_text()
         assert f"<!-- time $t$ ({shown}) -->" in text and f"<!-- $t$ ({top}) -->" in text, args
     figs = []
-    monkeypatch.setattr(dynamics, "save_figure", lambda fig, figdir, name: figs.append(fig) or [])
+    monkeypatch.setattr(dynamics.report, "save_figure", lambda fig, figdir, name: figs.append(fig) or [])
     replot(out, time_unit="us")
     replot(out, time_unit="1/J")
     us_axis, J_axis = (f.axes[0] for f in figs)
