@@ -15,10 +15,8 @@ to the tests, which run it again and see the error.
 from __future__ import annotations
 
 import fcntl
-import os
 import pickle
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -85,18 +83,6 @@ def _run_or_load(folder: Path, name: str) -> tuple:
     return result
 
 
-def _die_with_parent() -> None:
-    """Exit as soon as the pytest process that started this one is gone (killed, interrupted)."""
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def _wait_for(pid: int) -> None:
     """Wait until process ``pid`` (the kernel warm-up, tests/warm_kernels.py) has ended: the studies then load the
     compiled kernels from numba's cache instead of compiling them a second time."""
@@ -111,6 +97,8 @@ def _wait_for(pid: int) -> None:
 
 
 def main(root: str, names: list[str]) -> None:
+    from warm_kernels import _die_with_parent  # (the kernel warm-up's: both end with the pytest process)
+
     _die_with_parent()
     after = [int(n.split("=", 1)[1]) for n in names if n.startswith("--after=")]
     names = [n for n in names if not n.startswith("--after=")]
