@@ -23,6 +23,7 @@ unbatched states use, and observes them with :func:`observe_states` and
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -52,11 +53,18 @@ def jump(state, channel) -> None:
     state.scale(1.0 / math.sqrt(state.norm2()))
 
 
+@lru_cache(maxsize=None)
+def _transfer(target: int, outcome: int) -> np.ndarray:
+    """|target><outcome| on one qutrit, made once per pair (read-only): the feedback's reset operator."""
+    op = ops.reset_op(outcome) if target == 0 else np.outer(ops.ket(target), ops.ket(outcome))
+    op.setflags(write=False)
+    return op
+
+
 def reset(state, outcome: int, site: int, normalize: bool, target: int = 0) -> None:
     """|target><outcome| on ``site`` of an ordinary state (the feedback reset: target 0; with a readout error
     target = x(m, n), lru_mps.physics.readout), renormalized if ``normalize``."""
-    op = ops.reset_op(int(outcome)) if target == 0 else np.outer(ops.ket(int(target)), ops.ket(int(outcome)))
-    state.apply_local(op, site)
+    state.apply_local(_transfer(int(target), int(outcome)), site)
     if normalize:
         state.scale(1.0 / math.sqrt(state.norm2()))
 

@@ -27,6 +27,7 @@ from functools import lru_cache, partial
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 from scipy.sparse.linalg import expm_multiply
 
 from ...errors import require
@@ -94,8 +95,6 @@ class SectorBasis:
         self.indicator = {
             k: sp.csr_matrix((self.occ == k).astype(float)) for k in (1, 2)
         }
-        #: their transposes, made once (the same sparse products as ``indicator[k].T @ w``)
-        self.indicator_T = {k: m.T for k, m in self.indicator.items()}
 
     def _keys_from_positions(self, pos: np.ndarray) -> np.ndarray:
         weights = self.L ** np.arange(self.N - 1, -1, -1, dtype=np.int64)
@@ -290,6 +289,25 @@ class SectorPropagator:
                 f"{dim:,} states)", hint)
 
 
+def _level_sums_kernel(indptr, indices, data, w, L):  # pragma: no cover - compiled
+    """indicator.T @ w for a (dim, L) CSR indicator: per site the sum of w over the configurations with the level
+    there, added in the order of scipy's CSC product of the transpose (configuration by configuration), so the
+    same numbers bit for bit, without the sparse product's per-call overhead (a few-state sector's rows call it
+    ~10^5 times)."""
+    out = np.zeros(L)
+    for j in range(len(indptr) - 1):
+        for p in range(indptr[j], indptr[j + 1]):
+            out[indices[p]] += data[p] * w[j]
+    return out
+
+
+_level_sums_compiled = njit(cache=True, nogil=True)(_level_sums_kernel)
+
+
+def _level_sums(indicator: sp.csr_matrix, w: np.ndarray, L: int) -> np.ndarray:
+    return _level_sums_compiled(indicator.indptr, indicator.indices, indicator.data, w, L)
+
+
 class SectorState:
     """Direct sum of fixed-N state vectors; implements TrajectoryState."""
 
@@ -314,8 +332,8 @@ class SectorState:
             total += w.sum()
             if N:
                 basis = sector_basis(L, N)
-                pops[:, 1] += basis.indicator_T[1] @ w
-                pops[:, 2] += basis.indicator_T[2] @ w
+                pops[:, 1] += _level_sums(basis.indicator[1], w, L)
+                pops[:, 2] += _level_sums(basis.indicator[2], w, L)
         pops[:, 0] = total - pops[:, 1] - pops[:, 2]
         return pops
 
@@ -349,7 +367,7 @@ class SectorState:
                         continue
                     if M not in out:
                         out[M] = np.zeros(sector_basis(L, M).dim, dtype=complex)
-                    np.add.at(out[M], dst, op[i, j] * v[src])
+                    out[M][dst] += op[i, j] * v[src]  # (dst has no repeats: one configuration maps to one)
         self.vecs = out
 
     def scale(self, factor: float) -> None:
