@@ -128,6 +128,24 @@ def test_chebyshev_reuse_of_sub_steps_is_bit_identical():
         assert np.array_equal(used.apply(x, tau), fresh.apply(x, tau))
 
 
+@pytest.mark.parametrize("L,N", [(3, 1), (5, 3), (8, 4), (12, 2)])
+def test_level_populations_are_the_sparse_products_bit_for_bit(L, N):
+    """A state's level populations (the compiled sum over configurations) are scipy's indicator.T @ w, bit for
+    bit, and add up to the sector's excitation number (sum_l <n_l> = N)."""
+    from lru_mps.engines.sector.engine import _level_sums, sector_basis
+
+    basis = sector_basis(L, N)
+    rng = np.random.default_rng(L * 10 + N)
+    w = rng.exponential(size=basis.dim) * rng.choice([1e-12, 1.0, 1e3], size=basis.dim)
+    for level in (1, 2):
+        want = basis.indicator[level].T @ w
+        got = _level_sums(basis.indicator[level], w, L)
+        assert np.array_equal(got, want), (level, np.max(np.abs(got - want)))
+    p = w / w.sum()
+    n = _level_sums(basis.indicator[1], p, L) + 2 * _level_sums(basis.indicator[2], p, L)
+    assert abs(n.sum() - N) <= 1e-12 * N
+
+
 @pytest.mark.parametrize("reset", RESETS)
 @pytest.mark.parametrize("L,eig_max_dim", [(5, 1000), (5, 1), (6, 1000)])
 def test_sector_follows_exact_trajectory_realistic(reset, L, eig_max_dim):
