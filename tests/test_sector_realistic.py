@@ -139,10 +139,10 @@ def test_level_populations_are_the_sparse_products_bit_for_bit(L, N):
     w = rng.exponential(size=basis.dim) * rng.choice([1e-12, 1.0, 1e3], size=basis.dim)
     for level in (1, 2):
         want = basis.indicator[level].T @ w
-        got = _level_sums(basis.indicator[level], w, L)
+        got = _level_sums(basis.indicator[level], w)
         assert np.array_equal(got, want), (level, np.max(np.abs(got - want)))
     p = w / w.sum()
-    n = _level_sums(basis.indicator[1], p, L) + 2 * _level_sums(basis.indicator[2], p, L)
+    n = _level_sums(basis.indicator[1], p) + 2 * _level_sums(basis.indicator[2], p)
     assert abs(n.sum() - N) <= 1e-12 * N
 
 

@@ -56,7 +56,7 @@ def jump(state, channel) -> None:
 @lru_cache(maxsize=None)
 def _transfer(target: int, outcome: int) -> np.ndarray:
     """|target><outcome| on one qutrit, made once per pair (read-only): the feedback's reset operator."""
-    op = ops.reset_op(outcome) if target == 0 else np.outer(ops.ket(target), ops.ket(outcome))
+    op = np.outer(ops.ket(target), ops.ket(outcome).conj())
     op.setflags(write=False)
     return op
 

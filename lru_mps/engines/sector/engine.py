@@ -304,8 +304,9 @@ def _level_sums_kernel(indptr, indices, data, w, L):  # pragma: no cover - compi
 _level_sums_compiled = njit(cache=True, nogil=True)(_level_sums_kernel)
 
 
-def _level_sums(indicator: sp.csr_matrix, w: np.ndarray, L: int) -> np.ndarray:
-    return _level_sums_compiled(indicator.indptr, indicator.indices, indicator.data, w, L)
+def _level_sums(indicator: sp.csr_matrix, w: np.ndarray) -> np.ndarray:
+    """Per site the weight w on the configurations with the level ``indicator`` marks (see the kernel)."""
+    return _level_sums_compiled(indicator.indptr, indicator.indices, indicator.data, w, indicator.shape[1])
 
 
 class SectorState:
@@ -332,8 +333,8 @@ class SectorState:
             total += w.sum()
             if N:
                 basis = sector_basis(L, N)
-                pops[:, 1] += _level_sums(basis.indicator[1], w, L)
-                pops[:, 2] += _level_sums(basis.indicator[2], w, L)
+                pops[:, 1] += _level_sums(basis.indicator[1], w)
+                pops[:, 2] += _level_sums(basis.indicator[2], w)
         pops[:, 0] = total - pops[:, 1] - pops[:, 2]
         return pops
 
