@@ -135,8 +135,8 @@ def main():
 @click.option("--workers", default=None, type=int, help="Worker processes [default: all cores].")
 @click.option("--scheduler", default=None, help="Run on a Dask cluster: the scheduler address (tcp://host:8786).")
 @click.option("--backend", type=click.Choice(BACKENDS), default=RUN["backend"], show_default=True,
-              help="Array library of the batched exact and MPS engines and of the sector engine's Chebyshev "
-                   "blocks (torch/cupy: on a GPU when there is one).")
+              help="Array library of the batched exact, sector and MPS engines and of the sector engine's "
+                   "Chebyshev blocks (torch/cupy: on a GPU when there is one).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the result as NetCDF (xarray Dataset); until it is written the finished blocks of "
                    "trajectories are kept beside it (run.nc: in run.nc.blocks/), so that a rerun after an interruption "

@@ -125,7 +125,7 @@ def test_long_modules_are_real():
 ENGINE_PACKAGES = {
     "lru_mps.engines.common": {"eigen", "arraylib", "probe", "store", "numba_cache"},
     "lru_mps.engines.exact": {"engine", "state", "batch", "feedback", "sorted_basis"},
-    "lru_mps.engines.sector": {"engine", "chebyshev", "array_chebyshev"},
+    "lru_mps.engines.sector": {"engine", "state", "chebyshev", "array_chebyshev", "batch", "kept_basis"},
     "lru_mps.engines.mps": {"engine", "state", "store", "batch", "padded", "tebd", "kernels", "svd", "environments"},
 }
 

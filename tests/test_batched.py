@@ -137,11 +137,8 @@ def test_run_block_accumulators_agree():
             assert np.allclose(mine.z, acc.z, atol=1e-10, rtol=0)
 
 
-def test_refuses_other_engines_and_long_arrays():
+def test_refuses_long_arrays_and_an_unresolved_estimator():
     spec = ArraySpec(L=3)
-    settings = RunSettings(times=time_grid(10.0, 3), engine="sector")
-    with pytest.raises(ParameterError, match="engine"):
-        batched(spec, settings, range(2))
     with pytest.raises(ParameterError, match="length"):
         batched(ArraySpec(L=8), RunSettings(times=time_grid(10.0, 3)), range(1))
     with pytest.raises(ParameterError, match="estimator"):

@@ -231,7 +231,9 @@ def test_summary_states_the_feedback_path():
     res = simulate(ideal, init="leakage", t_final=10.0, time_points=3, trajectories=2, workers=1)
     assert "feedback measurements: fast (" in format_summary(res)
     assert feedback_path(ideal, make_settings(ideal, feedback="reference")) == "reference"
-    assert feedback_path(ideal, make_settings(ideal, engine="sector")) == "reference"  # no trains in its store
+    assert feedback_path(ideal, make_settings(ideal, engine="sector")) == "fast"  # its batch of small sectors
+    long = ArraySpec.from_user(length=24, reset="periodic", rate="30J", conditions="ideal")
+    assert feedback_path(long, make_settings(long, engine="sector")) == "reference"  # N = 2: 300 states, unbatched
     assert feedback_path(ideal, make_settings(ideal, batched=False)) == "reference"
     realistic = ArraySpec.from_user(length=3, reset="periodic", rate="30J", conditions="realistic")
     assert feedback_path(realistic, make_settings(realistic)) == "fast"  # sampled periodic: trains between events

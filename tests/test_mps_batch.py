@@ -152,13 +152,11 @@ def test_run_block_uses_the_batched_engine():
         assert np.array_equal(a.diagnostics[init]["steps"], b.diagnostics[init]["steps"])
 
 
-def test_refuses_the_quimb_kernel_and_the_sector_engine():
+def test_refuses_the_quimb_kernel():
     spec = ArraySpec(L=3)
     quimb = RunSettings(times=time_grid(1.0, 2), engine="mps", engine_options={"kernel": "quimb"})
     with pytest.raises(ParameterError, match="kernel"):
         batched(spec, quimb, range(1))
-    with pytest.raises(ParameterError, match="engine"):
-        batched(spec, RunSettings(times=time_grid(1.0, 2), engine="sector"), range(1))
 
 
 def test_unknown_backend_is_refused():

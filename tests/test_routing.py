@@ -248,7 +248,7 @@ def test_starts_over_the_sector_limit_are_left_out_and_reported(tmp_path, monkey
     thermal excitation), 100 mK runs to the end instead of stopping at the first start over it, and every 100 mK
     point reports the Gibbs mass left out: the mean over the ensemble's rows of each realization's mass above the
     cap (lru_mps.run.thermal_sample.excess_mass), in the summary, the dataset and the table; none at 0 K."""
-    import lru_mps.engines.sector.engine as sector_engine
+    import lru_mps.engines.sector.state as sector_engine
     from lru_mps.engines.sector.engine import sector_dimension
 
     monkeypatch.setattr(sector_engine, "MAX_SECTOR_DIM", sector_dimension(12, 3))

@@ -31,7 +31,7 @@ HOT, COLD = "realistic 100 mK", "realistic 0 mK"
 @pytest.fixture(scope="module")
 def hot(tmp_path_factory):
     """(StudyResult, {figure name: figure as saved}) of the run (module doc)."""
-    import lru_mps.engines.sector.engine as sector_engine
+    import lru_mps.engines.sector.state as sector_engine
 
     with pytest.MonkeyPatch.context() as mp, kept_figures() as kept:
         mp.setattr(sector_engine, "MAX_SECTOR_DIM", sector_engine.sector_dimension(17, 3))

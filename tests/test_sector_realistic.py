@@ -132,7 +132,7 @@ def test_chebyshev_reuse_of_sub_steps_is_bit_identical():
 def test_level_populations_are_the_sparse_products_bit_for_bit(L, N):
     """A state's level populations (the compiled sum over configurations) are scipy's indicator.T @ w, bit for
     bit, and add up to the sector's excitation number (sum_l <n_l> = N)."""
-    from lru_mps.engines.sector.engine import _level_sums, sector_basis
+    from lru_mps.engines.sector.state import _level_sums, sector_basis
 
     basis = sector_basis(L, N)
     rng = np.random.default_rng(L * 10 + N)
@@ -195,7 +195,7 @@ def test_a_block_takes_its_eigendecomposition_where_it_pays_to_the_run_horizon()
 def test_the_block_rule_is_part_of_a_runs_key(monkeypatch):
     """A change of the rule that picks a block's propagator changes a sector or auto run's cache key (a resumed run
     never mixes blocks made under two rules); an exact run's key does not hold it."""
-    import lru_mps.engines.sector.engine as sector_engine
+    import lru_mps.engines.sector.state as sector_engine
     from lru_mps.run.cache import run_key
 
     spec = _hot(8, "periodic")
@@ -210,7 +210,7 @@ def test_the_block_rule_is_part_of_a_runs_key(monkeypatch):
 def test_the_horizon_rule_keeps_every_trajectory(monkeypatch):
     """L = 12 at 250 mK over 25/J: the three-excitation sector (352 states) runs on Chebyshev under the rule and
     through its eigendecomposition with EIG_COST = 0: the same events and observables (1e-8)."""
-    import lru_mps.engines.sector.engine as sector_engine
+    import lru_mps.engines.sector.state as sector_engine
 
     spec = _hot(12, "periodic")
     st = RunSettings(times=time_grid(25.0, 6), seed=5, engine="sector")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import lru_mps.engines.sector.engine as sector_engine
+import lru_mps.engines.sector.state as sector_engine
 from lru_mps.engines.sector.engine import sector_dimension
 from lru_mps.errors import ParameterError
 from lru_mps.io.datasets import to_json

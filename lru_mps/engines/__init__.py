@@ -64,7 +64,7 @@ def get_engine(name: str, **options):
 def run_engine(settings: EngineSettings):
     """The engine a run's trajectories use: ``get_engine(settings.engine, **settings.engine_options)``, told the run's
     horizon t_final where it uses one (the sector engine's choice between a block's eigendecomposition and
-    Chebyshev, :func:`lru_mps.engines.sector.engine.eig_pays`), and the run's array library where it takes one
+    Chebyshev, :func:`lru_mps.engines.sector.state.eig_pays`), and the run's array library where it takes one
     besides its batched store (the sector engine's Chebyshev blocks).  ``settings``: the run's
     :class:`~lru_mps.engines.protocol.EngineSettings`."""
     engine = get_engine(settings.engine, **settings.engine_options)

@@ -1,8 +1,8 @@
 """Ordinary (one-trajectory) states, and the adapter that makes a list of them a state store.
 
-Engines without a batched store (the sector engine, the quimb reference
-kernel, and every engine when run unbatched for checks) hand the trajectory
-loop a :class:`StateList`: the same algorithm then runs on their states one
+Engines without a batched store (the quimb reference kernel), the sector
+engine's rows in large sectors, the decay-integrated rows, and every engine
+when run unbatched for checks hand the trajectory loop a :class:`StateList`: the same algorithm then runs on their states one
 row at a time, with the same arithmetic as a single trajectory.
 """
 

@@ -1,7 +1,7 @@
 """Whether a sector-engine run's events keep its rows inside the engine's reach, judged before the run starts.
 
 The sector engine holds a row in its N sector; a sector of more than
-:data:`~lru_mps.engines.sector.engine.MAX_SECTOR_DIM` states does not fit
+:data:`~lru_mps.engines.sector.state.MAX_SECTOR_DIM` states does not fit
 (on L = 24 sites N <= 7, on L = 33 N <= 5).  A thermal start over that
 limit is left out of the sample (:func:`lru_mps.run.thermal_sample.thermal_cap`),
 but an *event* can raise a row's N while it runs: a thermal bath's heating
@@ -10,7 +10,7 @@ readout's false report at a reset site (an empty site reported as |n>
 gets |n> written into it, rate G p(n|0) per reset site,
 :mod:`lru_mps.physics.readout`).  A row raised past the limit cannot go on
 (a graph has no other engine), and the run stops there
-(:meth:`~lru_mps.engines.sector.engine.SectorPropagator.check_raised`),
+(:meth:`~lru_mps.engines.sector.state.SectorPropagator.check_raised`),
 possibly hours in.  :func:`check_rows_stay_in_reach` refuses such a run
 before it starts, where the expected number of rows so raised is not small.
 
@@ -89,7 +89,7 @@ def expected_rows_raised(spec: ArraySpec, settings, option: str | None = None) -
     not on the sector engine, no event raises N or every sector fits.  ``option``: that option's events only."""
     if getattr(settings, "engine", None) != "sector" or not raising_events(spec):
         return 0.0
-    from ..engines.sector import engine as sector
+    from ..engines.sector import state as sector
 
     n_max = sector.largest_number(spec.L, sector.MAX_SECTOR_DIM)
     if n_max is None:
@@ -105,7 +105,7 @@ def check_rows_stay_in_reach(spec: ArraySpec, settings) -> None:
     expected = expected_rows_raised(spec, settings)
     if expected <= RAISED_ROWS_MAX:
         return
-    from ..engines.sector import engine as sector
+    from ..engines.sector import state as sector
 
     n_max = sector.largest_number(spec.L, sector.MAX_SECTOR_DIM)
     options = sorted({name for name, _, _ in raising_events(spec)},

@@ -288,6 +288,8 @@ def feedback_path(spec: ArraySpec, settings: RunSettings) -> str:
         return "none"
     store = batch_store(get_engine(settings.engine, **settings.engine_options)) if settings.batched else None
     offered = settings.feedback == "fast" and store is not None and store.offers("feedback_trains")
+    # (a store that holds only some rows, the sector batch: "fast" where it holds the leakage start's N = 2)
+    offered = offered and (store.largest_number(spec) is None or store.largest_number(spec) >= 2)
     return "fast" if trains_apply(spec, offered) else "reference"
 
 

@@ -134,14 +134,14 @@ def thermal_cap(spec: ArraySpec, settings, init: str) -> int | None:
     where every start fits (docs/physics.md §6.5).
 
     Only the sector engine has such a limit: a start whose N sector has more than
-    :data:`~lru_mps.engines.sector.engine.MAX_SECTOR_DIM` states does not fit it (on a graph no other engine
+    :data:`~lru_mps.engines.sector.state.MAX_SECTOR_DIM` states does not fit it (on a graph no other engine
     takes it; on a chain ``engine = "auto"`` gives such rows to MPS).  There the thermal sample is drawn
     conditioned on at most this many excitations (:func:`thermal_start_row`), and every row reports the mass
     of the Gibbs sample left out, :func:`excess_mass` (``thermal_mass_dropped``).
     """
     if getattr(settings, "engine", None) != "sector" or spec.conditions.temperature_K == 0.0:
         return None
-    from ..engines.sector import engine as sector
+    from ..engines.sector import state as sector
 
     n_max = sector.largest_number(spec.L, sector.MAX_SECTOR_DIM)
     return None if n_max is None else n_max - start_number(init)

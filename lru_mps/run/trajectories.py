@@ -7,8 +7,10 @@ indices in the engine's batched store (:func:`lru_mps.mcwf.loop.run_rows`);
 unbatched, index by index on the states the engine gives each row
 (:mod:`lru_mps.engines.row_states`, :func:`lru_mps.mcwf.index_rows.run_index`).
 Decay-integrated rows run on the engine's decay-free propagator either way.
-Batched or not, trajectory i gives the same numbers (bit for bit for the
-sector engine, to rounding for the batched exact and MPS stores: tested).
+The sector engine's batch holds the indices whose sectors are all small
+(``largest_number`` of its store); the others run one at a time.  Batched
+or not, trajectory i gives the same numbers (to rounding for the batched
+exact, sector and MPS stores: tested).
 
 Which engine holds a row is the engine's answer: with the per-trajectory
 policy (``engine = "auto"`` at T > 0 on long arrays,
@@ -120,19 +122,23 @@ def run_trajectories(
         batched = settings.batched and store_cls is not None
     elif batched:
         require(store_cls is not None, "engine", settings.engine,
-                "an engine with a batched store (exact; mps with the lean kernel)",
-                "the sector engine and the quimb kernel run unbatched")
+                "an engine with a batched store (exact; sector; mps with the lean kernel)",
+                "the quimb kernel runs unbatched")
     batch_size = DEFAULT_BATCH if batch_size is None else batch_size
     require(int(batch_size) == batch_size and batch_size >= 1, "batch_size", batch_size, "an integer >= 1")
     draws = [draw(spec, settings, int(i), realization) for i in indices]
     out: list = [None] * len(draws)
     integrated = any(isinstance(r, IntegratedRow) for d in draws for r in d.rows)
     preparer = row_preparer(engine, spec, without_decay(spec) if integrated else None, realization)
+    alone = list(range(len(draws)))  # positions that run one index at a time
     if batched:
-        if settings.engine == "exact":  # an exact batch holds the N-blocks 0..N_max: group by N_max
-            chunks = _chunks([d.nmax for d in draws], int(batch_size))
+        limit = store_cls.largest_number(spec)  # (the sector batch: rows whose sectors are all small)
+        held = [j for j in alone if limit is None or draws[j].nmax <= limit]
+        alone = [j for j in alone if not (limit is None or draws[j].nmax <= limit)]
+        if store_cls.by_number:  # the store holds the N-blocks 0..N_max: group by N_max
+            chunks = [[held[i] for i in c] for c in _chunks([draws[j].nmax for j in held], int(batch_size))]
         else:
-            chunks = [list(range(s, min(s + int(batch_size), len(draws)))) for s in range(0, len(draws), int(batch_size))]
+            chunks = [held[s:s + int(batch_size)] for s in range(0, len(held), int(batch_size))]
         for chunk in chunks:
             part = [draws[j] for j in chunk]
             store = _batch_store(store_cls, spec, settings, part, realization is not None,
@@ -147,8 +153,8 @@ def run_trajectories(
                 out[j] = rec
             if on_index is not None:
                 on_index(len(chunk))
-        return _tag(out, draws, settings)
-    for j, d in enumerate(draws):  # one index at a time, each row on the state its engine gives it
+    for j in alone:  # one index at a time, each row on the state its engine gives it
+        d = draws[j]
         rows_of = preparer.for_index(d.realization, d.nmax_per_init)
         recs = run_index(rows_of, spec, settings.times, d.products, d.rows, settings.estimator, keep_states)
         out[j] = dict(zip(settings.inits, recs))

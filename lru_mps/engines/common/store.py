@@ -41,6 +41,15 @@ class BatchStore:
         """Whether this store offers ``capability``."""
         return capability in cls.capabilities
 
+    #: whether the store holds N-blocks 0..N_max of its rows (a run then groups its rows by N_max)
+    by_number: bool = False
+
+    @classmethod
+    def largest_number(cls, spec) -> int | None:
+        """The largest initial excitation number N_max of a row this store holds for ``spec`` (None: every row;
+        rows above it run one at a time on the engine's ordinary states)."""
+        return None
+
     @classmethod
     def for_backend(cls, backend: str) -> type:
         """The store that runs on ``backend`` (numpy, torch, cupy): this one, unless a store says otherwise."""

@@ -39,7 +39,6 @@ numbers stay in numpy.
 from __future__ import annotations
 
 import math
-from functools import reduce
 from types import SimpleNamespace
 
 import numpy as np
@@ -49,10 +48,9 @@ from ..protocol import EngineSettings
 from ..common.arraylib import ArrayLib
 from ..common.eigen import decompose_stack, evolve_eigen, evolve_rows, expm_propagator, propagator_stack
 from ..common.store import BatchStore, jump
-from .state import ExactState, embed
 from ...physics.rules import number_can_grow
 from .feedback import ExactFeedbackTrains
-from .sorted_basis import SortedBasis as _Basis, bond_blocks as _bond_blocks, hopping_blocks as _hopping_blocks
+from .sorted_basis import SortedBasis
 
 
 # --------------------------------------------------------------------- basis
@@ -126,6 +124,10 @@ class ExactBatch(BatchStore):
     time_step = None
     #: feedback trains for the loop (:mod:`lru_mps.engines.exact.feedback`)
     capabilities = frozenset({"feedback_trains"})
+    #: the basis of the kept N-blocks (:class:`~lru_mps.engines.exact.sorted_basis.KeptBasis`): here the sorted 3^L
+    #: space; the sector batch builds it from the sector bases
+    kept_basis = SortedBasis
+    by_number = True
 
     def __init__(self, spec, settings: EngineSettings, reals, I: int, products, nmax: np.ndarray, backend: str = "numpy"):
         xp = self.xp = _Ops(backend)
@@ -141,12 +143,11 @@ class ExactBatch(BatchStore):
         np.maximum.at(nmax_r, self.ridx, np.asarray(nmax, dtype=int))
         if number_can_grow(spec):  # false reports (physics.readout), a bath's heating (physics.bath): every block
             nmax_r[:] = 2 * L
-        basis = self.basis = _Basis(L, int(nmax_r.max()))
+        basis = self.basis = self.kept_basis(L, int(nmax_r.max()))
+        self.reals = list(reals)
         psi = np.zeros((B, basis.dim), dtype=complex)
         for b, sites in enumerate(products):
-            # = reduce(np.kron, ...) of ExactPropagator.state, same products in the same order
-            vec = reduce(np.multiply.outer, sites).reshape(-1).astype(complex)
-            psi[b] = vec[basis.keep]
+            psi[b] = basis.product(sites)
         self.psi = xp.asarray(psi)
         self.spare = xp.asarray(np.zeros_like(psi))
         self.a_rdm1, self.a_rdm0 = xp.take(basis.rdm_1), xp.take(basis.rdm_0)
@@ -161,7 +162,7 @@ class ExactBatch(BatchStore):
 
         # block n of realization r exists for n <= N_max(r); H_eff = hopping + diagonal on-site terms
         edges = None if spec.geometry is None else spec.edges()  # a coupling graph's bonds (None: the chain's)
-        hop = _hopping_blocks(L, basis.nmax, edges)
+        hop = basis.hopping(edges)
         # per-bond couplings J_l (hopping spread): sum_l J_l (bond l's block), per realization
         Js = np.array([spec.couplings(real) for real in reals]) if any(real.J is not None for real in reals) else None
         diag = np.empty((self.R, L, 3), dtype=complex)
@@ -179,14 +180,11 @@ class ExactBatch(BatchStore):
             acc = dn[:, 0, lev[0]]
             for l in range(1, L):  # summed in site order, as hamiltonian_eff adds its terms
                 acc = acc + dn[:, l, lev[l]]
-            hn = hop[n][None, :, :] if Js is None else np.einsum("rb,bij->rij", Js[rs], _bond_blocks(L, basis.nmax, edges)[n])
+            hn = hop[n][None, :, :] if Js is None else np.einsum("rb,bij->rij", Js[rs], basis.bonds(edges)[n])
             H = hn + acc[:, :, None] * np.eye(lev.shape[1])
             for j, r in enumerate(rs):
                 if r in dense:  # an on-site term that is not diagonal: build it as the exact engine does
-                    from .state import hamiltonian_eff
-
-                    idx = basis.natural[n]
-                    H[j] = hamiltonian_eff(spec, reals[r], dense=True)[np.ix_(idx, idx)]
+                    H[j] = basis.dense_block(spec, reals[r], n)
             self.blocks.append(BlockStack(basis.slices[n], rs, self.R, H, self.dt_ref, xp))
         self._jump_data = self._prepare_jumps()
         #: the loop's fast path for the branch estimator's feedback (None: one stop per measurement)
@@ -319,19 +317,16 @@ class ExactBatch(BatchStore):
             m = ch.op.conj().T @ ch.op
             if np.count_nonzero(m - np.diag(np.diagonal(m))):
                 return None
-        keep = self.basis.keep
-        return SimpleNamespace(ops=[embed(ch.op, ch.site, self.L)[keep][:, keep].tocsr() for ch in self.channels])
+        return SimpleNamespace(ops=[self.basis.local(ch.op, ch.site) for ch in self.channels])
 
     def populations(self, b: int) -> np.ndarray:
         """Level populations (L, 3) of row b."""
         x = np.array(self.xp.host(self.psi[b]))
         return ((x.real**2 + x.imag**2) @ self.basis.M).reshape(self.L, 3)
 
-    def state(self, b: int) -> ExactState:
-        """Row b as an ExactState on the full 3^L space (a copy)."""
-        full = np.zeros(3**self.L, dtype=complex)
-        full[self.basis.keep] = np.array(self.xp.host(self.psi[b]))
-        return ExactState(SimpleNamespace(L=self.L), full)
+    def state(self, b: int):
+        """Row b as an ordinary state (a copy): an ExactState on the full 3^L space (the basis's ``ordinary``)."""
+        return self.basis.ordinary(np.array(self.xp.host(self.psi[b])), self.spec, self.reals[self.ridx[b]])
 
     def rdm(self, b: int, site: int) -> np.ndarray:
         """One-site density matrix of row b."""
@@ -345,7 +340,7 @@ class ExactBatch(BatchStore):
             ch = self.channels[channel]
             state = self.state(b)
             jump(state, ch)
-            self.psi[b] = xp.asarray(state.psi[self.basis.keep])
+            self.psi[b] = xp.asarray(self.basis.kept(state))
             return
         x = np.array(xp.host(self.psi[b]))
         new = jd.ops[channel] @ x

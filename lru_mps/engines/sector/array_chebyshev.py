@@ -24,7 +24,7 @@ Where things live.  On the device: the sector's sparse matrix and diagonal
 kept sub-step starts and the Chebyshev basis of the jump-time search
 (:meth:`ArrayChebyshevBlock.apply`, as in the compiled block).  On the host:
 the Bessel coefficients (a few hundred numbers per duration, compiled), the
-trajectory state between evolutions (:class:`~lru_mps.engines.sector.engine.
+trajectory state between evolutions (:class:`~lru_mps.engines.sector.state.
 SectorState` holds numpy vectors), and with it every event, jump, norm,
 population, reset and record of the trajectory loop; :meth:`apply` takes a
 host array and returns one (a transfer of n complex numbers each way per
