@@ -133,8 +133,8 @@ def run_trajectories(
     alone = list(range(len(draws)))  # positions that run one index at a time
     if batched:
         limit = store_cls.largest_number(spec)  # (the sector batch: rows whose sectors are all small)
-        held = [j for j in alone if limit is None or draws[j].nmax <= limit]
-        alone = [j for j in alone if not (limit is None or draws[j].nmax <= limit)]
+        fits = [limit is None or d.nmax <= limit for d in draws]
+        held, alone = [j for j in alone if fits[j]], [j for j in alone if not fits[j]]
         if store_cls.by_number:  # the store holds the N-blocks 0..N_max: group by N_max
             chunks = [[held[i] for i in c] for c in _chunks([draws[j].nmax for j in held], int(batch_size))]
         else:

@@ -8,6 +8,7 @@ per-bond couplings J_l) on each N-block, from the same sparse terms as :func:`.s
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from functools import lru_cache, reduce
 
 import numpy as np
@@ -17,7 +18,7 @@ from ...physics import operators as ops
 from .state import embed, embed_edge, number_of_excitations
 
 
-class KeptBasis:
+class KeptBasis(ABC):
     """What a batched store needs of its basis: the kept N-blocks 0..nmax of L qutrits, one after the other.
 
     Built from ``levels`` (L, dim): the level of every site in every kept basis state, and ``slices``: block n's
@@ -46,10 +47,10 @@ class KeptBasis:
         # coherence of site 1: rho[1, 0] = sum_k psi(1, k) conj(psi(0, k))
         self.rdm_1, self.rdm_0 = self.transfer(1, 0, 0)
 
+    @abstractmethod
     def _images(self, src: np.ndarray, m: int, k: int, site: int) -> np.ndarray:
         """Positions of the configurations ``src`` (whose ``site`` is in level m) with that site's level set to k;
         -1 where that configuration is not kept (a block above nmax)."""
-        raise NotImplementedError
 
     def transfer(self, m: int, k: int, site: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """|k><m| on ``site`` (None: the last): new[dst] = old[src] (a readout error's k = x(m, n); the blocks
@@ -91,9 +92,9 @@ class KeptBasis:
         return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                              shape=(self.dim, self.dim))
 
+    @abstractmethod
     def product(self, sites) -> np.ndarray:
         """The amplitudes of the product state of ``sites`` (one 3-vector per site) on the kept basis."""
-        raise NotImplementedError
 
 
 class SortedBasis(KeptBasis):
