@@ -47,13 +47,29 @@ def decompose(M: np.ndarray, hermitian: bool):
 
 
 def decompose_stack(M: np.ndarray):
-    """eig of a stack of matrices (m, d, d): (lam, V, V^-1, bad), bad[j] where block j must use expm.
+    """The eigendecompositions of a stack of matrices (m, d, d): (lam, V, V^-1, bad), bad[j] where block j must use
+    expm.
 
-    The rule of :func:`decompose` (cond_2(V) < COND_LIMIT) for every block;
-    the bound ||V||_F ||V^-1||_F >= cond_2(V) settles almost every case
-    without an SVD.
+    The rule of :func:`decompose` for every block: an exactly Hermitian block
+    with eigh (unitary V, V^-1 = V^dag, never bad), any other with eig and
+    cond_2(V) < COND_LIMIT (the bound ||V||_F ||V^-1||_F >= cond_2(V) settles
+    almost every case without an SVD).  A stack of only non-Hermitian blocks
+    gives numpy's eig numbers (real where M and every eigenvalue are); one
+    with Hermitian blocks in it is complex.
     """
     m, d = M.shape[0], M.shape[1]
+    herm = np.all(M == M.conj().transpose(0, 2, 1), axis=(1, 2)) if m else np.zeros(0, dtype=bool)
+    if herm.all() and m:
+        lam, V = in_pieces(np.linalg.eigh, M)
+        V = V.astype(complex, copy=False)
+        return lam.astype(complex), V, V.conj().transpose(0, 2, 1), np.zeros(m, dtype=bool)
+    if herm.any():
+        lam = np.empty((m, d), dtype=complex)
+        V, Vinv = np.empty((m, d, d), dtype=complex), np.empty((m, d, d), dtype=complex)
+        bad = np.zeros(m, dtype=bool)
+        for sel in (herm, ~herm):
+            lam[sel], V[sel], Vinv[sel], bad[sel] = decompose_stack(M[sel])
+        return lam, V, Vinv, bad
     lam, V = in_pieces(np.linalg.eig, M)
     if not np.iscomplexobj(M) and np.iscomplexobj(lam) and not lam.imag.any():  # (eig's rule, on the whole stack)
         lam, V = lam.real, V.real
