@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from lru_mps.mcwf.records import TrajectoryRecord
-from lru_mps.run.trajectories import disorder_rng, run_trajectories
+from lru_mps.run.trajectories import draw, run_trajectories
 
 
 def one(spec, settings, index, realization=None, **kw):
@@ -43,7 +43,6 @@ def records_differ(a: dict[str, TrajectoryRecord], b: dict[str, TrajectoryRecord
     return problems
 
 
-
 #: how many times its own one-ulp sensitivity two equivalent computations of a trajectory may differ by: measured
 #: batched vs unbatched on the noisy L = 4 chain without reset of tests/test_sector_batch.py (12 trajectories, three
 #: starts each), the ratio of their difference to the one-ulp divergence is at most 2.5 (0.01-1 for most)
@@ -59,7 +58,7 @@ def rounding_divergence(spec, settings, index, realization=None, **kw) -> float:
     kernels) drift apart by about this much, whatever their order of operations; a wrong operator or step moves it
     by far more.  Raises if the perturbed trajectory takes other events (a row too chaotic to compare at all).
     """
-    real = realization if realization is not None else spec.draw_realization(disorder_rng(settings.seed, index))
+    real = realization if realization is not None else draw(spec, settings, index).realization
     ref = one(spec, settings, index, real, **kw)
     moved = one(spec, settings, index, dataclasses.replace(real, dw=np.nextafter(real.dw, np.inf)), **kw)
     worst = 0.0

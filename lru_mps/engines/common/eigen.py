@@ -58,8 +58,8 @@ def decompose_stack(M: np.ndarray):
     with Hermitian blocks in it is complex.
     """
     m, d = M.shape[0], M.shape[1]
-    herm = np.all(M == M.conj().transpose(0, 2, 1), axis=(1, 2)) if m else np.zeros(0, dtype=bool)
-    if herm.all() and m:
+    herm = np.all(M == M.conj().transpose(0, 2, 1), axis=(1, 2))
+    if m and herm.all():
         lam, V = in_pieces(np.linalg.eigh, M)
         V = V.astype(complex, copy=False)
         return lam.astype(complex), V, V.conj().transpose(0, 2, 1), np.zeros(m, dtype=bool)
