@@ -141,6 +141,29 @@ def test_a_stack_of_blocks_follows_the_one_block_rule():
                 assert np.array_equal(lam[j], lam0) and np.array_equal(V[j], V0)
 
 
+def test_one_block_takes_real_arithmetic_only_for_a_real_symmetric_block():
+    """BlockPropagator: a real symmetric block (also stored as complex with zero imaginary parts) is diagonalized in
+    real arithmetic (real orthogonal V), a complex Hermitian or non-Hermitian one as before; every propagated vector
+    (complex, real, several times) equals scipy's expm applied to it."""
+    import scipy.linalg as sla
+
+    rng = np.random.default_rng(11)
+    d = 15
+    S = rng.normal(size=(d, d))
+    A = rng.normal(size=(d, d)) + 1j * rng.normal(size=(d, d))
+    cases = ((S + S.T, True), ((S + S.T).astype(complex), True), (A + A.conj().T, False),
+             (S + S.T - 0.2j * np.diag(rng.random(d)), False))
+    x = rng.normal(size=d) + 1j * rng.normal(size=d)
+    for H, real in cases:
+        blk = eigen.BlockPropagator(H)
+        assert blk.use_eig and blk.real == real
+        assert np.isrealobj(blk.V) == real
+        for t in (0.0, 0.3, 7.0):
+            U = sla.expm(-1j * t * H)
+            assert np.allclose(blk.apply(x, t), U @ x, rtol=0, atol=1e-12)
+            assert np.allclose(blk.apply(x.real.copy(), t), U @ x.real, rtol=0, atol=1e-12)
+
+
 def test_generic_jump_and_expm_fallbacks(monkeypatch):
     """The full-space jump path and the expm path for ill-conditioned blocks."""
     spec = _spec(2, "random", NOISY)

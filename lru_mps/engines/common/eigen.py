@@ -14,7 +14,9 @@ The rule is written once, here, in the forms the engines need:
 matrices exp(-i H_j t) of a stack of blocks), :func:`evolve_rows` (row
 vectors x -> x V^-T diag(exp(-i lam t)) V^T, i.e. V exp(-i lam t) V^-1 x, for
 stacks of rows), :func:`evolve_eigen` (a column vector already in the
-eigenbasis) and :class:`BlockPropagator` (one block, any t).
+eigenbasis), :func:`evolve_real_eigen` (a column vector through a real
+symmetric block's real eigenvectors) and :class:`BlockPropagator` (one
+block, any t).
 """
 
 from __future__ import annotations
@@ -155,19 +157,37 @@ def evolve_eigen(V: np.ndarray, lam: np.ndarray, z: np.ndarray, t: float) -> np.
     return V @ (np.exp(-1j * lam * t) * z)
 
 
+def evolve_real_eigen(V: np.ndarray, lam: np.ndarray, x: np.ndarray, t: float) -> np.ndarray:
+    """V exp(-i lam t) V^T x for a real orthogonal V (a real symmetric block's eigh): the real and imaginary parts
+    through real matrix-vector products, a third of the complex form's time (half the bytes of V read, no complex
+    arithmetic; 0.41 against 1.19 ms at d = 820, one core: docs/benchmarks.md)."""
+    z = V.T @ x.real + 1j * (V.T @ x.imag)
+    w = np.exp(-1j * lam * t) * z
+    return V @ w.real + 1j * (V @ w.imag)
+
+
 class BlockPropagator:
-    """exp(-i H t) x for one dense block H and any t (eigen form, or expm cached per t)."""
+    """exp(-i H t) x for one dense block H and any t (eigen form, or expm cached per t).
+
+    A real symmetric block (the ideal conditions' blocks: no decay, no dephasing) is diagonalized in real
+    arithmetic (its eigh gives a real orthogonal V, ~4x faster than the complex eigh of the same matrix) and
+    applied by :func:`evolve_real_eigen`; the same propagator to rounding.
+    """
 
     def __init__(self, H: np.ndarray):
         self.H = H
         self._expm_cache: dict[float, np.ndarray] = {}
-        parts = decompose(H, hermitian=bool(np.array_equal(H, H.conj().T)))
+        hermitian = bool(np.array_equal(H, H.conj().T))
+        self.real = hermitian and not (np.iscomplexobj(H) and H.imag.any())
+        parts = decompose(H.real if self.real else H, hermitian=hermitian)
         self.use_eig = parts is not None
         if self.use_eig:
             self.lam, self.V, self.Vinv = parts
 
     def apply(self, x: np.ndarray, t: float) -> np.ndarray:
         if self.use_eig:
+            if self.real:
+                return evolve_real_eigen(self.V, self.lam, x, t)
             return evolve_eigen(self.V, self.lam, self.Vinv @ x, t)
         return self.expm(t) @ x
 
