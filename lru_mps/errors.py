@@ -10,10 +10,14 @@ trajectory loop and the pools look at it (:func:`check_stop`) between their
 steps: a run stops within a fraction of a second of the signal either way.
 An exception raised while a stop is requested is taken for the stop
 (:func:`stop_requested`): numba turns one raised inside its own callbacks
-into a SystemError.
+into a SystemError.  A stretch that a signal must not cut in two (a
+finished block's file and its count) runs under :func:`stop_deferred`: a
+signal within it is raised at its end.
 """
 
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 
 class ParameterError(ValueError):
@@ -94,14 +98,34 @@ def _progress(done, total, kept) -> str:
 #: the signal that asked the running work to stop (its name), until the run has stopped
 _stop_request: str | None = None
 
+#: how many :func:`stop_deferred` stretches are open (a signal within one is raised at the end of the outermost)
+_deferring = 0
+
 
 def stop_on_signal(signum, frame=None) -> None:
-    """A signal handler (SIGINT, SIGTERM): record the request to stop, and raise :class:`Interrupted` now."""
+    """A signal handler (SIGINT, SIGTERM): record the request to stop, and raise :class:`Interrupted` now (at the
+    end of the :func:`stop_deferred` stretch it lands in)."""
     global _stop_request
     import signal
 
     _stop_request = signal.Signals(signum).name
-    raise Interrupted(_stop_request)
+    if not _deferring:
+        raise Interrupted(_stop_request)
+
+
+@contextmanager
+def stop_deferred():
+    """``with stop_deferred():`` a stretch that a signal does not cut in two: one that lands in it is recorded
+    and raised as :class:`Interrupted` when the stretch ends (e.g. a finished block's file and the count of the
+    finished blocks, which the stop's message reports: both or neither)."""
+    global _deferring
+    _deferring += 1
+    try:
+        yield
+    finally:
+        _deferring -= 1
+    if not _deferring:
+        check_stop()
 
 
 def stop_requested() -> str | None:

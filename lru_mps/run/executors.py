@@ -20,8 +20,8 @@ from typing import Callable, Sequence
 
 from .blocks import BlockResult, n_blocks, run_block
 from .settings import RunSettings
-from ..errors import (Interrupted, ParameterError, WorkerLost, check_stop, clear_stop, require, stop_on_signal,
-                      stop_requested)
+from ..errors import (Interrupted, ParameterError, WorkerLost, check_stop, clear_stop, require, stop_deferred,
+                      stop_on_signal, stop_requested)
 from ..physics.model import ArraySpec, Realization
 
 
@@ -299,9 +299,10 @@ def run_blocks(
     tally = _Tally(sum(r.trajectories for r in done.values()), settings.trajectories, progress)
 
     def finished(res: BlockResult) -> None:
-        done[res.index] = res
-        if cache is not None:
-            cache.save(key, res)
+        with stop_deferred():  # (the block's file and its count: a signal in between waits for both)
+            if cache is not None:
+                cache.save(key, res)
+            done[res.index] = res
 
     task = _BlockTask(spec, settings, realization)
     opened = client_for(client) if isinstance(client, str) else None  # (an address: this run's own client)
