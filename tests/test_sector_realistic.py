@@ -192,6 +192,50 @@ def test_a_block_takes_its_eigendecomposition_where_it_pays_to_the_run_horizon()
     assert run_engine(RunSettings(times=times, engine="auto").for_engines()).sector.horizon == 40.0
 
 
+def test_a_real_symmetric_block_prices_its_eigh_and_its_stops():
+    """An ideal chain's N = 2 block (1275 states at L = 50, real symmetric) past eig_max_dim takes the real
+    eigendecomposition where it pays: EIG_COST_REAL d^3 / (d + nnz) once and EIG_STOP_COST_REAL d^2 / (d + nnz) at
+    each stop (the run's time points and G t feedback measurements) against r t; up to EIG_REAL_DIM_FACTOR x
+    eig_max_dim states; a realistic block (decay: not real symmetric) keeps the complex rule.  Both propagators
+    give the same exp(-i H t) x."""
+    from lru_mps.engines import run_engine
+    from lru_mps.engines.common.eigen import BlockPropagator
+    from lru_mps.engines.sector.chebyshev import scale_radius, spectral_bounds
+    from lru_mps.engines.sector.engine import EIG_MAX_DIM, SectorEngine, eig_pays
+    from lru_mps.engines.sector.state import (EIG_COST, EIG_COST_REAL, EIG_REAL_DIM_FACTOR, EIG_STOP_COST_REAL,
+                                              is_real_symmetric)
+
+    spec = ArraySpec.from_user(length=50, conditions="ideal")
+    real = spec.draw_realization(np.random.default_rng(1))
+    H = sector_hamiltonian(spec, real, 2)
+    d, G, points = H.shape[0], spec.reset.rate, 201
+    assert EIG_MAX_DIM < d <= EIG_REAL_DIM_FACTOR * EIG_MAX_DIM and spec.reset.kind == "periodic"
+    assert is_real_symmetric(H)
+    assert not is_real_symmetric(sector_hamiltonian(_hot(8, "periodic"), real, 2))
+    A, B = EIG_COST_REAL * d**3 / (d + H.nnz), EIG_STOP_COST_REAL * d**2 / (d + H.nnz)
+    r = scale_radius(*spectral_bounds(H))
+    even = (A + B * points) / (r - B * G)  # the horizon where both cost the same (stops: points + G t)
+    assert 100.0 < even < 10_000.0 and A < EIG_COST * d**3 / (d + H.nnz) / 10
+    assert not eig_pays(H, 0.99 * even, points + G * 0.99 * even) and eig_pays(H, 1.01 * even, points + G * 1.01 * even)
+
+    def block(engine, horizon):
+        times = time_grid(horizon, points)
+        eng = run_engine(RunSettings(times=times, engine="sector").for_engines()) if engine is None else \
+            engine.for_horizon(horizon, points)
+        return eng.prepare(spec, real).block(2)
+
+    assert isinstance(block(None, 0.9 * even), ChebyshevBlock)  # (run_engine passes the time points on)
+    eig = block(None, 1.1 * even)
+    assert isinstance(eig, BlockPropagator) and eig.real and not np.iscomplexobj(eig.H)
+    assert isinstance(SectorEngine().prepare(spec, real).block(2), ChebyshevBlock)  # (no horizon: eig_max_dim)
+    small = int(np.ceil(d / EIG_REAL_DIM_FACTOR))
+    assert isinstance(block(SectorEngine(eig_max_dim=small - 1), 10 * even), ChebyshevBlock)
+    assert isinstance(block(SectorEngine(eig_max_dim=small), 10 * even), BlockPropagator)
+    x = np.random.default_rng(2).normal(size=d) + 1j * np.random.default_rng(3).normal(size=d)
+    x /= np.linalg.norm(x)
+    assert np.linalg.norm(eig.apply(x, 37.3) - ChebyshevBlock(H).apply(x, 37.3)) < 1e-10
+
+
 def test_the_block_rule_is_part_of_a_runs_key(monkeypatch):
     """A change of the rule that picks a block's propagator changes a sector or auto run's cache key (a resumed run
     never mixes blocks made under two rules); an exact run's key does not hold it."""

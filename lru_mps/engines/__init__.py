@@ -63,13 +63,13 @@ def get_engine(name: str, **options):
 
 def run_engine(settings: EngineSettings):
     """The engine a run's trajectories use: ``get_engine(settings.engine, **settings.engine_options)``, told the run's
-    horizon t_final where it uses one (the sector engine's choice between a block's eigendecomposition and
-    Chebyshev, :func:`lru_mps.engines.sector.state.eig_pays`), and the run's array library where it takes one
+    horizon t_final and its time points where it uses them (the sector engine's choice between a block's
+    eigendecomposition and Chebyshev, :func:`lru_mps.engines.sector.state.eig_pays`), and the run's array library where it takes one
     besides its batched store (the sector engine's Chebyshev blocks).  ``settings``: the run's
     :class:`~lru_mps.engines.protocol.EngineSettings`."""
     engine = get_engine(settings.engine, **settings.engine_options)
     for_horizon = getattr(engine, "for_horizon", None)
-    engine = for_horizon(settings.horizon) if for_horizon is not None else engine
+    engine = for_horizon(settings.horizon, len(settings.times)) if for_horizon is not None else engine
     on_backend = getattr(engine, "on_backend", None)
     return on_backend(settings.backend) if on_backend is not None and settings.backend != "numpy" else engine
 

@@ -72,10 +72,11 @@ class PerTrajectoryEngine:
         """None: each trajectory runs on its chosen engine's ordinary states."""
         return None
 
-    def for_horizon(self, horizon: float) -> "PerTrajectoryEngine":
-        """This policy for a run to ``horizon`` (1/J): its sector engine's :meth:`SectorEngine.for_horizon`."""
+    def for_horizon(self, horizon: float, time_points: int = 0) -> "PerTrajectoryEngine":
+        """This policy for a run to ``horizon`` (1/J) with ``time_points``: its sector engine's
+        :meth:`SectorEngine.for_horizon`."""
         out = copy.copy(self)
-        out.sector = self.sector.for_horizon(horizon)
+        out.sector = self.sector.for_horizon(horizon, time_points)
         return out
 
     def on_backend(self, backend: str) -> "PerTrajectoryEngine":

@@ -37,6 +37,11 @@ class Reset:
     kind: str = MODEL["reset"]
     rate: float = _DEFAULT_RATE
 
+    def measurements(self, t_final: float) -> float:
+        """Expected feedback measurements of one trajectory in [0, t_final] (1/J): G t_final for the periodic and
+        random feedback, none for dissipation or no reset (each one a stop of the trajectory loop)."""
+        return self.rate * t_final if self.kind in ("periodic", "random") else 0.0
+
     def __post_init__(self):
         require(self.kind in RESET_KINDS, "reset", self.kind, f"one of {', '.join(RESET_KINDS)}")
         if self.kind != "none":

@@ -126,7 +126,7 @@ def run_ensemble(spec: ArraySpec, cfg: dict, ctx: StudyContext, label: str, *, i
     """
     estimator, n = ensemble_settings(spec, cfg)
     # the cost of an evolution is ~ one state update per stop: time points and measurements
-    stops = time_points + (spec.reset.rate * t_final if spec.reset.kind in ("periodic", "random") else 0.0)
+    stops = time_points + spec.reset.measurements(t_final)
     n_init = (3 if init == "all" else 1) if isinstance(init, str) else len(init)
     options = ctx.run_options(label)  # workers, store, progress and (Dask) client
     if n * stops * n_init < _POOL_MIN_WORK and options.get("client") is None:

@@ -37,23 +37,25 @@ class SectorEngine:
         #: array library of the Chebyshev blocks (numpy: the compiled kernel; lru_mps.engines.sector.array_chebyshev)
         self.backend = backend
         self.horizon: float | None = None
+        self.time_points = 0
 
-    def for_horizon(self, horizon: float) -> "SectorEngine":
-        """This engine for a run to ``horizon`` (1/J): its blocks under ``eig_max_dim`` take the eigendecomposition
-        only where it pays (:func:`eig_pays`)."""
+    def for_horizon(self, horizon: float, time_points: int = 0) -> "SectorEngine":
+        """This engine for a run to ``horizon`` (1/J) that records ``time_points`` times: its blocks under
+        ``eig_max_dim`` (a real symmetric one: EIG_REAL_DIM_FACTOR times that) take the eigendecomposition only where
+        it pays (:func:`eig_pays`, with the time points and the feedback measurements as the stops)."""
         out = SectorEngine(self.eig_max_dim, self.large, self.backend)
-        out.horizon = float(horizon)
+        out.horizon, out.time_points = float(horizon), int(time_points)
         return out
 
     def on_backend(self, backend: str) -> "SectorEngine":
         """This engine with its Chebyshev blocks on the array library ``backend`` (a run's ``backend``; the
         eigendecomposed blocks, the states and the events stay in numpy on the host)."""
         out = SectorEngine(self.eig_max_dim, self.large, backend)
-        out.horizon = self.horizon
+        out.horizon, out.time_points = self.horizon, self.time_points
         return out
 
     def prepare(self, spec: ArraySpec, real: Realization) -> SectorPropagator:
-        return SectorPropagator(spec, real, self.eig_max_dim, self.large, self.horizon, self.backend)
+        return SectorPropagator(spec, real, self.eig_max_dim, self.large, self.horizon, self.backend, self.time_points)
 
     def batch_store(self) -> type[SectorBatch]:
         """:class:`~lru_mps.engines.sector.batch.SectorBatch`: the rows whose sectors are all small advance together

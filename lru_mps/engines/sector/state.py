@@ -50,24 +50,51 @@ EIG_COST = 2.0
 #: blocks up to this many states always take the eigendecomposition (<= 0.05 s; Chebyshev's fixed cost per stop,
 #: which :func:`eig_pays` does not price, is as large there)
 EIG_MIN_DIM = 256
+#: a real symmetric block (ideal conditions: no decay, no dephasing) is diagonalized by real eigh, which costs about
+#: this many sparse products per d^3 / (d + nnz) (one core, measured 0.13-0.22 for d = 465-3240, chains' N = 2
+#: sectors: benchmarks/sector_blocks.py --conditions ideal, docs/benchmarks.md), a tenth of eig's EIG_COST ...
+EIG_COST_REAL = 0.15
+#: ... and applied at every stop of a row by real matrix-vector products with V, about this many sparse products per
+#: d^2 / (d + nnz) (measured 0.5-1.5: 0.9 while V fits the caches), which at d in the thousands is what it costs
+EIG_STOP_COST_REAL = 0.9
+#: a real symmetric block may take the eigendecomposition up to this many times ``eig_max_dim`` states (where it pays:
+#: a chain's N = 2 sector to L = 89 with the default; V alone is 8 d^2 bytes, 128 MB at d = 4000)
+EIG_REAL_DIM_FACTOR = 4
 
 
-def eig_pays(H: sp.csr_matrix, horizon: float) -> bool:
-    """Whether propagating the block H up to ``horizon`` (1/J) costs less through its eigendecomposition
-    (EIG_COST d^3 / (d + nnz) products' worth, once) than by Chebyshev (~ r horizon sparse products, r the scale of
-    its expansion, about the half-width of H's spectrum); always for d <= EIG_MIN_DIM.  A row in the block for all of
-    the horizon (a decay-integrated row, the ideal branches) is what it prices; a row that leaves the block earlier
-    costs Chebyshev less, so the rule errs towards eig."""
+def is_real_symmetric(H: sp.csr_matrix) -> bool:
+    """Whether the sparse block H is real symmetric (an ideal run's: no decay, no dephasing), exactly."""
+    if np.iscomplexobj(H.data) and np.any(H.data.imag):
+        return False
+    R = H.real if np.iscomplexobj(H.data) else H
+    return (R != R.T).nnz == 0
+
+
+def eig_pays(H: sp.csr_matrix, horizon: float, stops: float = 0.0) -> bool:
+    """Whether propagating the block H up to ``horizon`` (1/J) costs less through its eigendecomposition than by
+    Chebyshev (~ r horizon sparse products, r the scale of its expansion, about the half-width of H's spectrum);
+    always for d <= EIG_MIN_DIM.  The eigendecomposition costs EIG_COST d^3 / (d + nnz) products' worth, once; a
+    real symmetric block's (:func:`is_real_symmetric`) EIG_COST_REAL d^3 / (d + nnz), and EIG_STOP_COST_REAL
+    d^2 / (d + nnz) more at each of the run's ``stops`` (its time points and feedback measurements), which is what
+    decides past d ~ 1000.  A row in the block for all of the horizon (a decay-integrated row, the ideal branches) is
+    what it prices; a row that leaves the block earlier costs Chebyshev less, so the rule errs towards eig."""
     from .chebyshev import scale_radius, spectral_bounds
 
     d = H.shape[0]
-    return d <= EIG_MIN_DIM or EIG_COST * d**3 / (d + H.nnz) <= scale_radius(*spectral_bounds(H)) * horizon
+    if d <= EIG_MIN_DIM:
+        return True
+    if is_real_symmetric(H):
+        cost = (EIG_COST_REAL * d**3 + EIG_STOP_COST_REAL * stops * d**2) / (d + H.nnz)
+    else:
+        cost = EIG_COST * d**3 / (d + H.nnz)
+    return cost <= scale_radius(*spectral_bounds(H)) * horizon
 
 
 def block_rule() -> str:
     """How a run's blocks are propagated, in words (part of a run's cache key: a change of the rule changes it)."""
-    return (f"eigendecomposition for blocks of <= {EIG_MIN_DIM} states, and up to eig_max_dim where it costs less "
-            f"than Chebyshev to t_final (EIG_COST {EIG_COST:g})")
+    return (f"eigendecomposition for blocks of <= {EIG_MIN_DIM} states, and up to eig_max_dim (a real symmetric "
+            f"block: {EIG_REAL_DIM_FACTOR} x eig_max_dim) where it costs less than Chebyshev to t_final (EIG_COST "
+            f"{EIG_COST:g}; real symmetric {EIG_COST_REAL:g}, {EIG_STOP_COST_REAL:g} per stop)")
 
 
 class SectorBasis:
@@ -215,21 +242,23 @@ class ExpmMultiplyBlock:
 class SectorPropagator:
     """Sector H_eff blocks of one realization, built on demand.
 
-    A block of at most ``eig_max_dim`` states is propagated through its eigendecomposition, a larger one by
-    ``large`` (Chebyshev); with a ``horizon`` (1/J, the run's t_final) a block under ``eig_max_dim`` takes the
-    eigendecomposition only where it costs less than Chebyshev to the horizon (:func:`eig_pays`).  With a
+    A block of at most ``eig_max_dim`` states (a real symmetric one: :data:`EIG_REAL_DIM_FACTOR` times that) is
+    propagated through its eigendecomposition, a larger one by ``large`` (Chebyshev); with a ``horizon`` (1/J, the
+    run's t_final) such a block takes the eigendecomposition only where it costs less than Chebyshev to the horizon
+    with the run's ``time_points`` and feedback measurements as its stops (:func:`eig_pays`).  With a
     ``backend`` other than numpy the Chebyshev blocks run on that array library
     (:class:`~lru_mps.engines.sector.array_chebyshev.ArrayChebyshevBlock`); the states stay on the host.
     """
 
     def __init__(self, spec: ArraySpec, real: Realization, eig_max_dim: int = EIG_MAX_DIM, large: str = "chebyshev",
-                 horizon: float | None = None, backend: str = "numpy"):
+                 horizon: float | None = None, backend: str = "numpy", time_points: int = 0):
         self.spec, self.realization, self.L = spec, real, spec.L
         self.eig_max_dim = eig_max_dim
         self.large = ChebyshevBlock if large == "chebyshev" else ExpmMultiplyBlock
         if large == "chebyshev" and backend != "numpy":
             self.large = partial(ArrayChebyshevBlock, backend=backend)
         self.horizon = horizon
+        self.stops = 0.0 if horizon is None else time_points + spec.reset.measurements(horizon)
         self._onsite = spec.onsite_terms(real)
         self._blocks: dict[int, object] = {}
 
@@ -237,8 +266,14 @@ class SectorPropagator:
         blk = self._blocks.get(N)
         if blk is None:
             H = sector_hamiltonian(self.spec, self.realization, N, self._onsite)
-            eig = H.shape[0] <= self.eig_max_dim and (self.horizon is None or eig_pays(H, self.horizon))
-            blk = BlockPropagator(H.toarray()) if eig else self.large(H)
+            d, real = H.shape[0], False
+            if self.horizon is None:
+                eig = d <= self.eig_max_dim
+            else:  # (a real symmetric block past eig_max_dim may still pay: densified in real numbers, half the bytes)
+                real = d > self.eig_max_dim and is_real_symmetric(H)
+                eig = d <= self.eig_max_dim * (EIG_REAL_DIM_FACTOR if real else 1) \
+                    and eig_pays(H, self.horizon, self.stops)
+            blk = BlockPropagator(H.real.toarray() if real else H.toarray()) if eig else self.large(H)
             self._blocks[N] = blk
         return blk
 
