@@ -45,9 +45,8 @@ from lru_mps.engines.sector.chebyshev import ChebyshevBlock
 from lru_mps.engines.sector.state import sector_basis, sector_hamiltonian
 from lru_mps.physics.model import ArraySpec
 
-L = 20
-#: the thermal |1>'s of the start (0-based sites), the first N - 2 of them (as benchmarks/krylov_steps.py)
-THERMAL_SITES = (4, 9, 15, 12)
+# the same array and thermal |1>'s (0-based sites, the first N - 2 of them) as the Krylov-step benchmark
+from krylov_steps import L, THERMAL_SITES  # noqa: E402  (run as a script: its folder is on sys.path)
 
 
 def effective_model(H: sp.csr_matrix, doublons: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray, float]:
