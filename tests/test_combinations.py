@@ -3,7 +3,7 @@ reference (docs/validation: "the combination test").
 
 The options (FACTORS) are the reset kind, the conditions, the temperature (0, 100, 300 mK), a device file with
 per-site T1 and Tphi, each spread and disorder pattern, the hopping profile, the thermal bath, the readout (an error, a confusion
-matrix), integrate-decay, the thermal strata (off, the short arrays, all arrays), the estimator and the engine (exact, sector, auto; the MPS engine is checked per
+matrix), integrate-decay, the thermal strata (off, the short arrays, all arrays, by number at cost-aware odds), the estimator and the engine (exact, sector, auto; the MPS engine is checked per
 trajectory against the exact one at L = 5 below, at L = 3 it is 40x slower than the exact engine).  :func:`covering_cases` builds a set of cases in which
 every pair of values of two options appears at least once (a greedy covering array, deterministic).  Each case
 is, at L = 3 and one fixed realization:
@@ -58,7 +58,8 @@ FACTORS = {
     "thermal_bath": (False, True),
     "readout": ("ideal", "error", "confusion"),
     "integrate_decay": (False, True),
-    "thermal_strata": (False, True, "all"),  # "all" takes the long arrays too; at L = 3 the same enumeration
+    "thermal_strata": (False, True, "all", "cost"),  # "all" takes the long arrays too; at L = 3 the same enumeration;
+    # "cost": each row's number of thermal excitations at cost-aware odds (lru_mps.run.thermal_number)
     "estimator": ("auto", "sampled", "branch"),
     "engine": ("exact", "sector", "auto"),
     "hopping_profile": ("uniform", "transfer", "linear"),

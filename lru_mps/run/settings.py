@@ -123,10 +123,15 @@ def _integrate_decay_key(settings: "RunSettings") -> str | None:
     return f"Fock rows in sectors of <= {INTEGRATE_MAX_DIM} states"
 
 
+#: the thermal_strata values that are words: "all" (the long arrays' strata too) and "cost" (the rows' thermal
+#: numbers at cost-aware odds: lru_mps.run.thermal_number)
+STRATA_WORDS = ("all", "cost")
+
+
 def _strata_choice(name, value) -> bool | str:
-    """``thermal_strata``: false, true (the short arrays, L <= 7) or "all" (the long arrays too)."""
+    """``thermal_strata``: false, true (the short arrays, L <= 7), "all" (the long arrays too) or "cost"."""
     if isinstance(value, str):
-        require(value == "all", name, value, 'true, false or "all"')
+        require(value in STRATA_WORDS, name, value, 'true, false, "all" or "cost"')
         return value
     return _boolean(name, value)
 
@@ -134,6 +139,8 @@ def _strata_choice(name, value) -> bool | str:
 def _thermal_strata_key(settings: "RunSettings") -> str | None:
     if not settings.thermal_strata:
         return None
+    if settings.thermal_strata == "cost":
+        return "thermal numbers at odds W_n / sqrt(states x N) of their sector, self-normalized"
     from .thermal_sample import LONG_STRATA, MAX_SITES, STRATUM_MIN_ROWS, STRATUM_MIN_WEIGHT
 
     key = f"configurations of sites 2..L >= {STRATUM_MIN_WEIGHT} (L <= {MAX_SITES + 1}), >= {STRATUM_MIN_ROWS} rows each"
@@ -188,7 +195,9 @@ class RunSettings:
                                     "(lru_mps.mcwf.integrated_decay)", _boolean, key=_integrate_decay_key)
     thermal_strata: bool | str = _option(RUN["thermal_strata"], "the thermal start drawn by strata with a fixed "
                                          "allocation (lru_mps.run.thermal_sample.ThermalStrata; true: L = 3..7; "
-                                         "'all': also longer arrays, by the configuration of sites 2..7)",
+                                         "'all': also longer arrays, by the configuration of sites 2..7; "
+                                         "'cost': every array, each row's number of thermal excitations drawn at "
+                                         "cost-aware odds and weighted back, lru_mps.run.thermal_number)",
                                          _strata_choice, key=_thermal_strata_key)
 
     #: why engine = 'auto' chose ``engine`` (:func:`lru_mps.engines.choose_engine`: the one place it is resolved;
@@ -198,6 +207,10 @@ class RunSettings:
     def __post_init__(self):
         for name, option in plain_options().items():
             setattr(self, name, option.check(name, getattr(self, name)))
+        for other, neutral in (("leakage_thermal_odds", 1.0), ("hot_tail", 1.0)):  # (they would weight it twice)
+            require(self.thermal_strata != "cost" or getattr(self, other) == neutral, other, getattr(self, other),
+                    f"{neutral:g} with thermal_strata = 'cost' (its odds already weight the thermal sample "
+                    "by number and cost)")
 
     def for_engines(self) -> EngineSettings:
         """What the engines read of this run (a typed value of their own layer)."""

@@ -37,6 +37,10 @@ unbiased ways to spend the trajectories where the variance is
   sites after them drawn from their own Gibbs weights in every stratum: the
   row's stratum probability is the product over the stratified sites only
   (the natural rest integrates out of every stratum's mean).
+* :class:`~lru_mps.run.thermal_number.NumberOdds` (``thermal_strata = "cost"``):
+  each row's number of thermal excitations drawn at odds ~ Gibbs weight /
+  sqrt(its sector's cost), weighted back (self-normalized); for large arrays,
+  where the rows' costs differ by orders of magnitude.
 """
 
 from __future__ import annotations
@@ -252,8 +256,10 @@ def _config_probability(p: np.ndarray, config) -> float:
     return float(np.prod(p[np.arange(len(config)), list(config)]))
 
 
-def strata_for(spec: ArraySpec, settings, init: str) -> ThermalStrata | None:
-    """The run's strata for initial state ``init`` (None: the thermal start is not stratified).
+def strata_for(spec: ArraySpec, settings, init: str):
+    """The run's strata for initial state ``init`` (None: the thermal start is not stratified): a
+    :class:`ThermalStrata` or, with ``thermal_strata = "cost"``, a
+    :class:`~lru_mps.run.thermal_number.NumberOdds` (one stratum, the rows' numbers at cost-aware odds).
 
     Stratified when ``settings.thermal_strata`` is on, the array is warm and
     3 <= L <= :data:`MAX_SITES` + 1 (the configurations of sites 2..L are
@@ -264,6 +270,10 @@ def strata_for(spec: ArraySpec, settings, init: str) -> ThermalStrata | None:
     share for the leakage start.
     """
     on = getattr(settings, "thermal_strata", False)
+    if on == "cost" and spec.conditions.temperature_K > 0.0:  # every site drawn by its number, at cost-aware odds
+        from .thermal_number import odds_for
+
+        return odds_for(spec, settings, init)
     if not on or spec.conditions.temperature_K == 0.0 or spec.L - 1 < 2:
         return None
     if spec.L - 1 > MAX_SITES and on != "all":

@@ -66,7 +66,7 @@ from ..common import FITTED, positive_int, spec_of
 from . import report
 from .assemble import assemble
 from .plan import REALISTIC_RUN, _conditions, _t_final, parse_grids  # noqa: F401 (the study's plan, read by tests)
-from .plan import RoutingPlan, _ensemble, plan_of
+from .plan import THERMAL_SAMPLES, RoutingPlan, _ensemble, plan_of
 from .points import BaselinePoint, RoutingPoint, ensemble_numbers
 
 HELP = """Leakage routed across grids of coding transmons to LRUs on the boundary (3x3, 4x4, 5x5), site by site.
@@ -97,6 +97,9 @@ class Routing(Study):
         StudyOption("temperatures", "Temperatures of the array under realistic conditions, with a unit, each under 1 K, e.g. 0,100mK.", each="temperature"),
         StudyOption("thermal_max_sites", "A temperature > 0 runs on layouts of at most this many transmons.",
                     kind="int"),
+        StudyOption("thermal_sample", "How a realistic row's thermal start is drawn: natural (the Gibbs sample) or "
+                    "cost (its number of thermal excitations at odds ~ weight / sqrt(sector cost), weighted back: "
+                    "fewer of the costly hot rows).", kind=tuple(THERMAL_SAMPLES)),
     )
     SWEPT = {"length": None, "temperature": ("temperatures",)}
     SWEPT_HOW = {"length": "its layouts' sizes from the grids and LRUs (--grids, --lrus, --lru-arm)"}

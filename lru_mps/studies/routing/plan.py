@@ -28,6 +28,9 @@ VERDICT = "leakage_lifetime_array"
 #: §6.5).  The removal-free branch spreads less, but on these layouts its jackknife errors come out 1.3-2x under
 #: the scatter over seeds at 32-64 trajectories (a few heavily weighted rows), where these hold (tests/test_routing.py)
 REALISTIC_RUN = {"estimator": "sampled", "integrate_decay": True}
+#: ``thermal_sample`` -> the run's ``thermal_strata``: the natural Gibbs sample, or each row's number of thermal
+#: excitations at cost-aware odds (lru_mps.run.thermal_number: the hot rows of the large layouts cost most)
+THERMAL_SAMPLES = {"natural": False, "cost": "cost"}
 
 
 def parse_grids(value) -> list[tuple[int, int]]:
@@ -72,13 +75,15 @@ def _conditions(cfg: dict) -> list[tuple[str, str, str | None]]:
 def _ensemble(spec, cfg: dict, ctx: StudyContext, label: str, time_points: int):
     """One point's ensemble from the three initial states on site 1 (index 0), resumable through the study's store:
     ideal, the exact branch per realization (:func:`~lru_mps.studies.common.run_ensemble`); realistic,
-    ``trajectories`` rows run as :data:`REALISTIC_RUN` says."""
+    ``trajectories`` rows run as :data:`REALISTIC_RUN` says, their thermal start as ``thermal_sample`` says
+    (:data:`THERMAL_SAMPLES`)."""
     t_final = _t_final(spec, cfg)
     if spec.conditions.ideal:
         return run_ensemble(spec, cfg, ctx, label, init="all", t_final=t_final, time_points=time_points)
     return simulate(spec, init="all", t_final=t_final, time_points=time_points,
                     trajectories=positive_int(cfg, "trajectories"), seed=positive_int(cfg, "seed", 0),
-                    engine=cfg["engine"], **REALISTIC_RUN, **ctx.run_options(label))
+                    engine=cfg["engine"], thermal_strata=THERMAL_SAMPLES[cfg["thermal_sample"]], **REALISTIC_RUN,
+                    **ctx.run_options(label))
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,8 @@ def plan_of(cfg: dict) -> RoutingPlan:
     layouts = [geometries.lru_grid(R, C, cfg["lrus"], c.integer("lru_arm", min=1)) for R, C in grids]
     conds = _conditions(cfg)
     max_sites = c.integer("thermal_max_sites", min=2)
+    require(cfg["thermal_sample"] in THERMAL_SAMPLES, "thermal_sample", cfg["thermal_sample"],
+            f"one of {', '.join(THERMAL_SAMPLES)}")
     T = positive_int(cfg, "time_points", 3)
     n_real, seed = positive_int(cfg, "realizations"), positive_int(cfg, "seed", 0)
     symmetric = symmetric_sites_verdict(spec_of(cfg, geometry=layouts[0].relabel(
