@@ -94,7 +94,7 @@ def main() -> None:
     print(f"# {platform.machine()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}", flush=True)
     cfg, spec = point_spec(a.grid, a.site, a.temperature)
     W = number_distribution(nominal_probabilities(spec), 6)
-    q = build_odds(spec, 2, None, a.rows).odds[:7]
+    q = build_odds(spec.L, number_distribution(nominal_probabilities(spec), 2 * (spec.L - 1)), 2, a.rows).odds[:7]
     print(f"# {a.grid} layout, L = {spec.L}, {a.temperature}: thermal numbers n = 0..6, Gibbs weight / cost odds "
           "(leakage start): " + ", ".join(f"{w:.4f}/{x:.4f}" for w, x in zip(W, q)), flush=True)
     runs = []

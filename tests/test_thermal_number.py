@@ -65,7 +65,7 @@ def test_conditioned_draw_is_the_gibbs_distribution_given_n(n):
 def test_odds_follow_weight_over_root_cost_and_the_cap():
     spec = ArraySpec.from_user(length=8, conditions="realistic", temperature="150mK")
     W = number_distribution(nominal_probabilities(spec), 2 * (spec.L - 1))
-    odds = build_odds(spec, 2, None, 64)
+    odds = build_odds(spec.L, W, 2, 64)
     q, c = np.array(odds.odds), np.array([cost_model(spec.L, 2 + n) for n in range(len(odds.odds))])
     cost_odds = W / np.sqrt(c) / np.sum(W / np.sqrt(c))
     a = DEFENSIVE
@@ -73,9 +73,13 @@ def test_odds_follow_weight_over_root_cost_and_the_cap():
     assert np.all(q >= a * W / W.sum() * (1 - 1e-12))  # every number at least at a times its natural odds
     # three thermal excitations thinned: their sector costs 35x the stack's (the cost term thins them ~6x)
     assert q[3] / W[3] < 0.6 * q[0] / W[0]
-    capped = build_odds(spec, 2, 3, 64)
+    capped = build_odds(spec.L, W[:4], 2, 64)
     assert len(capped.odds) == 4 and abs(sum(capped.odds) - 1.0) < 1e-12
-    assert np.array_equal(capped.plan, np.zeros(64)) and build_odds(spec, 2, 3, 64).odds == capped.odds
+    assert np.array_equal(capped.plan, np.zeros(64)) and build_odds(spec.L, W[:4], 2, 64).odds == capped.odds
+    # the run's odds: the sector engine's cap at L = 8 holds every number (none), the same object every row
+    settings = make_settings(spec, trajectories=64, thermal_strata="cost")
+    assert strata_for(spec, settings, "leakage") is strata_for(spec, settings, "leakage")
+    assert strata_for(spec, settings, "leakage").odds == odds.odds
 
 
 def test_weighted_sample_gives_the_gibbs_mean():

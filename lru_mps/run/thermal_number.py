@@ -23,12 +23,10 @@ makes thinning the expensive rows pay where a Russian roulette on them (``hot_ta
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..physics.model import ArraySpec
 
 
 #: the share of the odds drawn from the Gibbs weights themselves (a defensive mixture: q_n >= DEFENSIVE W_n, so
@@ -119,37 +117,13 @@ def cost_model(L: int, N: int) -> float:
     return float(sector_dimension(L, N)) * max(N, 1)
 
 
-def build_odds(spec: ArraySpec, start: int, cap: int | None, trajectories: int) -> NumberOdds:
-    """The :class:`NumberOdds` of a run: numbers n = 0..cap (every possible one, 2 (L - 1), without a cap), the
-    defensive mixture of W_n and W_n / sqrt(c(L, start + n)) (module docstring), W_n nominal (averaged over
-    realizations)."""
-    from .thermal_sample import nominal_probabilities, number_distribution
-
-    top = 2 * (spec.L - 1) if cap is None else int(cap)
-    W = number_distribution(nominal_probabilities(spec), top)
-    c = np.array([cost_model(spec.L, start + n) for n in range(top + 1)])
+def build_odds(L: int, W: np.ndarray, start: int, trajectories: int) -> NumberOdds:
+    """The :class:`NumberOdds` of a run on L sites: ``W`` the nominal weights of the numbers n = 0..top it holds
+    (top: the sector engine's cap, else every possible one, 2 (L - 1)), the defensive mixture of W_n and
+    W_n / sqrt(c(L, start + n)) (module docstring)."""
+    W = np.asarray(W, dtype=float)
+    c = np.array([cost_model(L, start + n) for n in range(len(W))])
     q = W / np.sqrt(c)
     q = DEFENSIVE * W / W.sum() + (1.0 - DEFENSIVE) * q / q.sum()
     return NumberOdds(tuple(float(x) for x in q), tuple(float(x) for x in W), tuple(float(x) for x in c),
                       np.zeros(int(trajectories), dtype=np.int64), counts=(int(trajectories),))
-
-
-def odds_for(spec: ArraySpec, settings, init: str) -> NumberOdds:
-    """:func:`build_odds` for the run's initial state ``init``, kept per (spec, engine's cap, trajectories)."""
-    from .thermal_sample import start_number, thermal_cap
-
-    key = json.dumps(spec.as_dict(), sort_keys=True, default=str)
-    return _odds(key, spec, start_number(init), thermal_cap(spec, settings, init), int(settings.trajectories))
-
-
-_CACHE: dict = {}
-
-
-def _odds(key: str, spec: ArraySpec, start: int, cap: int | None, trajectories: int) -> NumberOdds:
-    """:func:`build_odds`, kept per (spec, start number, cap, trajectories): every row of a run asks for it."""
-    k = (key, start, cap, trajectories)
-    if k not in _CACHE:
-        if len(_CACHE) >= 32:
-            _CACHE.clear()
-        _CACHE[k] = build_odds(spec, start, cap, trajectories)
-    return _CACHE[k]

@@ -55,6 +55,7 @@ import numpy as np
 from ..defaults import HOT_TAIL_FROM
 from ..errors import require
 from ..physics.model import ArraySpec, Realization
+from .thermal_number import NumberOdds, build_odds
 
 #: a configuration of sites 2..L with at least this nominal weight gets a stratum of its own (the others
 #: share one stratum, drawn from their Gibbs weights); docs/physics.md §6.5
@@ -271,9 +272,7 @@ def strata_for(spec: ArraySpec, settings, init: str):
     """
     on = getattr(settings, "thermal_strata", False)
     if on == "cost" and spec.conditions.temperature_K > 0.0:  # every site drawn by its number, at cost-aware odds
-        from .thermal_number import odds_for
-
-        return odds_for(spec, settings, init)
+        return number_odds(spec, settings, init)
     if not on or spec.conditions.temperature_K == 0.0 or spec.L - 1 < 2:
         return None
     if spec.L - 1 > MAX_SITES and on != "all":
@@ -284,6 +283,20 @@ def strata_for(spec: ArraySpec, settings, init: str):
 
 
 _CACHE: dict = {}
+
+
+def number_odds(spec: ArraySpec, settings, init: str) -> NumberOdds:
+    """The run's :class:`~lru_mps.run.thermal_number.NumberOdds` for ``init``: the nominal weights of the numbers
+    0..cap (the sector engine's cap, else every possible one), kept per (spec, start number, cap, trajectories)."""
+    cap = thermal_cap(spec, settings, init)
+    start = start_number(init)
+    k = ("cost", json.dumps(spec.as_dict(), sort_keys=True, default=str), start, cap, int(settings.trajectories))
+    if k not in _CACHE:
+        if len(_CACHE) >= 32:
+            _CACHE.clear()
+        W = number_distribution(nominal_probabilities(spec), 2 * (spec.L - 1) if cap is None else int(cap))
+        _CACHE[k] = build_odds(spec.L, W, start, int(settings.trajectories))
+    return _CACHE[k]
 
 
 def _strata(key: str, spec: ArraySpec, trajectories: int, odds: float) -> ThermalStrata:
