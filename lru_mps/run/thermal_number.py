@@ -52,7 +52,6 @@ class NumberOdds:
     #: every configuration can be drawn (none is left to a shared stratum below a stated weight)
     stated_weight: float = 0.0
     groups: tuple = (-1,)
-    counts: tuple = ()
 
     @property
     def n_strata(self) -> int:
@@ -126,4 +125,4 @@ def build_odds(L: int, W: np.ndarray, start: int, trajectories: int) -> NumberOd
     q = W / np.sqrt(c)
     q = DEFENSIVE * W / W.sum() + (1.0 - DEFENSIVE) * q / q.sum()
     return NumberOdds(tuple(float(x) for x in q), tuple(float(x) for x in W), tuple(float(x) for x in c),
-                      np.zeros(int(trajectories), dtype=np.int64), counts=(int(trajectories),))
+                      np.zeros(int(trajectories), dtype=np.int64))

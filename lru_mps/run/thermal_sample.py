@@ -55,7 +55,7 @@ import numpy as np
 from ..defaults import HOT_TAIL_FROM
 from ..errors import require
 from ..physics.model import ArraySpec, Realization
-from .thermal_number import NumberOdds, build_odds
+from .thermal_number import NumberOdds, build_odds, tail_distributions
 
 #: a configuration of sites 2..L with at least this nominal weight gets a stratum of its own (the others
 #: share one stratum, drawn from their Gibbs weights); docs/physics.md §6.5
@@ -155,14 +155,7 @@ def thermal_cap(spec: ArraySpec, settings, init: str) -> int | None:
 def number_distribution(p: np.ndarray, n_max: int) -> np.ndarray:
     """P(sum of the levels = n), n = 0..n_max, for independent sites with level weights ``p`` (n_sites, 3) (|2>
     counts 2; the mass above n_max is left out of the array)."""
-    dist = np.zeros(n_max + 1)
-    dist[0] = 1.0
-    for q in p:
-        new = dist * q[0]
-        new[1:] += dist[:-1] * q[1]
-        new[2:] += dist[:-2] * q[2]
-        dist = new
-    return dist
+    return tail_distributions(np.asarray(p, dtype=float).reshape(-1, 3), n_max)[0]
 
 
 def excess_mass(p: np.ndarray, cap: int) -> float:
