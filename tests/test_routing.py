@@ -283,6 +283,7 @@ def test_the_verdict():
     (dict(lru_arm=0), "lru_arm"),
     (dict(temperatures="0,-5mK"), "temperatures"),
     (dict(reset="random"), "reset"),
+    (dict(thermal_sample="gibbs"), "thermal_sample"),
 ])
 def test_bad_input_names_the_key(tmp_path, over, name):
     with pytest.raises(ParameterError) as err:
