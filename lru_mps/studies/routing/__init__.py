@@ -99,8 +99,8 @@ class Routing(Study):
                     kind="int"),
         StudyOption("thermal_sample", "How a realistic row's thermal start is drawn: natural (the Gibbs sample) or "
                     "cost (its number of thermal excitations at odds ~ weight / sqrt(sector cost), weighted back: "
-                    "fewer of the costly hot rows; its tau_L errors came out ~1.5x small over 16 seeds on the 2x3 layout at "
-                    "100 mK: for exploration, natural for numbers to quote).", kind=tuple(THERMAL_SAMPLES)),
+                    "fewer of the costly hot rows; its tau_L errors failed their calibration over 16 seeds on the 2x3 layout "
+                    "at 100 mK: for exploration, natural for numbers to quote).", kind=tuple(THERMAL_SAMPLES)),
     )
     SWEPT = {"length": None, "temperature": ("temperatures",)}
     SWEPT_HOW = {"length": "its layouts' sizes from the grids and LRUs (--grids, --lrus, --lru-arm)"}
