@@ -140,7 +140,10 @@ def _thermal_strata_key(settings: "RunSettings") -> str | None:
     if not settings.thermal_strata:
         return None
     if settings.thermal_strata == "cost":
-        return "thermal numbers at odds W_n / sqrt(states x N) of their sector, self-normalized"
+        from .thermal_number import DEFENSIVE
+
+        return (f"thermal numbers at odds {DEFENSIVE:g} W_n + {1 - DEFENSIVE:g} W_n / sqrt(states x N) of their "
+                "sector, self-normalized")
     from .thermal_sample import LONG_STRATA, MAX_SITES, STRATUM_MIN_ROWS, STRATUM_MIN_WEIGHT
 
     key = f"configurations of sites 2..L >= {STRATUM_MIN_WEIGHT} (L <= {MAX_SITES + 1}), >= {STRATUM_MIN_ROWS} rows each"

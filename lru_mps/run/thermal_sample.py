@@ -284,22 +284,23 @@ def number_odds(spec: ArraySpec, settings, init: str) -> NumberOdds:
     cap = thermal_cap(spec, settings, init)
     start = start_number(init)
     k = ("cost", json.dumps(spec.as_dict(), sort_keys=True, default=str), start, cap, int(settings.trajectories))
+    return _cached(k, lambda: build_odds(spec.L, number_distribution(
+        nominal_probabilities(spec), 2 * (spec.L - 1) if cap is None else int(cap)), start, int(settings.trajectories)))
+
+
+def _cached(k, build):
+    """``_CACHE[k]``, built by ``build()`` the first time (at most 32 kept: every row of a run asks for it)."""
     if k not in _CACHE:
         if len(_CACHE) >= 32:
             _CACHE.clear()
-        W = number_distribution(nominal_probabilities(spec), 2 * (spec.L - 1) if cap is None else int(cap))
-        _CACHE[k] = build_odds(spec.L, W, start, int(settings.trajectories))
+        _CACHE[k] = build()
     return _CACHE[k]
 
 
 def _strata(key: str, spec: ArraySpec, trajectories: int, odds: float) -> ThermalStrata:
     """:func:`build_strata`, kept per (spec, trajectories, odds): every row of a run asks for its plan."""
-    k = (key, trajectories, odds)
-    if k not in _CACHE:
-        if len(_CACHE) >= 32:
-            _CACHE.clear()
-        _CACHE[k] = build_strata(spec, trajectories, odds, min(spec.L - 1, MAX_SITES))
-    return _CACHE[k]
+    return _cached((key, trajectories, odds),
+                   lambda: build_strata(spec, trajectories, odds, min(spec.L - 1, MAX_SITES)))
 
 
 def nominal_probabilities(spec: ArraySpec) -> np.ndarray:
